@@ -1,0 +1,110 @@
+"""How a calibrator is trained and applied: train-on-test, cross-validation, held-out.
+
+Source: paper 000, Sec. 2.5.3 and Sec. 3.2 (tt = trained on the test data itself; xv = K-fold
+cross-validation on the test data, each fold calibrated by a model trained on the other folds)
+and App. E (with bootstrap resamples, folds are grouped by original sample id so duplicated
+samples never sit on both sides of a split). Folds are stratified by label, shuffled and seeded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.model_selection import KFold, StratifiedGroupKFold, StratifiedKFold
+
+from calib.calibrators.base import Calibrator
+from calib.validation import CalibInputError, check_inputs, check_positive_int
+
+PROTOCOLS = ("tt", "xv")
+
+
+def train_on_test(calibrator: Calibrator, scores, labels, *, kind: str) -> np.ndarray:
+    """tt: fit on (scores, labels) and return the calibrated log-posteriors of the same scores."""
+    logp, y = check_inputs(scores, labels, kind)
+    return clone(calibrator).fit(logp, y, kind="logprobs").predict_log_proba(logp, kind="logprobs")
+
+
+def held_out(calibrator: Calibrator, train_scores, train_labels, test_scores, *, kind: str) -> np.ndarray:
+    """Fit on a separate training set; return calibrated log-posteriors of ``test_scores``."""
+    model = clone(calibrator).fit(train_scores, train_labels, kind=kind)
+    return model.predict_log_proba(test_scores, kind=kind)
+
+
+def fold_ids(labels, *, n_folds: int, seed: int, groups=None, stratified: bool = True) -> np.ndarray:
+    """Fold index of every sample: shuffled, stratified by label, grouped if ``groups``.
+
+    ``seed`` is an int or a ``numpy.random.RandomState`` whose stream the shuffle continues.
+    """
+    y = np.asarray(labels)
+    n_folds = check_positive_int(n_folds, "n_folds", minimum=2)
+    if groups is not None:
+        groups = np.asarray(groups)
+        if groups.shape != y.shape:
+            raise CalibInputError(f"groups needs one id per sample, shape {y.shape}; got {groups.shape}")
+        if np.unique(groups).size < n_folds:
+            raise CalibInputError(f"groups has fewer distinct ids than n_folds={n_folds}")
+    elif y.size < n_folds:
+        raise CalibInputError(f"cross-validation needs at least n_folds={n_folds} samples; got {y.size}")
+    if stratified:
+        splitter = (StratifiedGroupKFold if groups is not None else StratifiedKFold)(
+            n_splits=n_folds, shuffle=True, random_state=seed
+        )
+    else:
+        splitter = KFold(n_splits=n_folds, shuffle=True, random_state=seed)
+    ids = np.empty(y.size, dtype=np.int64)
+    for fold, (_, test) in enumerate(splitter.split(np.zeros(y.size), y, groups)):
+        ids[test] = fold
+    return ids
+
+
+def cross_validate(
+    calibrator: Calibrator,
+    scores,
+    labels,
+    *,
+    kind: str,
+    n_folds: int = 5,
+    seed: int = 0,
+    groups=None,
+    stratified: bool = True,
+    folds=None,
+) -> np.ndarray:
+    """xv: calibrate each fold with a model trained on the other folds; return all calibrated log-posteriors.
+
+    ``folds`` (one fold id per sample) overrides the seeded split, e.g. to replay a paper's folds.
+    """
+    logp, y = check_inputs(scores, labels, kind)
+    if folds is None:
+        folds = fold_ids(y, n_folds=n_folds, seed=seed, groups=groups, stratified=stratified)
+    else:
+        folds = np.asarray(folds)
+        if folds.shape != y.shape:
+            raise CalibInputError(f"folds needs one fold id per sample, shape {y.shape}; got {folds.shape}")
+    out = np.empty_like(logp)
+    for fold in np.unique(folds):
+        test = folds == fold
+        model = clone(calibrator).fit(logp[~test], y[~test], kind="logprobs")
+        out[test] = model.predict_log_proba(logp[test], kind="logprobs")
+    return out
+
+
+def calibrate(
+    calibrator: Calibrator,
+    scores,
+    labels,
+    *,
+    kind: str,
+    protocol: str,
+    n_folds: int = 5,
+    seed: int = 0,
+    groups=None,
+    folds=None,
+) -> np.ndarray:
+    """Calibrated log-posteriors of ``scores`` under ``protocol`` ("tt" or "xv"; xv options as in cross_validate)."""
+    if protocol == "tt":
+        return train_on_test(calibrator, scores, labels, kind=kind)
+    if protocol == "xv":
+        return cross_validate(
+            calibrator, scores, labels, kind=kind, n_folds=n_folds, seed=seed, groups=groups, folds=folds
+        )
+    raise CalibInputError(f"protocol must be one of {PROTOCOLS} (held-out: use held_out()); got {protocol!r}")

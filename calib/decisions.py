@@ -1,0 +1,102 @@
+"""Cost matrices, Bayes decisions and expected cost (Bayes risk).
+
+Source: Ferrer & Ramos (2024), paper 000: eq. 1 (Bayes decision), eq. 7 (expected cost), Sec. 2.3.1
+(normalization by the cost of the best constant decision), Sec. 3.2-3.3 (the 0-1, 0-1 with
+abstention and imbalanced matrices). A cost matrix has one row per true class (K) and one column
+per decision (D >= 2, e.g. D = K + 1 with an abstain column); ``costs[i, j]`` is c_ij.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from calib.validation import (
+    CalibInputError,
+    as_labels,
+    as_logprobs,
+    as_priors,
+    check_inputs,
+    check_positive_int,
+    class_counts,
+)
+
+
+def zero_one_costs(n_classes: int, abstention: float | None = None) -> np.ndarray:
+    """0-1 costs (c_ij = 1 for i != j); with ``abstention``, an extra column of that cost for every class."""
+    k = check_positive_int(n_classes, "n_classes", minimum=2)
+    costs = 1.0 - np.eye(k)
+    if abstention is None:
+        return costs
+    if not np.isfinite(abstention) or abstention < 0:
+        raise CalibInputError(f"abstention must be a finite cost >= 0; got {abstention!r}")
+    return np.hstack([costs, np.full((k, 1), float(abstention))])
+
+
+def imbalanced_costs(n_classes: int, costly_class: int = -1, cost: float = 10.0) -> np.ndarray:
+    """0-1 costs except that errors on ``costly_class`` (a row) cost ``cost`` (paper 000, Sec. 3.2: c_21 = 10)."""
+    costs = zero_one_costs(n_classes)
+    if not -n_classes <= costly_class < n_classes:
+        raise CalibInputError(f"costly_class must index one of the {n_classes} classes; got {costly_class}")
+    row = costly_class % n_classes
+    costs[row] *= cost
+    return costs
+
+
+def check_costs(costs, n_classes: int) -> np.ndarray:
+    """Return ``costs`` as a float (K, D) matrix, D >= 2, finite and non-negative."""
+    c = np.asarray(costs, dtype=np.float64)
+    if c.ndim != 2 or c.shape[0] != n_classes or c.shape[1] < 2:
+        raise CalibInputError(f"costs must have shape (K={n_classes}, D>=2), one row per true class; got {c.shape}")
+    if not np.all(np.isfinite(c)) or np.any(c < 0):
+        raise CalibInputError("costs must be finite and non-negative")
+    return c
+
+
+def bayes_decisions(scores, costs, *, kind: str) -> np.ndarray:
+    """Bayes decisions d_B = argmin_j sum_i c_ij q_i (paper 000, eq. 1); ties go to the lowest j."""
+    logp = as_logprobs(scores, kind)
+    c = check_costs(costs, logp.shape[1])
+    return np.argmin(np.exp(logp) @ c, axis=1)
+
+
+def expected_cost(labels, decisions, costs, *, priors=None) -> float:
+    """Expected cost EC = sum_i sum_j c_ij P_i R_ij (paper 000, eq. 7).
+
+    R_ij is the fraction of class-i samples given decision j; P defaults to the empirical priors.
+    """
+    c = np.asarray(costs, dtype=np.float64)
+    if c.ndim != 2:
+        raise CalibInputError(f"costs must be a (K, D) matrix; got shape {c.shape}")
+    k, d = c.shape
+    c = check_costs(c, k)
+    dec = np.asarray(decisions)
+    if dec.ndim != 1:
+        raise CalibInputError(f"decisions must be a 1-D vector of decision indices; got shape {dec.shape}")
+    dec = as_labels(dec, dec.shape[0], d, "decisions")
+    y = as_labels(labels, dec.shape[0], k)
+    if y.size == 0:
+        raise CalibInputError("labels is empty: at least one sample is needed")
+    counts = class_counts(y, k, need_all=priors is not None)
+    p = counts / y.size if priors is None else as_priors(priors, k)
+    confusion = np.zeros((k, d))
+    np.add.at(confusion, (y, dec), 1.0)
+    rates = confusion / np.maximum(counts, 1)[:, None]
+    return float(np.sum(p[:, None] * c * rates))
+
+
+def naive_cost(costs, priors) -> float:
+    """Cost of the best constant decision, min_j sum_i P_i c_ij (paper 000, Sec. 2.3.1)."""
+    c = np.asarray(costs, dtype=np.float64)
+    return float(np.min(np.asarray(priors, dtype=np.float64) @ c))
+
+
+def normalized_risk(scores, labels, costs, *, kind: str, priors=None) -> float:
+    """NRisk: expected cost of Bayes decisions divided by the best constant decision's cost (Sec. 2.3.1)."""
+    logp, y = check_inputs(scores, labels, kind)
+    c = check_costs(costs, logp.shape[1])
+    decisions = np.argmin(np.exp(logp) @ c, axis=1)
+    p = class_counts(y, c.shape[0]) / y.size if priors is None else as_priors(priors, c.shape[0])
+    reference = naive_cost(c, p)
+    if reference == 0:
+        raise CalibInputError("the best constant decision has zero cost for these priors: NRisk is undefined")
+    return expected_cost(y, decisions, c, priors=priors) / reference

@@ -1,0 +1,109 @@
+"""Expected proper scoring rules: cross-entropy and Brier score, raw and normalized.
+
+Sources: Ferrer & Ramos (2024), "Evaluating posterior probabilities" (paper 000): eq. 8 (CE),
+eq. 9 (Brier score, 1/K scaling), eqs. 36-37 (prior-weighted forms), Sec. 2.3.2-2.3.3
+(normalization by the best naive system, which outputs the priors), Sec. 3.4 / eq. 35
+(semi-empirical cross-entropy).
+
+All logarithms are natural. Priors default to the empirical class frequencies of ``labels``;
+passing ``priors`` re-weights each sample of class h by P_h / N_h (eqs. 36-37).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from calib.validation import CalibInputError, as_logprobs, as_priors, check_inputs, class_counts
+
+BRIER_SCALINGS = ("mean", "sum")
+
+
+def _sample_weights(labels: np.ndarray, n_classes: int, priors) -> tuple[np.ndarray, np.ndarray]:
+    """Per-sample weights w_t = N P_{h_t} / N_{h_t} and the priors they realise (eq. 36)."""
+    counts = class_counts(labels, n_classes)
+    n = labels.shape[0]
+    if priors is None:
+        return np.ones(n), counts / n
+    priors = as_priors(priors, n_classes)
+    class_counts(labels, n_classes, need_all=True)
+    return (n * priors / counts)[labels], priors
+
+
+def _entropy(p: np.ndarray) -> float:
+    nz = p[p > 0]
+    return float(-(nz * np.log(nz)).sum())
+
+
+def cross_entropy(scores, labels, *, kind: str, priors=None, normalize: bool = False) -> float:
+    """Empirical cross-entropy, CE = -(1/N) sum_t log q_{h_t}(x_t) (paper 000, eq. 8).
+
+    With ``priors``: CE = -sum_t (P_{h_t}/N_{h_t}) log q_{h_t} (eq. 36). With ``normalize``: NCE,
+    CE divided by the entropy of the priors, the CE of the best naive system (Sec. 2.3.2).
+    Returns ``inf`` when a sample's true class has probability 0.
+    """
+    logp, y = check_inputs(scores, labels, kind)
+    w, p = _sample_weights(y, logp.shape[1], priors)
+    losses = -logp[np.arange(y.size), y]
+    ce = float(np.mean(w * losses)) if np.all(np.isfinite(losses)) else float("inf")
+    if not normalize:
+        return ce
+    naive = _entropy(p)
+    if naive == 0:
+        raise CalibInputError("labels hold a single class: the naive cross-entropy is 0, so NCE is undefined")
+    return ce / naive
+
+
+def brier_losses(logp: np.ndarray, labels: np.ndarray, scaling: str) -> np.ndarray:
+    """Per-sample Brier loss of validated log-posteriors (eq. 9 summand; ``scaling`` as in :func:`brier`)."""
+    if scaling not in BRIER_SCALINGS:
+        raise CalibInputError(f"scaling must be one of {BRIER_SCALINGS}; got {scaling!r}")
+    q = np.exp(logp)
+    q[np.arange(labels.size), labels] -= 1.0
+    total = np.einsum("ij,ij->i", q, q)
+    return total / logp.shape[1] if scaling == "mean" else total
+
+
+def naive_brier(priors: np.ndarray, scaling: str) -> float:
+    """Brier score of the system that always outputs ``priors``: sum_i P_i(1 - P_i) [/K] (Sec. 2.3.3)."""
+    value = float(np.sum(priors * (1.0 - priors)))
+    return value / priors.size if scaling == "mean" else value
+
+
+def brier(scores, labels, *, kind: str, scaling: str, priors=None, normalize: bool = False) -> float:
+    """Empirical Brier score (paper 000, eq. 9; prior-weighted form eq. 37).
+
+    ``scaling="mean"`` is the paper's (1/K) sum_i (q_i - I(h=H_i))^2; ``scaling="sum"`` is the
+    classic Brier (1950) sum without the 1/K. With ``normalize``: NBS, divided by the Brier score
+    of the best naive system, sum_i P_i(1 - P_i) (/K) (Sec. 2.3.3); NBS does not depend on the scaling.
+    """
+    logp, y = check_inputs(scores, labels, kind)
+    w, p = _sample_weights(y, logp.shape[1], priors)
+    bs = float(np.mean(w * brier_losses(logp, y, scaling)))
+    if not normalize:
+        return bs
+    naive = naive_brier(p, scaling)
+    if naive == 0:
+        raise CalibInputError("labels hold a single class: the naive Brier score is 0, so NBS is undefined")
+    return bs / naive
+
+
+def semi_empirical_cross_entropy(
+    scores, reference, *, kind: str, reference_kind: str, normalize: bool = False
+) -> float:
+    """Semi-empirical CE: -(1/N) sum_t sum_k s_k(x_t) log q_k(x_t) (paper 000, Sec. 3.4, eq. 35).
+
+    The expectation over classes is taken with the ``reference`` posteriors s (a calibration model
+    or the true posteriors) instead of the labels. With ``normalize`` it is divided by the entropy
+    of the mean reference posterior, the semi-empirical CE of the naive system.
+    """
+    logq = as_logprobs(scores, kind, "scores")
+    logs = as_logprobs(reference, reference_kind, "reference")
+    if logs.shape != logq.shape:
+        raise CalibInputError(f"reference has shape {logs.shape} but scores have {logq.shape}; they must match")
+    s = np.exp(logs)
+    with np.errstate(invalid="ignore"):
+        terms = np.where(s > 0, -s * logq, 0.0)
+    value = float(terms.sum(axis=1).mean())
+    if not normalize:
+        return value
+    return value / _entropy(s.mean(axis=0))

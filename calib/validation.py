@@ -1,0 +1,140 @@
+"""Input validation and conversion to the library's internal form.
+
+Inside ``calib`` posteriors are float64 log-probabilities of shape (N, K), K >= 2, and labels
+are integers in [0, K). Public functions accept probabilities, log-probabilities or logits, but
+the caller names which with ``kind``; nothing is guessed from the values. Every rejection is a
+:class:`CalibInputError` (a ``ValueError``) whose message names the argument and the fix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import log_softmax
+
+KINDS = ("probs", "logprobs", "logits")
+
+# Rows of probabilities may deviate from 1 by float32 rounding; more than this is an error.
+_ROW_SUM_TOL = 1e-4
+
+
+class CalibInputError(ValueError):
+    """Raised for any invalid argument passed to a public ``calib`` function."""
+
+
+def _as_float_matrix(scores, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise CalibInputError(f"{name} must be a numeric array of shape (N, K); got {type(scores).__name__}") from exc
+    if arr.ndim != 2:
+        raise CalibInputError(
+            f"{name} must have shape (N, K) with one row per sample; got shape {arr.shape}. "
+            "For a binary task pass both columns, e.g. np.column_stack([1 - p, p])."
+        )
+    if arr.shape[0] == 0:
+        raise CalibInputError(f"{name} is empty: it needs at least one sample (row)")
+    if arr.shape[1] < 2:
+        raise CalibInputError(f"{name} needs K >= 2 columns (one per class); got {arr.shape[1]}")
+    return arr
+
+
+def as_logprobs(scores, kind: str, name: str = "scores") -> np.ndarray:
+    """Return ``scores`` as float64 log-posteriors of shape (N, K).
+
+    ``kind`` is ``"probs"`` (rows on the simplex), ``"logprobs"`` (rows whose exponentials sum
+    to 1) or ``"logits"`` (any finite reals; normalized with log-softmax).
+    """
+    if kind not in KINDS:
+        raise CalibInputError(f"kind must be one of {KINDS}; got {kind!r}. Say what {name} holds.")
+    arr = _as_float_matrix(scores, name)
+    if np.isnan(arr).any():
+        rows = np.flatnonzero(np.isnan(arr).any(axis=1))[:5].tolist()
+        raise CalibInputError(f"{name} contains NaN (first rows: {rows}); remove or repair those samples")
+    if kind == "probs":
+        if (arr < 0).any() or (arr > 1).any() or np.isinf(arr).any():
+            raise CalibInputError(f"{name} (kind='probs') must lie in [0, 1]; did you mean kind='logits'?")
+        _check_row_sums(arr.sum(axis=1), name, kind)
+        with np.errstate(divide="ignore"):
+            return np.log(arr / arr.sum(axis=1, keepdims=True))
+    if np.isposinf(arr).any():
+        raise CalibInputError(f"{name} contains +inf; {kind} must be finite or -inf")
+    if kind == "logprobs":
+        if (arr > 1e-6).any():
+            raise CalibInputError(f"{name} (kind='logprobs') has positive values; did you mean kind='logits'?")
+        _check_row_sums(np.exp(arr).sum(axis=1), name, kind)
+        return arr - _logsumexp_rows(arr)
+    if np.isneginf(arr).all(axis=1).any():
+        raise CalibInputError(f"{name} has a row that is -inf everywhere; logits need a finite entry per row")
+    return log_softmax(arr, axis=1)
+
+
+def _logsumexp_rows(arr: np.ndarray) -> np.ndarray:
+    top = arr.max(axis=1, keepdims=True)
+    return top + np.log(np.exp(arr - top).sum(axis=1, keepdims=True))
+
+
+def _check_row_sums(sums: np.ndarray, name: str, kind: str) -> None:
+    bad = np.flatnonzero(np.abs(sums - 1.0) > _ROW_SUM_TOL)
+    if bad.size:
+        raise CalibInputError(
+            f"{name} (kind={kind!r}) rows must sum to 1 in probability; row {bad[0]} sums to {sums[bad[0]]:.6g} "
+            f"({bad.size} rows off). Pass kind='logits' to normalize unnormalized scores."
+        )
+
+
+def as_labels(labels, n_samples: int, n_classes: int, name: str = "labels") -> np.ndarray:
+    """Return ``labels`` as an int64 vector of length ``n_samples`` with values in [0, n_classes)."""
+    arr = np.asarray(labels)
+    if arr.ndim != 1:
+        raise CalibInputError(f"{name} must be a 1-D vector of class indices; got shape {arr.shape}")
+    if arr.shape[0] != n_samples:
+        raise CalibInputError(
+            f"{name} has {arr.shape[0]} entries but the scores have {n_samples} rows; they must match"
+        )
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise CalibInputError(f"{name} must hold integer class indices; got non-integer floats")
+    elif arr.dtype.kind not in "iub":
+        raise CalibInputError(f"{name} must hold integer class indices; got dtype {arr.dtype}")
+    arr = arr.astype(np.int64)
+    if arr.size and (arr.min() < 0 or arr.max() >= n_classes):
+        raise CalibInputError(
+            f"{name} must lie in [0, {n_classes}) for {n_classes}-class scores; found {arr.min()}..{arr.max()}"
+        )
+    return arr
+
+
+def check_inputs(scores, labels, kind: str, name: str = "scores") -> tuple[np.ndarray, np.ndarray]:
+    """Validate a (scores, labels) pair; return (log-posteriors, int labels)."""
+    logp = as_logprobs(scores, kind, name)
+    return logp, as_labels(labels, logp.shape[0], logp.shape[1])
+
+
+def as_priors(priors, n_classes: int, name: str = "priors") -> np.ndarray:
+    """Return a probability vector of length ``n_classes``, strictly positive."""
+    arr = np.asarray(priors, dtype=np.float64)
+    if arr.shape != (n_classes,):
+        raise CalibInputError(f"{name} must have one entry per class, shape ({n_classes},); got {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise CalibInputError(f"{name} must be finite and strictly positive; got {arr.tolist()}")
+    if abs(arr.sum() - 1.0) > 1e-6:
+        raise CalibInputError(f"{name} must sum to 1; got {arr.sum():.6g}")
+    return arr
+
+
+def class_counts(labels: np.ndarray, n_classes: int, need_all: bool = False, name: str = "labels") -> np.ndarray:
+    """Per-class counts; with ``need_all`` every class must be present."""
+    counts = np.bincount(labels, minlength=n_classes)
+    if need_all and np.any(counts == 0):
+        missing = np.flatnonzero(counts == 0).tolist()
+        raise CalibInputError(
+            f"{name} has no samples of classes {missing}; this needs every class present, or pass explicit priors"
+        )
+    return counts
+
+
+def check_positive_int(value, name: str, minimum: int = 1) -> int:
+    """Return ``value`` as an int >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise CalibInputError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    return int(value)
