@@ -1,0 +1,1 @@
+"""Figures drawn from plain arrays: compute first (elsewhere in calib), then draw here."""

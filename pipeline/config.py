@@ -1,0 +1,32 @@
+"""Access to the Hydra configs from outside a Hydra app (the Snakefile, the report, tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+
+
+def compose_config(overrides: list[str] | None = None) -> DictConfig:
+    """The root config with ``overrides`` applied, exactly as a step would see it."""
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
+        return compose(config_name="config", overrides=overrides or [])
+
+
+def experiment_names() -> list[str]:
+    """Every experiment config, sorted by name (configs/experiment/*.yaml)."""
+    return sorted(p.stem for p in (CONFIG_DIR / "experiment").glob("*.yaml"))
+
+
+def load_experiment(name: str) -> DictConfig:
+    """The composed config of one experiment; its file name must be ``<paper>_<artifact>``."""
+    cfg = compose_config([f"experiment={name}"])
+    exp = cfg.experiment
+    if name != f"{exp.paper}_{exp.artifact}":
+        raise ValueError(
+            f"configs/experiment/{name}.yaml must be named <paper>_<artifact> = {exp.paper}_{exp.artifact}"
+        )
+    return cfg

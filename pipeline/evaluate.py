@@ -1,0 +1,43 @@
+"""Step: compute an experiment's values (``experiment=<paper>_<artifact>``) into a tidy CSV.
+
+Writes ``<paths.results>/<paper>/<artifact>_values.csv``; the rendered figure or table sits beside it.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import cache
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig
+
+from pipeline.evaluators import EVALUATORS
+from pipeline.io import load_dataset, values_frame, write_csv
+
+
+def values_path(cfg: DictConfig) -> Path:
+    """Where the tidy values of ``cfg.experiment`` go."""
+    return Path(cfg.paths.results) / cfg.experiment.paper / f"{cfg.experiment.artifact}_values.csv"
+
+
+@hydra.main(version_base=None, config_path="../configs", config_name="config")
+def main(cfg: DictConfig) -> None:
+    exp = cfg.get("experiment")
+    if exp is None:
+        raise SystemExit("evaluate needs an experiment: python -m pipeline.evaluate experiment=<paper>_<artifact>")
+    if exp.kind not in EVALUATORS:
+        raise SystemExit(f"experiment kind {exp.kind!r} is unknown; known kinds: {sorted(EVALUATORS)}")
+    start = time.perf_counter()
+
+    @cache
+    def load(name: str):
+        return load_dataset(Path(cfg.paths.data) / f"{name}.npz")
+
+    frame = values_frame(EVALUATORS[exp.kind](exp, load))
+    path = write_csv(values_path(cfg), frame)
+    print(f"evaluate: wrote {path} ({len(frame)} values) in {time.perf_counter() - start:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""The paper-000 metric names (NCE, NBS, NRisk-01, RCL-BS-Dxv, ECEmc, ...) mapped to calib calls.
+
+Names follow the authors' figures: ``NRisk-01`` / ``NRisk-01r`` / ``NRisk-imb`` (0-1 costs, with an
+abstain column of cost 0.1, with cost 10 for errors on the last class), ``NCE``, ``NBS``, ``ECE``
+(binary), ``ECEmc`` (top-label) and ``RCL-<CE|BS>-<D|T|H><xv|tt>`` (relative calibration loss of
+an EPSR with affine, temperature or histogram-binning calibration, cross-validated or trained on
+test). Options that the paper fixes come from the experiment config (``options``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from calib.calibration_error import ece_binary, ece_top_label
+from calib.calibration_loss import calibration_loss_from_posteriors
+from calib.calibrators import AffineCalibrator, HistogramBinning, TemperatureScaling, calibrate
+from calib.decisions import imbalanced_costs, normalized_risk, zero_one_costs
+from calib.scores import brier, cross_entropy
+
+_RCL = re.compile(r"^RCL-(CE|BS)-([DTH])(xv|tt)$")
+
+
+@dataclass(frozen=True)
+class MetricOptions:
+    """Settings a paper fixes: ECE bins and edge rule, histogram-binning bins and empty-bin policy, folds."""
+
+    ece_bins: int
+    ece_closed: str
+    histogram_bins: int
+    histogram_empty_bin: str
+    n_folds: int
+    seed: int
+
+
+def make_calibrator(letter: str, options: MetricOptions):
+    """D = affine (eq. 23), T = temperature scaling, H = histogram binning."""
+    if letter == "D":
+        return AffineCalibrator()
+    if letter == "T":
+        return TemperatureScaling()
+    return HistogramBinning(
+        n_bins=options.histogram_bins, closed=options.ece_closed, empty_bin=options.histogram_empty_bin
+    )
+
+
+def compute(
+    name: str,
+    logp: np.ndarray,
+    labels: np.ndarray,
+    options: MetricOptions,
+    *,
+    folds=None,
+    groups=None,
+    cache: dict | None = None,
+) -> float:
+    """Value of metric ``name`` (a fraction, never a percentage) for log-posteriors ``logp``.
+
+    ``folds`` maps a calibrator letter to explicit xv fold ids (the authors' replayed folds);
+    ``cache`` memoizes calibrated posteriors across metrics that share them.
+    """
+    k = logp.shape[1]
+    simple = {
+        "NCE": lambda: cross_entropy(logp, labels, kind="logprobs", normalize=True),
+        "NBS": lambda: brier(logp, labels, kind="logprobs", scaling="mean", normalize=True),
+        "NRisk-01": lambda: normalized_risk(logp, labels, zero_one_costs(k), kind="logprobs"),
+        "NRisk-01r": lambda: normalized_risk(logp, labels, zero_one_costs(k, abstention=0.1), kind="logprobs"),
+        "NRisk-imb": lambda: normalized_risk(logp, labels, imbalanced_costs(k), kind="logprobs"),
+        "ECE": lambda: ece_binary(logp, labels, kind="logprobs", n_bins=options.ece_bins, closed=options.ece_closed),
+        "ECEmc": lambda: ece_top_label(
+            logp, labels, kind="logprobs", n_bins=options.ece_bins, closed=options.ece_closed
+        ),
+    }
+    if name in simple:
+        return simple[name]()
+    match = _RCL.match(name)
+    if not match:
+        raise ValueError(f"unknown metric name {name!r}; known: {sorted(simple)} and RCL-<CE|BS>-<D|T|H><xv|tt>")
+    epsr, letter, protocol = match.groups()
+    calibrated = calibrated_posteriors(letter, protocol, logp, labels, options, folds=folds, groups=groups, cache=cache)
+    return calibration_loss_from_posteriors(
+        logp, calibrated, labels, kind="logprobs", metric="ce" if epsr == "CE" else "brier"
+    )
+
+
+def calibrated_posteriors(
+    letter: str,
+    protocol: str,
+    logp,
+    labels,
+    options: MetricOptions,
+    *,
+    folds=None,
+    groups=None,
+    cache: dict | None = None,
+) -> np.ndarray:
+    """Log-posteriors calibrated by calibrator ``letter`` under ``protocol`` (memoized in ``cache``)."""
+    key = (letter, protocol)
+    if cache is not None and key in cache:
+        return cache[key]
+    fold_ids = None if folds is None or protocol == "tt" else folds.get(letter)
+    out = calibrate(
+        make_calibrator(letter, options),
+        logp,
+        labels,
+        kind="logprobs",
+        protocol=protocol,
+        n_folds=options.n_folds,
+        seed=options.seed,
+        groups=groups,
+        folds=fold_ids,
+    )
+    if cache is not None:
+        cache[key] = out
+    return out
