@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
@@ -12,6 +13,8 @@ CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
 def compose_config(overrides: list[str] | None = None) -> DictConfig:
     """The root config with ``overrides`` applied, exactly as a step would see it."""
+    if GlobalHydra.instance().is_initialized():  # inside a Hydra app: reuse its config search path
+        return compose(config_name="config", overrides=overrides or [])
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
         return compose(config_name="config", overrides=overrides or [])
 

@@ -16,9 +16,9 @@ from pipeline.evaluators import EVALUATORS
 from pipeline.io import load_dataset, values_frame, write_csv
 
 
-def values_path(cfg: DictConfig) -> Path:
-    """Where the tidy values of ``cfg.experiment`` go."""
-    return Path(cfg.paths.results) / cfg.experiment.paper / f"{cfg.experiment.artifact}_values.csv"
+def values_path(results: str | Path, exp: DictConfig) -> Path:
+    """Where the tidy values of experiment ``exp`` go under the ``results`` folder."""
+    return Path(results) / exp.paper / f"{exp.artifact}_values.csv"
 
 
 @hydra.main(version_base=None, config_path="../configs", config_name="config")
@@ -35,7 +35,7 @@ def main(cfg: DictConfig) -> None:
         return load_dataset(Path(cfg.paths.data) / f"{name}.npz")
 
     frame = values_frame(EVALUATORS[exp.kind](exp, load))
-    path = write_csv(values_path(cfg), frame)
+    path = write_csv(values_path(cfg.paths.results, exp), frame)
     print(f"evaluate: wrote {path} ({len(frame)} values) in {time.perf_counter() - start:.1f} s")
 
 

@@ -19,6 +19,7 @@ from calib.divergences import expected_divergence_to_constant
 from calib.risk_curves import bayes_risk_curve
 from calib.scores import brier, brier_losses, cross_entropy, semi_empirical_cross_entropy
 from calib.validation import as_labels
+from pipeline.config import compose_config
 from pipeline.named_metrics import MetricOptions, calibrated_posteriors, compute
 
 Loader = Callable[[str], tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]]
@@ -111,6 +112,7 @@ def semi_empirical_table(exp: DictConfig, load: Loader) -> list[dict]:
     records = []
     for dataset in exp.datasets:
         labels, systems, extras = load(dataset)
+        nominal_n = compose_config([f"dataset={dataset}"]).dataset.n_samples  # paper mode may drop a sample
         for system in exp.systems:
             logp = systems[system]
             folds = _authors_folds(exp, extras, system)
@@ -125,7 +127,7 @@ def semi_empirical_table(exp: DictConfig, load: Loader) -> list[dict]:
                     logp, reference, kind="logprobs", reference_kind="logprobs", normalize=True
                 )
                 records.append(
-                    {"row": ref, "column": f"{system} N={labels.size}", "value": (empirical - semi) / empirical}
+                    {"row": ref, "column": f"{system} N={nominal_n}", "value": (empirical - semi) / empirical}
                 )
     return records
 

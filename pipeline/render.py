@@ -1,0 +1,31 @@
+"""Step: draw an experiment's figure (PDF + PNG) or lay out its table (CSV + Markdown + LaTeX)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import hydra
+import pandas as pd
+from omegaconf import DictConfig
+
+from pipeline.evaluate import values_path
+from pipeline.renderers import RENDERERS
+
+
+@hydra.main(version_base=None, config_path="../configs", config_name="config")
+def main(cfg: DictConfig) -> None:
+    exp = cfg.get("experiment")
+    if exp is None:
+        raise SystemExit("render needs an experiment: python -m pipeline.render experiment=<paper>_<artifact>")
+    source = values_path(cfg.paths.results, exp)
+    if not source.exists():
+        raise SystemExit(
+            f"{source} is missing: run `python -m pipeline.evaluate experiment={exp.paper}_{exp.artifact}`"
+        )
+    stem = Path(cfg.paths.results) / exp.paper / exp.artifact
+    paths = RENDERERS[exp.kind](exp, pd.read_csv(source), stem)
+    print("render: wrote " + ", ".join(str(p) for p in paths))
+
+
+if __name__ == "__main__":
+    main()

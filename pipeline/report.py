@@ -1,0 +1,80 @@
+"""Step: the reproduction report, ``results/report.md`` and ``results/reproduction.csv``.
+
+For every experiment with a ``reference`` block, each published number is set beside ours with
+the difference, the tolerance and pass / fail; artifacts without published numbers are listed with
+the authors' figure to compare by eye.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import hydra
+import pandas as pd
+from omegaconf import DictConfig
+
+from pipeline.config import experiment_names, load_experiment
+from pipeline.evaluate import values_path
+from pipeline.io import write_csv, write_text
+from pipeline.references import REPORT_COLUMNS, compare
+
+AUTHOR_FIGURES = "../shared/reference/figures"
+
+
+def _fmt(value: float) -> str:
+    return "nan" if pd.isna(value) else f"{value:.6g}"
+
+
+def build(cfg: DictConfig) -> tuple[pd.DataFrame, str]:
+    """The reproduction table and the Markdown report for every configured experiment."""
+    results = Path(cfg.paths.results)
+    frames, sections = (
+        [],
+        [
+            "# Reproduction report",
+            "",
+            "Each published number beside ours; `difference` = ours - published, in the printed units.",
+            "",
+        ],
+    )
+    experiments = [load_experiment(name) for name in experiment_names()]
+    for paper, title in cfg.papers.items():
+        sections += [f"## {paper}: {title}", ""]
+        mine = [e.experiment for e in experiments if e.experiment.paper == paper]
+        if not mine:
+            sections += ["No experiments of this paper are configured yet.", ""]
+        for exp in mine:
+            values = pd.read_csv(values_path(results, exp))
+            sections += [f"### {exp.artifact}: {exp.title}", ""]
+            if "reference" not in exp:
+                sections += [
+                    f"No published numbers; compare `{results / paper / exp.artifact}.png` with the "
+                    f"authors' figure in `{AUTHOR_FIGURES}/` by eye.",
+                    "",
+                ]
+                continue
+            table = compare(exp, values, Path(cfg.paths.references))
+            frames.append(table)
+            counts = table.status.value_counts().to_dict()
+            sections += [", ".join(f"{k}: {v}" for k, v in sorted(counts.items())), ""]
+            shown = table.drop(columns=["paper", "artifact"]).assign(
+                published=table.published.map(_fmt), ours=table.ours.map(_fmt), difference=table.difference.map(_fmt)
+            )
+            sections += [shown.to_markdown(index=False), ""]
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=REPORT_COLUMNS)
+    total = frame.status.value_counts().to_dict()
+    sections.insert(4, "Overall: " + ", ".join(f"{k}: {v}" for k, v in sorted(total.items())) + "\n")
+    return frame, "\n".join(sections)
+
+
+@hydra.main(version_base=None, config_path="../configs", config_name="config")
+def main(cfg: DictConfig) -> None:
+    frame, text = build(cfg)
+    results = Path(cfg.paths.results)
+    write_csv(results / "reproduction.csv", frame)
+    write_text(results / "report.md", text)
+    print(f"report: {len(frame)} published numbers compared: {frame.status.value_counts().to_dict()}")
+
+
+if __name__ == "__main__":
+    main()
