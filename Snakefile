@@ -34,6 +34,8 @@ rule simulate:
         CODE,
     output:
         f"{RESULTS}/data/{{dataset}}.npz",
+    params:
+        results=lambda wildcards, output: Path(output[0]).parents[1],
     log:
         "logs/simulate/{dataset}.log",
     conda:
@@ -41,7 +43,7 @@ rule simulate:
     resources:
         mem_mb=2000,
     shell:
-        "python -m pipeline.simulate dataset={wildcards.dataset} paths.results={RESULTS} > {log} 2>&1"
+        "python -m pipeline.simulate dataset={wildcards.dataset} paths.results={params.results} > {log} 2>&1"
 
 
 def experiment_inputs(wildcards):
@@ -56,6 +58,8 @@ rule evaluate:
         CODE,
     output:
         f"{RESULTS}/{{paper}}/{{artifact}}_values.csv",
+    params:
+        results=lambda wildcards, output: Path(output[0]).parents[1],
     log:
         "logs/evaluate/{paper}_{artifact}.log",
     conda:
@@ -63,7 +67,7 @@ rule evaluate:
     resources:
         mem_mb=2000,
     shell:
-        "python -m pipeline.evaluate experiment={wildcards.paper}_{wildcards.artifact} paths.results={RESULTS}"
+        "python -m pipeline.evaluate experiment={wildcards.paper}_{wildcards.artifact} paths.results={params.results}"
         " > {log} 2>&1"
 
 
@@ -74,13 +78,14 @@ rule render_figure:
         f"{RESULTS}/{{figure}}.pdf",
         f"{RESULTS}/{{figure}}.png",
     params:
-        experiment=lambda wildcards: wildcards.figure.replace("/", "_"),
+        experiment=lambda wildcards: EXPERIMENTS[wildcards.figure].name,
+        results=lambda wildcards, output: Path(output[0]).parents[1],
     log:
         "logs/render/{figure}.log",
     conda:
         "pipeline/envs/calib.yaml"
     shell:
-        "python -m pipeline.render experiment={params.experiment} paths.results={RESULTS} > {log} 2>&1"
+        "python -m pipeline.render experiment={params.experiment} paths.results={params.results} > {log} 2>&1"
 
 
 rule render_table:
@@ -91,13 +96,14 @@ rule render_table:
         f"{RESULTS}/{{table}}.md",
         f"{RESULTS}/{{table}}.tex",
     params:
-        experiment=lambda wildcards: wildcards.table.replace("/", "_"),
+        experiment=lambda wildcards: EXPERIMENTS[wildcards.table].name,
+        results=lambda wildcards, output: Path(output[0]).parents[1],
     log:
         "logs/render/{table}.log",
     conda:
         "pipeline/envs/calib.yaml"
     shell:
-        "python -m pipeline.render experiment={params.experiment} paths.results={RESULTS} > {log} 2>&1"
+        "python -m pipeline.render experiment={params.experiment} paths.results={params.results} > {log} 2>&1"
 
 
 rule report:
@@ -107,9 +113,11 @@ rule report:
     output:
         markdown=f"{RESULTS}/report.md",
         table=f"{RESULTS}/reproduction.csv",
+    params:
+        results=lambda wildcards, output: Path(output.markdown).parent,
     log:
         "logs/report.log",
     conda:
         "pipeline/envs/calib.yaml"
     shell:
-        "python -m pipeline.report paths.results={RESULTS} > {log} 2>&1"
+        "python -m pipeline.report paths.results={params.results} > {log} 2>&1"
