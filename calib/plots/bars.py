@@ -33,4 +33,4 @@ def grouped_bars(
     else:
         bottom, top = ax.get_ylim()
         ax.set_ylim(bottom, top + 0.3 * (top - bottom))  # room for the legend above the bars
-    ax.legend(ncol=len(systems), loc="upper center")
+    ax.legend(ncol=len(systems) if len(metrics) > 1 else 2, loc="upper center")
