@@ -45,6 +45,11 @@ def fold_ids(labels, *, n_folds: int, seed: int, groups=None, stratified: bool =
             raise CalibInputError(f"groups has fewer distinct ids than n_folds={n_folds}")
     elif y.size < n_folds:
         raise CalibInputError(f"cross-validation needs at least n_folds={n_folds} samples; got {y.size}")
+    if groups is not None and stratified and _single_label_groups(y, groups):
+        # Each group holds one label (e.g. bootstrap duplicates of one sample): stratify the distinct
+        # groups and let every copy follow its group. Same guarantee as StratifiedGroupKFold, much faster.
+        _, first, inverse = np.unique(groups, return_index=True, return_inverse=True)
+        return fold_ids(y[first], n_folds=n_folds, seed=seed)[inverse.ravel()]
     if stratified:
         splitter = (StratifiedGroupKFold if groups is not None else StratifiedKFold)(
             n_splits=n_folds, shuffle=True, random_state=seed
@@ -55,6 +60,13 @@ def fold_ids(labels, *, n_folds: int, seed: int, groups=None, stratified: bool =
     for fold, (_, test) in enumerate(splitter.split(np.zeros(y.size), y, groups)):
         ids[test] = fold
     return ids
+
+
+def _single_label_groups(labels: np.ndarray, groups: np.ndarray) -> bool:
+    order = np.lexsort((labels, groups))
+    g, lab = groups[order], labels[order]
+    same_group = g[1:] == g[:-1]
+    return bool(np.all(lab[1:][same_group] == lab[:-1][same_group]))
 
 
 def cross_validate(
