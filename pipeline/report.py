@@ -46,6 +46,8 @@ def build(cfg: DictConfig) -> tuple[pd.DataFrame, str]:
         for exp in mine:
             values = pd.read_csv(values_path(results, exp))
             sections += [f"### {exp.artifact}: {exp.title}", ""]
+            if "note" in exp:
+                sections += [f"Note: {exp.note}", ""]
             if "reference" not in exp:
                 sections += [
                     f"No published numbers; compare `{results / paper / exp.artifact}.png` with the "
