@@ -41,6 +41,8 @@ def reliability_bins(confidence, outcome, *, n_bins: int, closed: str) -> Reliab
     """Bin ``confidence`` in M equal-width bins and average it and the 0/1 ``outcome`` per bin."""
     conf = np.asarray(confidence, dtype=np.float64)
     hit = np.asarray(outcome, dtype=np.float64)
+    if conf.ndim != 1 or hit.shape != conf.shape:
+        raise CalibInputError(f"confidence and outcome must be 1-D of equal length; got {conf.shape} and {hit.shape}")
     ids = equal_width_bin_ids(conf, n_bins, closed=closed)
     counts = np.bincount(ids, minlength=n_bins)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -53,7 +55,9 @@ def binary_reliability(scores, labels, *, kind: str, n_bins: int, closed: str = 
     """Reliability bins of q(class 1) against the label being 1 (the positive class, paper's H2)."""
     logp, y = check_inputs(scores, labels, kind)
     if logp.shape[1] != 2:
-        raise CalibInputError(f"binary ECE needs K = 2 columns; got {logp.shape[1]}. Use top-label ECE for K > 2")
+        raise CalibInputError(
+            f"binary ECE needs scores with K = 2 columns; got {logp.shape[1]}. Use top-label ECE for K > 2"
+        )
     return reliability_bins(np.exp(logp[:, 1]), y == 1, n_bins=n_bins, closed=closed)
 
 

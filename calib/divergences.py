@@ -47,7 +47,7 @@ def expected_divergence_to_constant(reference, q0_first, *, kind: str, divergenc
             f"expected_divergence_to_constant is binary: reference needs 2 columns, got {logs.shape[1]}"
         )
     grid = np.asarray(q0_first, dtype=np.float64)
-    if grid.ndim != 1 or np.any(grid <= 0) or np.any(grid >= 1):
+    if grid.ndim != 1 or grid.size == 0 or not np.all((grid > 0) & (grid < 1)):
         raise CalibInputError("q0_first must be a 1-D grid strictly inside (0, 1)")
     s = np.exp(logs)
     q0 = np.column_stack([grid, 1.0 - grid])

@@ -106,4 +106,9 @@ def semi_empirical_cross_entropy(
     value = float(terms.sum(axis=1).mean())
     if not normalize:
         return value
-    return value / _entropy(s.mean(axis=0))
+    naive = _entropy(s.mean(axis=0))
+    if naive == 0:
+        raise CalibInputError(
+            "reference puts all mass on one class: its entropy is 0, so the normalized value is undefined"
+        )
+    return value / naive

@@ -32,8 +32,17 @@ def results(tmp_path_factory) -> Path:
 
 def test_every_published_number_is_reproduced(results):
     report = pd.read_csv(results / "reproduction.csv")
-    assert list(report.columns) == ["paper", "artifact", "row", "column", "published", "ours", "difference",
-                                    "tolerance", "status"]
+    assert list(report.columns) == [
+        "paper",
+        "artifact",
+        "row",
+        "column",
+        "published",
+        "ours",
+        "difference",
+        "tolerance",
+        "status",
+    ]
     assert set(report.artifact) == {"fig4", "fig6", "table1"}
     assert len(report) == 8 + 40 + 84
     assert (report.status == "pass").all(), report[report.status != "pass"].to_string()

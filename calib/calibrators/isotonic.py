@@ -3,8 +3,8 @@
 Source: Ayer et al. (1955); paper 000, Sec. 2.4.2: on its training data the pool-adjacent-violators
 solution is the monotone map with the lowest value of every proper scoring rule at once (Brümmer
 2010). The fit uses scikit-learn's isotonic regression (a maintained PAV); new scores are mapped by
-its piecewise-linear interpolation, clipped at the ends. ``clip`` keeps outputs inside
-[clip, 1 - clip] (the paper-000 authors use 1e-30), so log-posteriors stay finite.
+its piecewise-linear interpolation, clipped at the ends. ``clip`` is the smallest probability
+either class gets (the paper-000 authors use 1e-30), so log-posteriors stay finite.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
-from calib.calibrators.base import Calibrator, binary_logprobs
+from calib.calibrators.base import Calibrator
 from calib.validation import CalibInputError
 
 
@@ -31,8 +31,12 @@ class IsotonicCalibrator(Calibrator):
         self.regression_.fit(_log_odds(logp), labels.astype(np.float64))
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
-        p1 = np.clip(self.regression_.predict(_log_odds(logp)), self.clip, 1.0 - self.clip)
-        return binary_logprobs(p1)
+        p1 = self.regression_.predict(_log_odds(logp))
+        # Clip both components (1 - 1e-30 == 1 in float64, so clipping p1 alone cannot keep q0 > 0).
+        q = np.maximum(np.column_stack([1.0 - p1, p1]), self.clip)
+        with np.errstate(divide="ignore"):
+            logq = np.log(q)
+        return logq - np.logaddexp(logq[:, :1], logq[:, 1:])
 
 
 def _log_odds(logp: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.model_selection import KFold, StratifiedGroupKFold, StratifiedKFold
+from sklearn.model_selection import GroupKFold, KFold, StratifiedGroupKFold, StratifiedKFold
 
 from calib.calibrators.base import Calibrator
 from calib.validation import CalibInputError, check_inputs, check_positive_int
@@ -55,7 +55,7 @@ def fold_ids(labels, *, n_folds: int, seed: int, groups=None, stratified: bool =
             n_splits=n_folds, shuffle=True, random_state=seed
         )
     else:
-        splitter = KFold(n_splits=n_folds, shuffle=True, random_state=seed)
+        splitter = (GroupKFold if groups is not None else KFold)(n_splits=n_folds, shuffle=True, random_state=seed)
     ids = np.empty(y.size, dtype=np.int64)
     for fold, (_, test) in enumerate(splitter.split(np.zeros(y.size), y, groups)):
         ids[test] = fold

@@ -10,7 +10,7 @@ the others (1 - P1)/(K - 1). Features of class i are N(mu_i, variance I_K) with 
 - ``mcps``: log_softmax(scale * mcp).
 
 Two RNG modes. ``rng="default"``: ``numpy.random.default_rng(seed)``, class counts rounded to the
-nearest integer (App. C, step 2) with the remainder put on class 0 so they add up to N.
+nearest integer (App. C, step 2) by largest remainders, so they add up to N.
 ``rng="paper"``: replays the authors' stream exactly (legacy ``RandomState(seed)``, counts
 ``int(P_i N)`` truncated, so N may lose a sample; scipy multivariate-normal draws class by class).
 """
@@ -57,8 +57,10 @@ def class_sizes(priors: np.ndarray, n_samples: int, rng_mode: str) -> np.ndarray
     """Samples per class: truncated ``int(P_i N)`` (paper) or rounded, summing to N (default)."""
     if rng_mode == "paper":
         return np.array([int(p * n_samples) for p in priors])
-    sizes = np.rint(priors * n_samples).astype(np.int64)
-    sizes[0] += n_samples - sizes.sum()
+    exact = priors * n_samples
+    sizes = np.floor(exact).astype(np.int64)
+    remainder = np.argsort(-(exact - sizes), kind="stable")[: n_samples - sizes.sum()]
+    sizes[remainder] += 1  # largest remainders: the nearest integers that still add up to N
     return sizes
 
 

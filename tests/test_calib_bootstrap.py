@@ -1,0 +1,105 @@
+"""Tests of calib.bootstrap: percentile confidence intervals (paper 000, App. E)."""
+
+import numpy as np
+import pytest
+
+from calib.bootstrap import bootstrap, bootstrap_indices, percentile_interval
+from calib.validation import CalibInputError
+
+
+def _mean(x, groups):
+    return x.mean()
+
+
+def test_percentile_interval_of_known_values():
+    # np.arange(101) has its p-th percentile at exactly p (linear interpolation on integer ranks)
+    low, high = percentile_interval(np.arange(101), 0.05)
+    assert (low, high) == (2.5, 97.5)
+    low, high = percentile_interval(np.arange(101), 0.1)
+    assert (low, high) == (5.0, 95.0)
+
+
+def test_percentile_interval_works_per_column():
+    values = np.column_stack([np.arange(101), 10 * np.arange(101)])
+    low, high = percentile_interval(values, 0.2)
+    np.testing.assert_array_equal(low, [10.0, 100.0])
+    np.testing.assert_array_equal(high, [90.0, 900.0])
+
+
+def test_bootstrap_interval_of_a_mean_has_the_normal_width():
+    rng = np.random.default_rng(0)
+    sigma, n = 2.0, 2000
+    x = rng.normal(1.0, sigma, size=n)
+    result = bootstrap(_mean, x, n_boot=2000, seed=0)
+    expected = 2 * 1.96 * sigma / np.sqrt(n)
+    # The width estimates 2 z sigma / sqrt(N) with two errors: the sample sd (relative error 1/sqrt(2N) = 1.6%)
+    # and the Monte Carlo error of two 2.5% quantiles from B = 2000 resamples (sqrt(p(1-p)/B)/phi(z) per
+    # quantile, ~2.2% of the width for both). 10% is ~3.7 combined standard errors.
+    assert result.high[0] - result.low[0] == pytest.approx(expected, rel=0.10)
+    assert result.estimate[0] == x.mean()
+    assert result.low[0] < x.mean() < result.high[0]
+    assert result.values.shape == (2000, 1)
+
+
+def test_same_seed_same_result_other_seed_differs():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=200)
+    a = bootstrap(_mean, x, n_boot=50, seed=1)
+    b = bootstrap(_mean, x, n_boot=50, seed=1)
+    c = bootstrap(_mean, x, n_boot=50, seed=2)
+    np.testing.assert_array_equal(a.values, b.values)
+    np.testing.assert_array_equal(a.low, b.low)
+    assert not np.array_equal(a.values, c.values)
+
+
+def test_groups_are_the_original_indices_of_the_resampled_rows():
+    n = 40
+    data = 10 * np.arange(n)
+    other = np.arange(n)[:, None] * np.ones((1, 3))
+    calls = []
+
+    def statistic(d, o, groups):
+        calls.append((d.copy(), o.copy(), np.asarray(groups).copy()))
+        return np.array([d.sum(), o.sum()])
+
+    result = bootstrap(statistic, data, other, n_boot=20, seed=5)
+    # first call: the full data with ids 0..N-1
+    np.testing.assert_array_equal(calls[0][2], np.arange(n))
+    indices = bootstrap_indices(n, n_boot=20, seed=5)
+    assert len(calls) == 21
+    for (d, o, groups), ids in zip(calls[1:], indices, strict=True):
+        np.testing.assert_array_equal(groups, ids)
+        np.testing.assert_array_equal(d, 10 * groups)  # the rows really are data[groups]
+        np.testing.assert_array_equal(o[:, 0], groups)
+    # a vector statistic gives one interval per output
+    assert result.low.shape == (2,)
+    assert result.values.shape == (20, 2)
+
+
+def test_bootstrap_indices_are_a_seeded_resample_with_replacement():
+    ids = bootstrap_indices(30, n_boot=100, seed=0)
+    assert ids.shape == (100, 30)
+    assert ids.min() >= 0
+    assert ids.max() <= 29
+    # with replacement: duplicates occur (the chance of a permutation is 30!/30^30 ~ 1e-12)
+    assert any(np.unique(row).size < 30 for row in ids)
+    np.testing.assert_array_equal(ids, np.random.default_rng(0).integers(0, 30, size=(100, 30)))
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0, -0.05, 1.5, np.nan])
+def test_alpha_out_of_range_is_rejected(alpha):
+    with pytest.raises(CalibInputError, match="alpha"):
+        percentile_interval(np.arange(10), alpha)
+    with pytest.raises(CalibInputError, match="alpha"):
+        bootstrap(_mean, np.arange(10.0), n_boot=5, seed=0, alpha=alpha)
+
+
+def test_bad_arrays_and_counts_are_rejected():
+    with pytest.raises(CalibInputError, match="array"):
+        bootstrap(_mean, n_boot=5, seed=0)
+    with pytest.raises(CalibInputError, match="same number of samples"):
+        bootstrap(lambda a, b, groups: 0.0, np.arange(5), np.arange(6), n_boot=5, seed=0)
+    with pytest.raises(CalibInputError, match="n_boot"):
+        bootstrap_indices(10, n_boot=0, seed=0)
+    with pytest.raises(CalibInputError, match="n_samples"):
+        bootstrap_indices(0, n_boot=5, seed=0)
