@@ -18,7 +18,6 @@ from calib.decisions import bayes_decisions, check_costs
 from calib.divergences import expected_divergence_to_constant
 from calib.risk_curves import bayes_risk_curve
 from calib.scores import brier, brier_losses, cross_entropy, semi_empirical_cross_entropy
-from calib.validation import as_labels
 from pipeline.config import compose_config
 from pipeline.named_metrics import MetricOptions, calibrated_posteriors, compute
 
@@ -157,7 +156,6 @@ def bootstrap_panels(exp: DictConfig, load: Loader) -> list[dict]:
 
         def statistic(logp, y, groups):
             cache: dict = {}
-            y = as_labels(y, y.size, logp.shape[1])
             return [compute(name, logp, y, options, groups=groups, cache=cache) for name in names]
 
         print(f"evaluate: bootstrap of {system} ({exp.n_boot} resamples)", flush=True)
