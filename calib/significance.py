@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import chi2
 
+from calib.lenses import Canonical
+from calib.miscalibration import batch_deviations, batch_estimates, cell_statistics, check_distances
 from calib.validation import CalibInputError, check_inputs, check_positive_int
 
 # Fagerland, Hosmer & Bofin (2008): the multinomial HL test has satisfactory power only above this N.
@@ -235,15 +237,18 @@ def _cdf(probs: np.ndarray) -> np.ndarray:
     return cdf
 
 
-def _inverse_cdf(cdf: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Smallest j with u < F_ij, for a (m, N) block of uniforms and the (N, K) non-decreasing CDF."""
+def _inverse_cdf(cdf: np.ndarray, u: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """Smallest j with u < F_ij, for a (m, N) block of uniforms and the (N, K) non-decreasing CDF.
+
+    With ``rows`` (m, N), uniform u_li is compared with the CDF of row ``rows[l, i]`` instead of i.
+    """
     n, k = cdf.shape
     if k <= _LINEAR_SCAN_MAX_K:
         labels = np.zeros(u.shape, dtype=np.int64)
         for j in range(k - 1):
-            labels += u >= cdf[:, j]
+            labels += u >= (cdf[:, j] if rows is None else cdf[rows, j])
         return labels
-    flat, base = cdf.ravel(), np.arange(n) * k
+    flat, base = cdf.ravel(), (np.arange(n) if rows is None else rows) * k
     lo = np.zeros(u.shape, dtype=np.int64)
     hi = np.full(u.shape, k - 1, dtype=np.int64)
     for _ in range(int(np.ceil(np.log2(k)))):
@@ -332,3 +337,179 @@ def resampling_test(
     p_value = float(np.count_nonzero(null > observed)) / n_resamples
     p_plus_one = (1.0 + np.count_nonzero(null >= observed)) / (1.0 + n_resamples)
     return ResamplingResult(observed, p_value, float(p_plus_one), null)
+
+
+# Resamples are evaluated in blocks of about this many (resample, sample) cells.
+_RESAMPLE_BLOCK_CELLS = 1 << 21
+
+
+@dataclass(frozen=True)
+class MiscalibrationResampling:
+    """eta_hat on the data and on R resamples, one column per distance (``distances``).
+
+    For consistency resamples (``kind == "consistency"``) the p-values test H0 "calibrated":
+    ``p_value`` = #{T_j >= T} / R as in Vaicenavicius et al. (2019), Sect. 4.3, and
+    ``p_value_plus_one`` = (1 + #{T_j >= T}) / (1 + R), which counts the data as one draw from the
+    null and is never 0 (Davison & Hinkley 1997). The spreads use ddof = 0 as the authors' code.
+    """
+
+    kind: str
+    distances: tuple[str, ...]
+    observed: np.ndarray
+    resampled: np.ndarray
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.resampled.mean(axis=0)
+
+    @property
+    def sd(self) -> np.ndarray:
+        return self.resampled.std(axis=0)
+
+    @property
+    def p_value(self) -> np.ndarray:
+        return np.mean(self.resampled >= self.observed, axis=0)
+
+    @property
+    def p_value_plus_one(self) -> np.ndarray:
+        return (1.0 + np.sum(self.resampled >= self.observed, axis=0)) / (1.0 + self.resampled.shape[0])
+
+
+def _streams(seed) -> tuple[np.random.Generator, np.random.Generator]:
+    """Independent generators for the resample indices and the drawn labels."""
+    index_rng, label_rng = np.random.default_rng(seed).spawn(2)
+    return index_rng, label_rng
+
+
+def _resampled_estimates(probs, labels, binning, distances, n_resamples, seed, draw_labels: bool) -> np.ndarray:
+    n = probs.shape[0]
+    index_rng, label_rng = _streams(seed)
+    cdf = _cdf(probs) if draw_labels else None
+    if binning.data_independent:
+        ids, n_cells = binning.cells(probs)
+    block = max(1, _RESAMPLE_BLOCK_CELLS // n)
+    out = []
+    for start in range(0, n_resamples, block):
+        rows = index_rng.integers(0, n, size=(min(block, n_resamples - start), n))
+        y = _inverse_cdf(cdf, label_rng.random(rows.shape), rows) if draw_labels else labels[rows]
+        if binning.data_independent:
+            out.append(batch_estimates(probs, ids, n_cells, rows, y, distances))
+            continue
+        for r, y_r in zip(rows, y, strict=True):
+            p_r = probs[r]
+            ids_r, n_r = binning.cells(p_r)
+            out.append(batch_estimates(p_r, ids_r, n_r, np.arange(n)[None, :], y_r[None, :], distances))
+    return np.concatenate(out, axis=0)
+
+
+def miscalibration_resampling(
+    scores,
+    labels,
+    *,
+    kind: str,
+    binning,
+    distances=("tv",),
+    lens=None,
+    method: str = "consistency",
+    n_resamples: int = 1000,
+    seed=0,
+) -> MiscalibrationResampling:
+    """eta_hat (eq. 6) on the data and on resamples; Vaicenavicius et al. (2019), Sects. 4.2-4.3.
+
+    ``method="consistency"`` (consistency resampling, Broecker & Smith 2007; the null distribution
+    of H0 "calibrated"): each resample draws N predictions with replacement and then each label
+    from its own prediction. ``method="bootstrap"``: the pair bootstrap of (prediction, label), whose
+    spread is the "+-" of the paper's Tables 3-5. Either way the partition is refitted on every
+    resample (for a data-independent grid the cells of a resampled point are its original cells).
+
+    The ``lens`` (default canonical) is applied first; drawing induced targets from the induced
+    predictions has the same null distribution as drawing labels and then applying the lens. Index
+    and label draws come from two streams spawned from ``seed``. Fixed grids evaluate whole blocks
+    of resamples through ``bincount``; the recursive scheme refits one resample at a time.
+    """
+    names = check_distances(distances)
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    if method not in ("consistency", "bootstrap"):
+        raise CalibInputError(f"method must be 'consistency' or 'bootstrap'; got {method!r}")
+    problem = (lens or Canonical())(scores, labels, kind=kind)
+    probs, y = problem.probs, problem.labels
+    ids, n_cells = binning.cells(probs)
+    observed = batch_estimates(probs, ids, n_cells, np.arange(y.size)[None, :], y[None, :], names)[0]
+    resampled = _resampled_estimates(probs, y, binning, names, n_resamples, seed, method == "consistency")
+    return MiscalibrationResampling(method, names, observed, resampled)
+
+
+@dataclass(frozen=True)
+class DeviationDiagram:
+    """A 1-D reliability diagram of deviations (Vaicenavicius et al. 2019, Sect. 4.4), per occupied cell.
+
+    ``mean_prediction`` and ``deviation`` = frequency - mean prediction of the plotted class,
+    ``share`` of the predictions, ``extent`` (L, 2) the smallest and largest prediction in the cell,
+    and ``low``/``high`` the consistency bars: percentiles of the deviation over consistency resamples.
+    """
+
+    mean_prediction: np.ndarray
+    deviation: np.ndarray
+    share: np.ndarray
+    extent: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+def deviation_diagram(
+    scores,
+    labels,
+    *,
+    kind: str,
+    binning,
+    lens=None,
+    column: int = 0,
+    n_resamples: int = 1000,
+    percentiles=(5.0, 95.0),
+    seed=0,
+) -> DeviationDiagram:
+    """Deviations r_i - g_i of class ``column`` per cell, with consistency bars on the fixed partition.
+
+    The partition is fitted once on the data and held fixed. Each consistency resample draws N
+    predictions with replacement, draws each label from its prediction, keeps every resampled point
+    in its original cell and recomputes each cell's deviation; cells a resample leaves empty are
+    skipped for it. The bars are the ``percentiles`` (default the paper's 5th and 95th) of these
+    deviations: where the deviation would fall if the model were calibrated.
+    """
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    problem = (lens or Canonical())(scores, labels, kind=kind)
+    probs, y = problem.probs, problem.labels
+    if not 0 <= column < probs.shape[1]:
+        raise CalibInputError(f"column must be an induced class in [0, {probs.shape[1]}); got {column}")
+    ids, n_cells = binning.cells(probs)
+    stats = cell_statistics(probs, y, ids, n_cells)
+    index_rng, label_rng = _streams(seed)
+    cdf = _cdf(probs)
+    block = max(1, _RESAMPLE_BLOCK_CELLS // y.size)
+    deviations = []
+    for start in range(0, n_resamples, block):
+        rows = index_rng.integers(0, y.size, size=(min(block, n_resamples - start), y.size))
+        drawn = _inverse_cdf(cdf, label_rng.random(rows.shape), rows)
+        deviations.append(batch_deviations(probs, ids, n_cells, rows, drawn, column))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a cell empty in every resample keeps NaN bars
+        low, high = np.nanpercentile(np.concatenate(deviations), percentiles, axis=0)
+    values = probs[:, column]
+    extent = np.column_stack(
+        [
+            _cell_extreme(values, ids, n_cells, np.minimum),
+            _cell_extreme(values, ids, n_cells, np.maximum),
+        ]
+    )
+    keep = stats.counts > 0
+    mean = stats.mean_prediction[:, column]
+    return DeviationDiagram(
+        mean[keep], (stats.frequency[:, column] - mean)[keep], stats.share[keep], extent[keep], low[keep], high[keep]
+    )
+
+
+def _cell_extreme(values: np.ndarray, ids: np.ndarray, n_cells: int, ufunc) -> np.ndarray:
+    start = np.inf if ufunc is np.minimum else -np.inf
+    out = np.full(n_cells, start)
+    ufunc.at(out, ids, values)
+    return out
