@@ -95,9 +95,13 @@ def batch_estimates(probs, ids, n_cells: int, rows, labels, distances: tuple[str
     n = counts[occupied]
     mean, freq = sums[occupied] / n[:, None], hits[occupied] / n[:, None]
     owner = np.nonzero(occupied)[0]
-    return np.stack(
-        [np.bincount(owner, weights=n * distance(freq, mean, d), minlength=rows.shape[0]) for d in distances], axis=1
-    ) / rows.shape[1]
+    return (
+        np.stack(
+            [np.bincount(owner, weights=n * distance(freq, mean, d), minlength=rows.shape[0]) for d in distances],
+            axis=1,
+        )
+        / rows.shape[1]
+    )
 
 
 def batch_deviations(probs, ids, n_cells: int, rows, labels, column: int) -> np.ndarray:

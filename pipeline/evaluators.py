@@ -16,7 +16,7 @@ from calib.decisions import bayes_decisions, check_costs
 from calib.divergences import expected_divergence_to_constant
 from calib.risk_curves import bayes_risk_curve
 from calib.scores import brier, brier_losses, cross_entropy, semi_empirical_cross_entropy
-from pipeline import reassessing, survey_synthetic, survey_toys
+from pipeline import reassessing, survey_synthetic, survey_toys, vaicenavicius
 from pipeline.config import compose_config
 from pipeline.heldout_tables import heldout_table
 from pipeline.named_metrics import MetricOptions, calibrated_posteriors, compute
@@ -202,4 +202,12 @@ EVALUATORS = {
     "sharpness_diagrams": reassessing.sharpness_diagrams,
     "reliability_comparison": reassessing.reliability_comparison,
     "smooth_ece_diagrams": reassessing.smooth_ece_diagrams,
+    "calibration_notions": vaicenavicius.calibration_notions,
+    "notion_simplex": vaicenavicius.calibration_notions,
+    "gmm_eta": vaicenavicius.gmm_eta,
+    "gmm_bias": vaicenavicius.gmm_bias,
+    "deviation_diagrams": vaicenavicius.deviation_diagrams,
+    "miscalibration_table": vaicenavicius.miscalibration_table,
+    "group_simplex_diagrams": vaicenavicius.group_simplex_diagrams,
+    "training_pvalues": vaicenavicius.training_pvalues,
 }

@@ -16,7 +16,7 @@ from omegaconf import DictConfig
 from calib.plots.bars import grouped_bars
 from calib.plots.curves import line_curves, mark_point
 from calib.plots.style import figure_style, save_figure
-from pipeline import reassessing, survey_synthetic, survey_toys
+from pipeline import reassessing, survey_synthetic, survey_toys, vaicenavicius
 from pipeline.heldout_tables import render_heldout_table
 from pipeline.io import write_table
 from pipeline.real_tables import render_real_metrics_table, render_real_set_summary
@@ -152,6 +152,14 @@ RENDERERS = {
     "sharpness_diagrams": reassessing.render_sharpness_diagrams,
     "reliability_comparison": reassessing.render_reliability_comparison,
     "smooth_ece_diagrams": reassessing.render_smooth_ece_diagrams,
+    "calibration_notions": vaicenavicius.render_calibration_notions,
+    "notion_simplex": vaicenavicius.render_notion_simplex,
+    "gmm_eta": survey_toys.render_values_table,
+    "gmm_bias": vaicenavicius.render_gmm_bias,
+    "deviation_diagrams": vaicenavicius.render_deviation_diagrams,
+    "miscalibration_table": vaicenavicius.render_miscalibration_table,
+    "group_simplex_diagrams": vaicenavicius.render_group_simplex_diagrams,
+    "training_pvalues": vaicenavicius.render_training_pvalues,
 }
 
 TABLE_KINDS = {
@@ -167,4 +175,7 @@ TABLE_KINDS = {
     "hosmer_lemeshow_table",
     "recalibration_table",
     "mrr_closed_form_check",
+    "calibration_notions",
+    "gmm_eta",
+    "miscalibration_table",
 }

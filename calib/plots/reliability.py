@@ -1,4 +1,4 @@
-"""Reliability diagrams in the survey's conventions, and simplex maps of 3-class calibrators.
+"""Reliability diagrams (survey conventions; deviations with consistency bars), simplex maps and arrows.
 
 Silva Filho et al. (2023), Sect. 4.1 and Figs. 1, 6-10, 12-20: a bar per bin up to the observed
 frequency, a red gap from the frequency to the bin's mean score, the marker at the mean score
@@ -95,3 +95,58 @@ def simplex_map(ax, points: np.ndarray, change: np.ndarray, *, limit: float | No
     ax.set_aspect("equal")
     ax.axis("off")
     return image
+
+
+def deviation_diagram(ax, mean_prediction, deviation, *, low=None, high=None, share=None, extent=None, xlabel=""):
+    """Vaicenavicius et al. (2019), Sect. 4.4: deviation r_i - g_i (crosses) against the mean prediction
+    g_i, red consistency bars [low, high] and, on a second axis, blue bars of each cell's share
+    spanning the cell's predictions (``extent`` (L, 2)). Returns the share axis (or None)."""
+    ax.axhline(0.0, color="grey", linewidth=0.8, linestyle="--")
+    if low is not None:
+        ax.vlines(mean_prediction, low, high, color="red", linewidth=1.5, label="5-95 % consistency")
+    ax.plot(mean_prediction, deviation, "x", color="black", markersize=5, label="observed deviation")
+    ax.set_xlim(0, 1)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("frequency - mean prediction")
+    if share is None:
+        return None
+    bars = ax.twinx()
+    left, right = np.asarray(extent)[:, 0], np.asarray(extent)[:, 1]
+    bars.bar(left, share, width=np.maximum(right - left, 0.004), align="edge", color="tab:blue", alpha=0.25)
+    bars.set_ylim(0, 4 * max(float(np.max(share)), 1e-9))
+    bars.set_ylabel("share of predictions", color="tab:blue")
+    ax.set_zorder(bars.get_zorder() + 1)
+    ax.patch.set_visible(False)
+    return bars
+
+
+def simplex_arrows(ax, tails, heads, *, names=("1", "2", "3"), cells=None, share=None, marks=False, cmap="Blues"):
+    """Multidimensional reliability diagram (Vaicenavicius et al. 2019, Sect. 4.4): an arrow from each
+    mean prediction (``tails``, (L, 3)) to its outcome frequency (``heads``), to scale in the simplex.
+    With ``cells`` (C, 3, 3) and ``share`` (C,), each triangle is coloured by its share of the
+    predictions (log scale, empty cells blank) and the colour mapping is returned for a colour bar;
+    ``marks`` puts a dot on each tail."""
+    from matplotlib.collections import PolyCollection
+    from matplotlib.colors import LogNorm
+
+    mapping = None
+    if cells is not None:
+        share = np.asarray(share, dtype=np.float64)
+        occupied = share > 0
+        polygons = [np.column_stack(_to_plane(v)) for v in np.asarray(cells)[occupied]]
+        norm = LogNorm(vmin=max(float(share[occupied].min()), 1e-6), vmax=float(share.max()))
+        mapping = PolyCollection(polygons, cmap=cmap, norm=norm, edgecolors="white", linewidths=0.5)
+        mapping.set_array(share[occupied])
+        ax.add_collection(mapping)
+    x0, y0 = _to_plane(np.asarray(tails, dtype=np.float64))
+    x1, y1 = _to_plane(np.asarray(heads, dtype=np.float64))
+    ax.quiver(x0, y0, x1 - x0, y1 - y0, angles="xy", scale_units="xy", scale=1, color="black", width=0.004)
+    if marks:
+        ax.plot(x0, y0, "o", color="tab:blue", markersize=4)
+    corners = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2], [0.0, 0.0]])
+    ax.plot(corners[:, 0], corners[:, 1], color="black", linewidth=0.8)
+    for (cx, cy), name in zip(corners[:3], names, strict=True):
+        ax.annotate(name, (cx, cy), textcoords="offset points", xytext=(0, -12 if cy == 0 else 4), ha="center")
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return mapping
