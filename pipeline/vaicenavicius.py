@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 
+from calib.calibrators import TemperatureScaling
 from calib.data.gaussian_mixture import LogisticModel, sample
 from calib.data.notion_examples import finite_model
 from calib.lenses import Canonical, ClassGroups, TopK, induced_deviation, marginal_lens
@@ -38,9 +39,16 @@ def _binning(exp: DictConfig, scheme: str):
     return UniformGrid(exp.n_bins) if scheme == "equal" else DataDependent(exp.min_size)
 
 
-def _probs(data: DataSources, name: str) -> tuple[np.ndarray, np.ndarray]:
-    pset = data.real(name)
-    return np.exp(pset.logprobs()), pset.labels
+def _probs(data: DataSources, exp: DictConfig) -> tuple[np.ndarray, np.ndarray]:
+    """The experiment's real set as probabilities; with ``temperature_scaled``, the first
+    ``calibration_fraction`` of it fits temperature scaling and the rest, so calibrated, is returned."""
+    pset = data.real(exp.set)
+    logp, labels = pset.logprobs(), pset.labels
+    if not exp.get("temperature_scaled", False):
+        return np.exp(logp), labels
+    n_fit = int(round(exp.calibration_fraction * labels.size))
+    scaler = TemperatureScaling().fit(logp[:n_fit], labels[:n_fit], kind="logprobs")
+    return scaler.predict_proba(logp[n_fit:], kind="logprobs"), labels[n_fit:]
 
 
 # Tables 1-2, Figs. 2 and 5 -------------------------------------------------------------------------
@@ -195,7 +203,7 @@ def deviation_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
         probs, labels = sample(model, exp.n_samples, np.random.default_rng(exp.seed))
         lens = Canonical()
     else:
-        probs, labels = _probs(data, exp.set)
+        probs, labels = _probs(data, exp)
         lens = TopK(1)
     records = []
     for scheme in exp.binnings:
@@ -241,7 +249,7 @@ def render_deviation_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path)
             )
             name = f"{exp.n_bins} equal bins" if scheme == "equal" else f"data-dependent bins (min size {exp.min_size})"
             ax.set_title(f"({'ab'[list(exp.binnings).index(scheme)]}) {name}", fontsize=9)
-        np.atleast_1d(axes)[0].legend(fontsize=7, loc="lower left")
+        np.atleast_1d(axes)[0].legend(fontsize=7, loc="best")
         fig.suptitle(f"{exp.title} ({exp.n_resamples} consistency resamples)", fontsize=9)
         return save_figure(fig, stem)
 
@@ -250,8 +258,9 @@ def render_deviation_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path)
 
 
 def miscalibration_table(exp: DictConfig, data: DataSources) -> list[dict]:
-    """Tables 3-5: eta_hat +- pair-bootstrap sd and the consistency null mean +- sd, with p-values."""
-    probs, labels = _probs(data, exp.set)
+    """Tables 3-5: eta_hat +- pair-bootstrap sd and the null mean +- sd with p-values, from the paper's
+    consistency resampling and from labels redrawn with the predictions kept."""
+    probs, labels = _probs(data, exp)
     records = [{"row": "accuracy", "column": "accuracy", "value": float(np.mean(probs.argmax(axis=1) == labels))}]
     names = list(exp.distances.values())
     for lens_key in exp.lenses:
@@ -265,6 +274,9 @@ def miscalibration_table(exp: DictConfig, data: DataSources) -> list[dict]:
             null = miscalibration_resampling(
                 probs, labels, method="consistency", n_resamples=exp.n_consistency, seed=exp.seed + 1, **common
             )
+            given = miscalibration_resampling(
+                probs, labels, method="labels", n_resamples=exp.n_consistency, seed=exp.seed + 2, **common
+            )
             for k, label in enumerate(exp.distances):
                 row = f"{lens_label} {label}"
                 fields = {
@@ -274,6 +286,9 @@ def miscalibration_table(exp: DictConfig, data: DataSources) -> list[dict]:
                     "null_sd": null.sd[k],
                     "p": null.p_value[k],
                     "p_plus_one": null.p_value_plus_one[k],
+                    "labels_null": given.mean[k],
+                    "labels_null_sd": given.sd[k],
+                    "labels_p": given.p_value[k],
                 }
                 records += [{"row": row, "column": f"{scheme}_{f}", "value": v} for f, v in fields.items()]
     return records
@@ -294,22 +309,29 @@ def render_miscalibration_table(exp: DictConfig, values: pd.DataFrame, stem: Pat
                 f"{cell[f'{scheme}_eta']:.3f} ± {cell[f'{scheme}_eta_sd']:.3f}",
                 f"{cell[f'{scheme}_null']:.3f} ± {cell[f'{scheme}_null_sd']:.3f}",
                 f"{cell[f'{scheme}_p']:.3f}",
+                f"{cell[f'{scheme}_labels_null']:.3f} ± {cell[f'{scheme}_labels_null_sd']:.3f}",
+                f"{cell[f'{scheme}_labels_p']:.3f}",
             ]
         lines.append(line)
     columns = ["Lens", "Distance"] + [
-        f"{BINNINGS[s]}: {c}" for s in exp.binnings for c in ("η̂", "η̂ under H0 (consistency)", "p")
+        f"{BINNINGS[s]}: {c}"
+        for s in exp.binnings
+        for c in ("η̂", "η̂^id (consistency)", "p", "η̂^id (labels only)", "p (labels only)")
     ]
     caption = (
         f"{exp.title}; accuracy {accuracy:.3f}; {exp.n_bootstrap} pair-bootstrap and {exp.n_consistency} "
         f"consistency resamples; {exp.n_bins} equal bins per coordinate, data-dependent bins of min size "
-        f"{exp.min_size}. 'Squared Euclidean' is the paper's label; as in its tables it is computed as ||.||_2."
+        f"{exp.min_size}. 'Squared Euclidean' is the paper's label; as in its tables it is computed as ||.||_2. "
+        "η̂^id is the mean ± sd of η̂ under H0 'calibrated': the paper's consistency resampling (predictions "
+        "bootstrapped, labels drawn from them), and labels redrawn with the predictions kept, which is not biased "
+        "low when cells hold one or two predictions (calib.significance.miscalibration_resampling)."
     )
     return write_table(stem, pd.DataFrame(lines, columns=columns), caption)
 
 
 def group_simplex_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
     """Figs. 1, 16, 18: the 3-group lens, k^2 equal triangles; share, mean prediction and frequency per cell."""
-    probs, labels = _probs(data, exp.set)
+    probs, labels = _probs(data, exp)
     problem = ClassGroups(tuple(tuple(g) for g in exp.groups))(probs, labels, kind="probs")
     records = []
     for k in exp.ks:
