@@ -362,7 +362,7 @@ def render_group_simplex_diagrams(exp: DictConfig, values: pd.DataFrame, stem: P
                 share=share,
             )
             fig.colorbar(mapping, ax=ax, shrink=0.7, label="share of predictions")
-            ax.set_title(f"{k * k} equal bins", fontsize=9)
+            ax.set_title(f"{k * k} equal bins", fontsize=9, pad=16)
         fig.suptitle(exp.title, fontsize=9)
         return save_figure(fig, stem)
 

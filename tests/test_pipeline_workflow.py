@@ -266,6 +266,43 @@ def test_fig8_intervals_bracket_plausible_values(results):
     assert ((nbs.ci_low <= nbs.value) & (nbs.value <= nbs.ci_high)).all()
 
 
+def _values(results: Path, artifact: str) -> pd.DataFrame:
+    frame = pd.read_csv(results / "vaicenavicius2019" / f"{artifact}_values.csv")
+    return frame[frame.x.isna()].pivot(index="row", columns="column", values="value")
+
+
+def test_gaussian_mixture_eta_and_theorem_2(results):
+    # eta by quadrature 0.5638 (paper: about 0.56); 10 equal bins converge below it (Theorem 2), 100 bins
+    # match it at n = 10^6 (sampling sd about 5e-4, so 2e-3 is four sds).
+    eta = _values(results, "gmm_eta").loc["uncalibrated"]
+    assert abs(eta.eta_tv - 0.5638) < 5e-4
+    assert eta.limit_10 < eta.eta_tv - 0.004 and abs(eta.estimate_10 - eta.limit_10) < 2e-3
+    assert abs(eta.estimate_100 - eta.eta_tv) < 2e-3
+
+
+MODELS_003 = ("resnet20", "vgg19", "repvgg_a2", "resnet50", "lenet5", "wrn16_4")
+
+
+def test_equal_canonical_bins_inflate_the_diffuse_lenet(results):
+    # The paper's reading of Tables 3-5 on our six CIFAR-10 models: under H0 the equal canonical grid
+    # alone gives the diffuse LeNet-5 an eta_hat several times any sharper model's, and several times
+    # its own data-dependent-bin value; the maximum lens does not show it.
+    tables = {m: _values(results, f"tables_{m}") for m in MODELS_003}
+    lenet = tables["lenet5"].loc["Canonical TV"]
+    others = [tables[m].loc["Canonical TV", "equal_labels_null"] for m in MODELS_003 if m != "lenet5"]
+    assert lenet.equal_labels_null > 5 * max(others)
+    assert lenet.equal_labels_null > 5 * lenet.dd_labels_null
+    assert tables["lenet5"].loc["Maximum TV", "equal_labels_null"] < 0.05
+
+
+def test_consistency_tests_separate_raw_from_temperature_scaled(results):
+    # Every raw model is rejected under the maximum lens; after temperature scaling ResNet-20 is not.
+    for m in MODELS_003:
+        assert _values(results, f"tables_{m}").loc["Maximum TV", ["equal_p", "dd_p"]].max() < 0.01
+    scaled = _values(results, "tables_resnet20_ts").loc["Maximum TV"]
+    assert min(scaled.equal_p, scaled.dd_p, scaled.equal_labels_p) > 0.05
+
+
 def test_second_run_has_nothing_to_do_and_one_deleted_figure_rebuilds_alone(results):
     assert "Nothing to be done" in _snakemake(results)
     (results / "ferrer2024" / "fig5.png").unlink()

@@ -124,8 +124,9 @@ def simplex_arrows(ax, tails, heads, *, names=("1", "2", "3"), cells=None, share
     """Multidimensional reliability diagram (Vaicenavicius et al. 2019, Sect. 4.4): an arrow from each
     mean prediction (``tails``, (L, 3)) to its outcome frequency (``heads``), to scale in the simplex.
     With ``cells`` (C, 3, 3) and ``share`` (C,), each triangle is coloured by its share of the
-    predictions (log scale, empty cells blank) and the colour mapping is returned for a colour bar;
-    ``marks`` puts a dot on each tail."""
+    predictions (log scale, empty cells blank), arrows of rarer cells are fainter, and the colour
+    mapping is returned for a colour bar; ``marks`` puts a dot on each tail. ``tails`` and ``heads``
+    then list the occupied cells in order."""
     from matplotlib.collections import PolyCollection
     from matplotlib.colors import LogNorm
 
@@ -140,7 +141,12 @@ def simplex_arrows(ax, tails, heads, *, names=("1", "2", "3"), cells=None, share
         ax.add_collection(mapping)
     x0, y0 = _to_plane(np.asarray(tails, dtype=np.float64))
     x1, y1 = _to_plane(np.asarray(heads, dtype=np.float64))
-    ax.quiver(x0, y0, x1 - x0, y1 - y0, angles="xy", scale_units="xy", scale=1, color="black", width=0.004)
+    colors = np.zeros((x0.size, 4))
+    if cells is not None:  # arrows of rare cells (noisy frequencies) fade: opacity grows with log share
+        colors[:, 3] = 0.25 + 0.75 * np.clip(mapping.norm(share[occupied]), 0.0, 1.0)
+    else:
+        colors[:, 3] = 1.0
+    ax.quiver(x0, y0, x1 - x0, y1 - y0, angles="xy", scale_units="xy", scale=1, color=colors, width=0.004)
     if marks:
         ax.plot(x0, y0, "o", color="tab:blue", markersize=4)
     corners = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2], [0.0, 0.0]])
