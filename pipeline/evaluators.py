@@ -16,7 +16,7 @@ from calib.decisions import bayes_decisions, check_costs
 from calib.divergences import expected_divergence_to_constant
 from calib.risk_curves import bayes_risk_curve
 from calib.scores import brier, brier_losses, cross_entropy, semi_empirical_cross_entropy
-from pipeline import reassessing, survey_synthetic, survey_toys, vaicenavicius
+from pipeline import entropic_tables, reassessing, survey_synthetic, survey_toys, vaicenavicius
 from pipeline.config import compose_config
 from pipeline.heldout_tables import heldout_table
 from pipeline.named_metrics import MetricOptions, calibrated_posteriors, compute
@@ -210,4 +210,11 @@ EVALUATORS = {
     "miscalibration_table": vaicenavicius.miscalibration_table,
     "group_simplex_diagrams": vaicenavicius.group_simplex_diagrams,
     "training_pvalues": vaicenavicius.training_pvalues,
+    "ecd_single_datum": entropic_tables.single_datum,
+    "ecd_simulation_table": entropic_tables.simulation_table,
+    "ecd_simulation_figures": entropic_tables.simulation_figures,
+    "ecd_table2_check": entropic_tables.table2_check,
+    "ecd_real_table": entropic_tables.real_bin_table,
+    "ecd_real_diagrams": entropic_tables.real_bin_diagrams,
+    "ecd_temperature_sweep": entropic_tables.temperature_sweep,
 }

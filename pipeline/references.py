@@ -7,7 +7,8 @@ columns); ``skip_values`` are printed placeholders with no number (e.g. "-"); ``
 are patterns of columns the paper prints in percent; ``round`` rounds ours as the paper printed;
 ``not_reproducible`` lists ``{row, column, reason}`` patterns of cells we cannot recompute;
 ``tolerances`` is a list of ``{row, column, tol}`` patterns, first match wins; ``tol: null`` reports
-the difference without judging it. A published ``inf`` or ``nan`` passes only if ours is the same.
+the difference without judging it, and ``sd_factor: k`` allows k of our own sds (column "<col> sd").
+A published ``inf`` or ``nan`` passes only if ours is the same.
 """
 
 from __future__ import annotations
@@ -54,11 +55,20 @@ def _first_match(rules, row: str, column: str):
     return None
 
 
-def tolerance_for(ref: DictConfig, row: str, column: str) -> float | None:
-    """The first matching tolerance rule (None: report the difference, do not judge it)."""
+def tolerance_for(ref: DictConfig, row: str, column: str, ours: pd.Series | None = None) -> float | None:
+    """The first matching tolerance rule (None: report the difference, do not judge it).
+
+    A rule ``{sd_factor: k}`` allows k times our own standard deviation of the cell, read from our
+    value in column "<column> sd" (e.g. the spread over seeds of a simulation the paper ran once).
+    """
     rule = _first_match(ref.tolerances, row, column)
     if rule is None:
         raise ValueError(f"no tolerance rule matches cell ({row}, {column}); add a catch-all rule")
+    if "sd_factor" in rule:
+        sd = np.nan if ours is None else ours.get((row, f"{column} sd"), np.nan)
+        if not np.isfinite(sd):
+            raise ValueError(f"rule sd_factor for cell ({row}, {column}) needs our value in column '{column} sd'")
+        return float(rule.sd_factor) * float(sd)
     return None if rule.tol is None else float(rule.tol)
 
 
@@ -88,7 +98,7 @@ def compare(exp: DictConfig, values: pd.DataFrame, reference_dir: Path) -> pd.Da
         if unreproducible is not None:
             tol, status, value = None, f"not-reproducible: {unreproducible.reason}", np.nan
         else:
-            tol = tolerance_for(ref, cell.row, cell.column)
+            tol = tolerance_for(ref, cell.row, cell.column, ours)
             status = _status(published, value, tol)
         with np.errstate(invalid="ignore"):
             diff = value - published

@@ -16,7 +16,7 @@ from omegaconf import DictConfig
 from calib.plots.bars import grouped_bars
 from calib.plots.curves import line_curves, mark_point
 from calib.plots.style import figure_style, save_figure
-from pipeline import reassessing, survey_synthetic, survey_toys, vaicenavicius
+from pipeline import entropic_tables, reassessing, survey_synthetic, survey_toys, vaicenavicius
 from pipeline.heldout_tables import render_heldout_table
 from pipeline.io import write_table
 from pipeline.real_tables import render_real_metrics_table, render_real_set_summary
@@ -160,6 +160,13 @@ RENDERERS = {
     "miscalibration_table": vaicenavicius.render_miscalibration_table,
     "group_simplex_diagrams": vaicenavicius.render_group_simplex_diagrams,
     "training_pvalues": vaicenavicius.render_training_pvalues,
+    "ecd_single_datum": entropic_tables.render_single_datum,
+    "ecd_simulation_table": entropic_tables.render_simulation_table,
+    "ecd_simulation_figures": entropic_tables.render_simulation_figures,
+    "ecd_table2_check": survey_toys.render_values_table,
+    "ecd_real_table": entropic_tables.render_real_bin_table,
+    "ecd_real_diagrams": entropic_tables.render_real_bin_diagrams,
+    "ecd_temperature_sweep": entropic_tables.render_temperature_sweep,
 }
 
 TABLE_KINDS = {
@@ -178,4 +185,7 @@ TABLE_KINDS = {
     "calibration_notions",
     "gmm_eta",
     "miscalibration_table",
+    "ecd_simulation_table",
+    "ecd_table2_check",
+    "ecd_real_table",
 }

@@ -1,0 +1,110 @@
+"""The entropic calibration difference (ECD) of paper 004 (Sumler et al. 2025, arXiv:2502.14545 v1).
+
+ECD = (1/N) sum_i [NLL_i - H_i]: the mean negative log-likelihood of the true label minus the mean
+entropy of the prediction (eq. 8; eq. 12 for classes), natural log. Positive means over-confident,
+negative under-confident; 0 means calibrated *or* maximally uncertain. Under calibration,
+E[NLL_i - H_i | prediction] = 0 for every prediction, so the expectation is 0 whatever the
+distribution of the predictions (notes/004 Sect. 1.4).
+
+For two classes with p = P(class 1) the summand is (p - y) logit(p) (eq. 15 simplified), computed
+here from log-probabilities: y = 1 gives -p_0 (log p_1 - log p_0), y = 0 gives p_1 (log p_1 - log p_0),
+so logits need no clipping and a prediction equal to its label contributes exactly 0. One datum's
+value is bounded below by 1 - 1/p* = -0.27846 at p* = 0.78219 (p logit p = 1), and unbounded above.
+
+Per bin (10 equal-width bins on the class-1 probability, [k/10, (k+1)/10) with 1 in the last) the
+paper reports the plain mean of the summands; the count-weighted sum of the bin values is the
+overall ECD for any partition. A Gaussian prediction N(mu, P) of a d-dimensional state gives
+ECD = (NEES - d) / 2 per datum (notes/004 Sect. 1.3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq
+
+from calib.binning import equal_width_bin_ids
+from calib.validation import CalibInputError, check_inputs, check_positive_int
+
+
+def ecd_terms(scores, labels, *, kind: str) -> np.ndarray:
+    """Per-datum NLL_i - H_i (eq. 12); the binary closed form (p - y) logit p for two classes."""
+    logp, y = check_inputs(scores, labels, kind)
+    probs = np.exp(logp)
+    if logp.shape[1] == 2:
+        logit = logp[:, 1] - logp[:, 0]
+        weight = np.where(y == 1, -probs[:, 0], probs[:, 1])
+        with np.errstate(invalid="ignore"):
+            return np.where(weight == 0.0, 0.0, weight * logit)
+    with np.errstate(invalid="ignore"):
+        negative_entropy = np.sum(np.where(probs > 0, probs * logp, 0.0), axis=1)
+    return negative_entropy - logp[np.arange(y.size), y]
+
+
+def ecd(scores, labels, *, kind: str) -> float:
+    """ECD = mean of NLL_i - H_i (eq. 8 / 12); > 0 over-confident, < 0 under-confident."""
+    return float(np.mean(ecd_terms(scores, labels, kind=kind)))
+
+
+def single_datum_bound() -> tuple[float, float]:
+    """(p*, f(p*)): the smallest value of (p - y) logit p over p and y, at y = 1 (Sect. IV-D, Fig. 2).
+
+    The derivative of (p - 1) logit p vanishes where p logit p = 1; there f = 1 - 1/p*.
+    """
+    p_star = brentq(lambda p: p * np.log(p / (1.0 - p)) - 1.0, 0.6, 0.95, xtol=1e-15)
+    return float(p_star), float(1.0 - 1.0 / p_star)
+
+
+@dataclass(frozen=True)
+class EntropicBins:
+    """Paper 004's bin table: per bin count, mean class-1 probability, fraction of positives, ECE_b =
+    |pos - conf|, ESCE_b = pos - conf (eqs. 3-6) and ECD_b (mean summand); NaN in empty bins."""
+
+    counts: np.ndarray
+    mean_prediction: np.ndarray
+    frequency: np.ndarray
+    ece: np.ndarray
+    esce: np.ndarray
+    ecd: np.ndarray
+
+    def weighted(self, name: str) -> float:
+        """The table's "Weighted Sum" of ``ece``, ``esce`` or ``ecd`` over the occupied bins."""
+        if name not in ("ece", "esce", "ecd"):
+            raise CalibInputError(f"name must be 'ece', 'esce' or 'ecd'; got {name!r}")
+        full = self.counts > 0
+        return float(np.sum(self.counts[full] * getattr(self, name)[full]) / self.counts.sum())
+
+
+def entropic_bins(scores, labels, *, kind: str, n_bins: int = 10) -> EntropicBins:
+    """ECE, ESCE and ECD per equal-width bin of the class-1 probability of a binary problem."""
+    logp, y = check_inputs(scores, labels, kind)
+    if logp.shape[1] != 2:
+        raise CalibInputError(f"the bin table is for binary scores (K = 2); got K = {logp.shape[1]}")
+    m = check_positive_int(n_bins, "n_bins")
+    p1 = np.exp(logp[:, 1])
+    ids = equal_width_bin_ids(p1, m, closed="left")
+    counts = np.bincount(ids, minlength=m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(ids, weights=p1, minlength=m) / counts
+        freq = np.bincount(ids, weights=y, minlength=m) / counts
+        ecd_b = np.bincount(ids, weights=ecd_terms(logp, y, kind="logprobs"), minlength=m) / counts
+    return EntropicBins(counts, mean, freq, np.abs(freq - mean), freq - mean, ecd_b)
+
+
+def gaussian_ecd(errors, covariances) -> float:
+    """ECD of Gaussian predictions N(mu_i, P_i) of d-dimensional states: mean (NEES_i - d) / 2.
+
+    ``errors`` (N, d) are x_i - mu_i and ``covariances`` (N, d, d) or (d, d) the P_i;
+    NEES_i = e_i^T P_i^-1 e_i (eq. 7). Consistent estimates (E NEES = d) give 0.
+    """
+    e = np.asarray(errors, dtype=np.float64)
+    if e.ndim != 2:
+        raise CalibInputError(f"errors must be an (N, d) array of x - mu; got shape {e.shape}")
+    cov = np.broadcast_to(np.asarray(covariances, dtype=np.float64), (e.shape[0], e.shape[1], e.shape[1]))
+    try:
+        solved = np.linalg.solve(cov, e[:, :, None])[:, :, 0]
+    except np.linalg.LinAlgError as exc:
+        raise CalibInputError("covariances must be symmetric positive definite (d, d) matrices") from exc
+    nees = np.einsum("ij,ij->i", e, solved)
+    return float(np.mean(nees - e.shape[1]) / 2.0)

@@ -1,0 +1,357 @@
+"""Evaluators and renderers of paper 004 (Sumler et al. 2025, "An entropic metric for measuring calibration").
+
+Artifacts: Fig. 2 (one datum's ECD against the prediction, with its lower bound); the simulation of
+Sect. V-A in both readings of its generator (Table I as mean +- sd over seeds, Figs. 3-4); Table II's
+checkable cells (the ResNet18 single-datum bins and weighted sums); the Table II protocol on every
+binary real set we have, raw and recalibrated (DP, cross-validated); and expected ECD against the
+temperature of a calibrated model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from omegaconf import DictConfig
+from scipy.integrate import quad
+from scipy.special import expit
+
+from calib.calibration_error import binary_reliability
+from calib.data.ecd_simulation import simulate
+from calib.entropic import ecd_terms, entropic_bins, single_datum_bound
+from calib.plots.reliability import reliability_bars
+from calib.plots.style import figure_style, save_figure
+from pipeline.io import write_table
+from pipeline.named_metrics import MetricOptions, calibrated_posteriors
+from pipeline.real_tables import system_set
+from pipeline.sources import DataSources
+
+METRICS = ("ECE", "ESCE", "ECD")
+WEIGHTED = "Weighted Sum"
+
+
+def _binary(p1: np.ndarray) -> np.ndarray:
+    return np.column_stack([1.0 - p1, p1])
+
+
+def _bin_records(bins, prefix: str) -> list[dict]:
+    records = []
+    for b in range(bins.counts.size):
+        if bins.counts[b]:
+            for metric, values in zip(METRICS, (bins.ece, bins.esce, bins.ecd), strict=True):
+                records.append({"row": str(b + 1), "column": f"{prefix} {metric}", "value": values[b]})
+        records.append({"row": str(b + 1), "column": f"{prefix} n", "value": bins.counts[b]})
+    records += [{"row": WEIGHTED, "column": f"{prefix} {m}", "value": bins.weighted(m.lower())} for m in METRICS]
+    return records
+
+
+def _shown(value: float) -> str:
+    return "N/A" if pd.isna(value) else f"{value:.4f}"
+
+
+# Fig. 2 -------------------------------------------------------------------------------------------
+
+
+def single_datum(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Fig. 2: (p - y) logit p for y = 0 and 1 over p, and the lower bound (p*, f(p*))."""
+    p = np.linspace(exp.grid.start, exp.grid.stop, exp.grid.num)
+    records = []
+    for y in (0, 1):
+        values = ecd_terms(_binary(p), np.full(p.size, y), kind="probs")
+        records += [{"row": f"y={y}", "column": "ecd", "x": x, "value": v} for x, v in zip(p, values, strict=True)]
+    p_star, bound = single_datum_bound()
+    return records + [
+        {"row": "bound", "column": "p", "value": p_star},
+        {"row": "bound", "column": "ecd", "value": bound},
+    ]
+
+
+def render_single_datum(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+    """Both curves over the whole range (left) and near 0 (right), the bound marked at p* and 1 - p*."""
+    bound = values[values.row == "bound"].set_index("column").value
+    with figure_style():
+        fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.2), layout="constrained")
+        for ax, ylim in zip(axes, (None, (-0.35, 0.6)), strict=True):
+            for y, color in ((0, "tab:red"), (1, "tab:blue")):
+                curve = values[values.row == f"y={y}"]
+                ax.plot(curve.x, curve.value, color=color, label=f"$y={y}$")
+            ax.plot([bound.p, 1 - bound.p], [bound.ecd] * 2, "o", color="black", markersize=4)
+            ax.axhline(0.0, color="grey", linewidth=0.8)
+            ax.set_xlabel(r"predicted probability of class 1, $\hat p$")
+            if ylim:
+                ax.set_ylim(*ylim)
+                ax.axhline(bound.ecd, color="grey", linewidth=0.6, linestyle=":")
+                ax.annotate(
+                    f"lower bound {bound.ecd:.5f}\nat $\\hat p$ = {bound.p:.5f} (y = 1)",
+                    (bound.p, bound.ecd),
+                    xytext=(0.03, 0.97),
+                    va="top",
+                    textcoords="axes fraction",
+                    fontsize=7,
+                    arrowprops={"arrowstyle": "->", "linewidth": 0.6},
+                )
+                ax.set_title("near zero", fontsize=9)
+            else:
+                ax.set_ylabel(r"single-datum ECD $(\hat p - y)\,\mathrm{logit}\,\hat p$")
+                ax.legend()
+                ax.set_title(r"$\hat p \in [10^{-4}, 1 - 10^{-4}]$", fontsize=9)
+        fig.suptitle(exp.title, fontsize=9)
+        return save_figure(fig, stem)
+
+
+# The simulation: Table I and Figs. 3-4 ------------------------------------------------------------
+
+
+def _setting_label(sigma: float) -> str:
+    return "eps=0" if sigma == 0 else f"sigma={sigma:g}"
+
+
+def simulation_table(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Table I: per-bin and weighted ECE, ESCE and ECD, mean and sd over ``n_repeats`` seeded datasets."""
+    seeds = np.random.SeedSequence(exp.seed).spawn(exp.n_repeats)
+    cells: dict[tuple[str, str], list[float]] = {}
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        for sigma in exp.sigmas:
+            p1, y = simulate(exp.n_samples, sigma=sigma, rng=rng, **exp.generator)
+            for record in _bin_records(
+                entropic_bins(_binary(p1), y, kind="probs", n_bins=exp.n_bins), _setting_label(sigma)
+            ):
+                cells.setdefault((record["row"], record["column"]), []).append(record["value"])
+    records = []
+    for (row, column), draws in cells.items():
+        records.append({"row": row, "column": column, "value": float(np.mean(draws))})
+        records.append({"row": row, "column": f"{column} sd", "value": float(np.std(draws, ddof=1))})
+    return records
+
+
+def render_simulation_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+    """Rows = bins and the weighted sum, columns = setting x metric, cells mean +- sd over the seeds."""
+    wide = values.pivot(index="row", columns="column", values="value")
+    rows = [str(b + 1) for b in range(exp.n_bins)] + [WEIGHTED]
+    columns = [f"{_setting_label(s)} {m}" for s in exp.sigmas for m in METRICS]
+    lines = [
+        [row]
+        + [
+            _shown(wide.loc[row].get(c))
+            + ("" if pd.isna(wide.loc[row].get(c)) else f" ± {wide.loc[row, f'{c} sd']:.4f}")
+            for c in columns
+        ]
+        for row in rows
+    ]
+    caption = f"{exp.title} (mean ± sd over {exp.n_repeats} seeded datasets of {exp.n_samples})"
+    return write_table(stem, pd.DataFrame(lines, columns=["bin", *columns]), caption)
+
+
+def simulation_figures(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Figs. 3-4: one seeded dataset per setting: histogram counts and reliability bins (x = bin index)."""
+    rng = np.random.default_rng(exp.seed)
+    records = []
+    for sigma in exp.sigmas:
+        p1, y = simulate(exp.n_samples, sigma=sigma, rng=rng, **exp.generator)
+        label = _setting_label(sigma)
+        bins = binary_reliability(_binary(p1), y, kind="probs", n_bins=exp.n_bins, closed="left")
+        for b in range(exp.n_bins):
+            records.append({"row": label, "column": "count", "x": b, "value": bins.counts[b]})
+            if bins.counts[b]:
+                records.append({"row": label, "column": "mean", "x": b, "value": bins.mean_confidence[b]})
+                records.append({"row": label, "column": "frequency", "x": b, "value": bins.frequency[b]})
+        table = entropic_bins(_binary(p1), y, kind="probs", n_bins=exp.n_bins)
+        records += [{"row": label, "column": m, "value": table.weighted(m.lower())} for m in METRICS]
+    return records
+
+
+def render_simulation_figures(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+    """``figure: histograms`` (Fig. 3) or ``figure: reliability`` (Fig. 4), one panel per setting."""
+    from calib.calibration_error import ReliabilityBins
+
+    labels = [_setting_label(s) for s in exp.sigmas]
+    edges = np.arange(exp.n_bins + 1) / exp.n_bins
+    with figure_style():
+        fig, axes = plt.subplots(1, len(labels), figsize=(3.3 * len(labels), 3.2), layout="constrained")
+        for ax, label, letter in zip(axes, labels, "abc", strict=False):
+            part = values[values.row == label]
+            wide = part[part.x.notna()].pivot(index="x", columns="column", values="value").reindex(range(exp.n_bins))
+            summary = part[part.x.isna()].set_index("column").value
+            if exp.figure == "histograms":
+                ax.bar(
+                    edges[:-1], wide["count"], width=1 / exp.n_bins, align="edge", color="tab:blue", edgecolor="white"
+                )
+                ax.set_xlabel(r"$\hat p$ (class 1)")
+                ax.set_ylabel("count")
+            else:
+                bins = ReliabilityBins(
+                    edges, wide["count"].to_numpy().astype(int), wide["mean"].to_numpy(), wide["frequency"].to_numpy()
+                )
+                reliability_bars(ax, bins)
+                ax.set_xlabel(r"mean predicted probability of class 1")
+                ax.set_ylabel("fraction of positives")
+            shown = ", ".join(f"{m} {summary[m]:.3f}" for m in METRICS)
+            ax.set_title(f"({letter}) {label.replace('eps', 'ε').replace('sigma', 'σ')}\n{shown}", fontsize=8)
+        fig.suptitle(exp.title, fontsize=9)
+        return save_figure(fig, stem)
+
+
+# Table II: the checkable cells, and the protocol on our binary sets --------------------------------
+
+
+def table2_check(exp: DictConfig, data: DataSources) -> list[dict]:
+    """ResNet18's single-datum bins (p = 0.62 and 0.7868, y = 1) and its weighted sums.
+
+    The weighted sums combine our two bins with the published bins 1 and 10 at the counts the notes
+    solve for (N = 140: 71 in bin 1, 67 in bin 10), a check of the table's consistency.
+    """
+    records = []
+    single = {}
+    for b, p in exp.single_datum_bins.items():
+        bins = entropic_bins(_binary(np.array([p])), np.array([1]), kind="probs", n_bins=10)
+        single[int(b)] = {m: float(getattr(bins, m.lower())[int(b) - 1]) for m in METRICS}
+        records += [{"row": str(b), "column": f"ResNet18 {m}", "value": v} for m, v in single[int(b)].items()]
+    counts = {int(b): n for b, n in exp.outer_counts.items()}
+    total = sum(counts.values()) + len(single)
+    for m in METRICS:
+        outer = sum(n * exp.published_outer_bins[m][str(b)] for b, n in counts.items())
+        weighted = (outer + sum(v[m] for v in single.values())) / total
+        records.append({"row": WEIGHTED, "column": f"ResNet18 {m}", "value": weighted})
+    return records
+
+
+def _real_inputs(exp: DictConfig, data: DataSources):
+    pset = system_set(exp.system, data)
+    logp, labels = pset.logprobs(), pset.labels
+    options = MetricOptions(**exp.options)
+    return {"raw": logp, "DP-xv": calibrated_posteriors("D", "xv", logp, labels, options)}, labels
+
+
+def real_bin_table(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Table II protocol on a real binary set: per-bin and weighted ECE, ESCE, ECD, raw and DP-xv."""
+    systems, labels = _real_inputs(exp, data)
+    records = []
+    for name, logp in systems.items():
+        records += _bin_records(entropic_bins(logp, labels, kind="logprobs", n_bins=exp.n_bins), name)
+    return records
+
+
+def render_real_bin_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+    """Rows = bins and the weighted sum; n and the three metrics for raw and recalibrated posteriors."""
+    wide = values.pivot(index="row", columns="column", values="value")
+    rows = [str(b + 1) for b in range(exp.n_bins)] + [WEIGHTED]
+    columns = [f"{s} {m}" for s in ("raw", "DP-xv") for m in ("n", *METRICS)]
+    lines = []
+    for row in rows:
+        cells = [wide.loc[row].get(c, np.nan) for c in columns]
+        lines.append(
+            [row]
+            + [
+                ("" if pd.isna(v) else f"{v:.0f}") if c.endswith(" n") else _shown(v)
+                for c, v in zip(columns, cells, strict=True)
+            ]
+        )
+    return write_table(stem, pd.DataFrame(lines, columns=["bin", *columns]), exp.title)
+
+
+def real_bin_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Reliability bins (10, on the class-1 probability) of the raw and DP-xv posteriors, and the metrics."""
+    systems, labels = _real_inputs(exp, data)
+    records = []
+    for name, logp in systems.items():
+        bins = binary_reliability(logp, labels, kind="logprobs", n_bins=exp.n_bins, closed="left")
+        for b in range(exp.n_bins):
+            records.append({"row": name, "column": "count", "x": b, "value": bins.counts[b]})
+            if bins.counts[b]:
+                records.append({"row": name, "column": "mean", "x": b, "value": bins.mean_confidence[b]})
+                records.append({"row": name, "column": "frequency", "x": b, "value": bins.frequency[b]})
+        table = entropic_bins(logp, labels, kind="logprobs", n_bins=exp.n_bins)
+        records += [{"row": name, "column": m, "value": table.weighted(m.lower())} for m in METRICS]
+    return records
+
+
+def render_real_bin_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+    """Two reliability diagrams (raw, DP-xv) with the weighted ECE, ESCE and ECD in the titles."""
+    from calib.calibration_error import ReliabilityBins
+
+    edges = np.arange(exp.n_bins + 1) / exp.n_bins
+    with figure_style():
+        fig, axes = plt.subplots(1, 2, figsize=(6.6, 3.4), layout="constrained")
+        for ax, name in zip(axes, ("raw", "DP-xv"), strict=True):
+            part = values[values.row == name]
+            wide = part[part.x.notna()].pivot(index="x", columns="column", values="value").reindex(range(exp.n_bins))
+            summary = part[part.x.isna()].set_index("column").value
+            bins = ReliabilityBins(
+                edges, wide["count"].to_numpy().astype(int), wide["mean"].to_numpy(), wide["frequency"].to_numpy()
+            )
+            reliability_bars(ax, bins)
+            ax.set_xlabel("mean predicted probability of class 1")
+            ax.set_ylabel("fraction of positives")
+            shown = ", ".join(f"{m} {summary[m]:.3f}" for m in METRICS)
+            ax.set_title(f"{name}\n{shown}", fontsize=8)
+        fig.suptitle(exp.title, fontsize=9)
+        return save_figure(fig, stem)
+
+
+# Expected ECD against temperature ---------------------------------------------------------------
+
+
+def _population_ecd(temperature: float, half_range: float) -> float:
+    """E[(sigma(t/T) - sigma(t)) t/T] for t ~ U(-h, h): labels drawn from sigma(t), predictions at temperature T."""
+    integrand = lambda t: (expit(t / temperature) - expit(t)) * t / temperature  # noqa: E731
+    return quad(integrand, -half_range, half_range, epsabs=1e-13, limit=200)[0] / (2 * half_range)
+
+
+def temperature_sweep(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Expected ECD of a calibrated model seen at temperature T: by quadrature over T, and seeded Monte Carlo."""
+    half = exp.weight * exp.half_width
+    grid = np.logspace(np.log10(exp.temperatures.start), np.log10(exp.temperatures.stop), exp.temperatures.num)
+    records = [{"row": "population", "column": "ecd", "x": t, "value": _population_ecd(t, half)} for t in grid]
+    rng = np.random.default_rng(exp.seed)
+    for temperature in exp.monte_carlo_temperatures:
+        draws = []
+        for _ in range(exp.n_repeats):
+            t = half * rng.uniform(-1.0, 1.0, size=exp.n_samples)
+            labels = (rng.random(exp.n_samples) < expit(t)).astype(np.int64)
+            logits = np.column_stack([np.zeros_like(t), t / temperature])
+            draws.append(float(np.mean(ecd_terms(logits, labels, kind="logits"))))
+        mean, sd = float(np.mean(draws)), float(np.std(draws, ddof=1))
+        records.append(
+            {
+                "row": "monte carlo",
+                "column": "ecd",
+                "x": temperature,
+                "value": mean,
+                "ci_low": mean - sd,
+                "ci_high": mean + sd,
+            }
+        )
+    return records
+
+
+def render_temperature_sweep(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+    """Expected ECD against T (log axis): over-confident below 1, under-confident above, minimum marked."""
+    curve = values[values.row == "population"].sort_values("x")
+    points = values[values.row == "monte carlo"]
+    low = curve.loc[curve.value.idxmin()]
+    with figure_style():
+        fig, ax = plt.subplots(figsize=(4.8, 3.2), layout="constrained")
+        ax.plot(curve.x, curve.value, color="tab:blue", label="population (quadrature)")
+        ax.errorbar(
+            points.x,
+            points.value,
+            yerr=points.ci_high - points.value,
+            fmt="o",
+            color="black",
+            markersize=3,
+            label=f"Monte Carlo, mean ± sd ({exp.n_repeats} × N = {exp.n_samples})",
+        )
+        ax.axhline(0.0, color="grey", linewidth=0.8)
+        ax.axvline(1.0, color="grey", linewidth=0.8, linestyle=":")
+        ax.plot(low.x, low.value, "v", color="tab:red", label=f"minimum {low.value:.3f} at T = {low.x:.2f}")
+        ax.set_xscale("log")
+        ax.set_xlabel("temperature T (predictions sigma(t / T))")
+        ax.set_ylabel("expected ECD")
+        ax.text(0.03, 0.95, "over-confident", transform=ax.transAxes, va="top", fontsize=7)
+        ax.text(0.97, 0.95, "under-confident", transform=ax.transAxes, va="top", ha="right", fontsize=7)
+        ax.legend(fontsize=7, loc="center right")
+        ax.set_title(exp.title, fontsize=8)
+        return save_figure(fig, stem)
