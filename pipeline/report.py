@@ -66,11 +66,9 @@ def build(cfg: DictConfig) -> tuple[pd.DataFrame, str]:
                     shown = table.read_text().split("\n", 2)[-1] if table.exists() else f"(see `{table}`)"
                     sections += ["No published numbers: this table is ours.", "", shown, ""]
                 else:
-                    sections += [
-                        f"No published numbers; compare `{stem}.png` with the authors' figure in "
-                        f"`{AUTHOR_FIGURES}/` by eye.",
-                        "",
-                    ]
+                    theirs = sorted(Path(AUTHOR_FIGURES).glob(f"{paper}_{exp.artifact.split('_')[0]}*"))
+                    where = ", ".join(f"`{p}`" for p in theirs) or "the paper, where it has one (no reference image is stored)"
+                    sections += [f"No published numbers; compare `{stem}.png` with the authors' figure in {where}.", ""]
                 continue
             table = compare(exp, values, Path(cfg.paths.references))
             frames.append(table)

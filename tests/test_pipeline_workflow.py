@@ -63,6 +63,8 @@ def test_every_published_number_is_reproduced(results):
         "not-reproducible: the paper's logits are not available",
         "not-reproducible: an input of the closed form",
         "not-reproducible: an input of the closed form (ECE = ACE = SmoothECE = |a - h|)",
+        "not-reproducible: the paper's models and test data are not identified",
+        "not-reproducible: an input of the weighted-sum check",
     }
 
 
@@ -301,6 +303,43 @@ def test_consistency_tests_separate_raw_from_temperature_scaled(results):
         assert _values(results, f"tables_{m}").loc["Maximum TV", ["equal_p", "dd_p"]].max() < 0.01
     scaled = _values(results, "tables_resnet20_ts").loc["Maximum TV"]
     assert min(scaled.equal_p, scaled.dd_p, scaled.equal_labels_p) > 0.05
+
+
+def _ecd_values(results: Path, artifact: str) -> pd.DataFrame:
+    return pd.read_csv(results / "ecd2025" / f"{artifact}_values.csv")
+
+
+def test_ecd_table1_matches_in_one_reading_and_not_in_the_other(results):
+    report = pd.read_csv(results / "reproduction.csv")
+    ecd = report[report.paper == "ecd2025"]
+    assert (ecd[ecd.artifact == "table1"].status == "pass").sum() == 99
+    logit = ecd[ecd.artifact == "table1_logit"].set_index(["row", "column"])
+    assert (logit.status[logit.index.get_level_values(1).str.startswith("eps=0")] == "pass").all()
+    for column in ("sigma=0.5 ECD", "sigma=2 ECD", "sigma=0.5 ECE"):
+        cell = logit.loc[("Weighted Sum", column)]
+        assert cell.status == "reported" and cell.ours < 0.2 * cell.published
+    table2 = ecd[ecd.artifact == "table2"]
+    assert (table2.status == "pass").sum() == 9  # ResNet18 bins 7, 8 and the weighted sums
+    assert (table2.status.eq("pass") | table2.status.str.startswith("not-reproducible")).all()
+
+
+def test_expected_ecd_against_temperature(results):
+    # 0 at T = 1, over-confident (> 0) below, under-confident (< 0) above with a minimum near T = 3,
+    # and back towards 0 as T grows (the branch the paper does not mention).
+    curve = _ecd_values(results, "temperature_sweep")
+    curve = curve[curve.row == "population"].set_index("x").value
+    assert abs(float(np.interp(0.0, np.log(curve.index), curve.to_numpy()))) < 1e-3
+    assert (curve[curve.index < 0.99] > 0).all() and (curve[curve.index > 1.01] < 0).all()
+    assert 2.0 < curve.idxmin() < 5.0 and abs(curve.iloc[-1]) < 0.01
+
+
+def test_low_ece_is_not_safe_and_recalibration_fixes_it(results):
+    # The paper's point on our Gaussian naive Bayes: raw ECE is small but ECD is large (over-confident
+    # errors); DP under cross-validation brings ECD to near 0.
+    table = _ecd_values(results, "table2_zoo_breast_cancer_gaussian_nb")
+    weighted = table[table.row == "Weighted Sum"].set_index("column").value
+    assert weighted["raw ECE"] < 0.1 and weighted["raw ECD"] > 0.5
+    assert abs(weighted["DP-xv ECD"]) < 0.1
 
 
 def test_second_run_has_nothing_to_do_and_one_deleted_figure_rebuilds_alone(results):
