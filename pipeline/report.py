@@ -67,7 +67,7 @@ def build(cfg: DictConfig) -> tuple[pd.DataFrame, str]:
                     sections += ["No published numbers: this table is ours.", "", shown, ""]
                 else:
                     theirs = sorted(Path(AUTHOR_FIGURES).glob(f"{paper}_{exp.artifact.split('_')[0]}*"))
-                    where = ", ".join(f"`{p}`" for p in theirs) or "the paper, where it has one (no reference image is stored)"
+                    where = ", ".join(f"`{p}`" for p in theirs) or "the paper, if it has one (no image is stored)"
                     sections += [f"No published numbers; compare `{stem}.png` with the authors' figure in {where}.", ""]
                 continue
             table = compare(exp, values, Path(cfg.paths.references))
