@@ -105,9 +105,10 @@ rule zoo:
 
 
 def experiment_inputs(wildcards):
-    """The synthetic datasets and real posterior sets an experiment reads."""
+    """The config files, synthetic datasets and real posterior sets an experiment reads."""
     exp = EXPERIMENTS[f"{wildcards.paper}/{wildcards.artifact}"]
-    return [f"{RESULTS}/data/{d}.npz" for d in exp.datasets] + [f"{RESULTS}/data/real/{s}.npz" for s in exp.real_sets]
+    data = [f"{RESULTS}/data/{d}.npz" for d in exp.datasets] + [f"{RESULTS}/data/real/{s}.npz" for s in exp.real_sets]
+    return list(exp.configs) + data
 
 
 rule evaluate:
@@ -132,6 +133,7 @@ rule evaluate:
 rule render_figure:
     input:
         f"{RESULTS}/{{figure}}_values.csv",
+        lambda wildcards: EXPERIMENTS[wildcards.figure].configs,
     output:
         f"{RESULTS}/{{figure}}.pdf",
         f"{RESULTS}/{{figure}}.png",
@@ -149,6 +151,7 @@ rule render_figure:
 rule render_table:
     input:
         f"{RESULTS}/{{table}}_values.csv",
+        lambda wildcards: EXPERIMENTS[wildcards.table].configs,
     output:
         f"{RESULTS}/{{table}}.csv",
         f"{RESULTS}/{{table}}.md",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
@@ -33,3 +33,17 @@ def load_experiment(name: str) -> DictConfig:
             f"configs/experiment/{name}.yaml must be named <paper>_<artifact> = {exp.paper}_{exp.artifact}"
         )
     return cfg
+
+
+def experiment_files(name: str) -> list[Path]:
+    """The files an experiment's config is composed from: its own YAML and the group files of its
+    ``defaults`` list (e.g. ``/metric_options@options: calib_defaults``), so editing any of them
+    reruns its jobs."""
+    path = CONFIG_DIR / "experiment" / f"{name}.yaml"
+    files = [path]
+    for entry in OmegaConf.load(path).get("defaults", []):
+        if isinstance(entry, str) or len(entry) != 1:
+            continue
+        ((group, option),) = entry.items()
+        files.append(CONFIG_DIR / group.lstrip("/").split("@")[0] / f"{option}.yaml")
+    return files

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from omegaconf import DictConfig, ListConfig
 
 from calib.data.registry import REAL_SETS
-from pipeline.config import experiment_names, load_experiment
+from pipeline.config import CONFIG_DIR, experiment_files, experiment_names, load_experiment
 from pipeline.renderers import TABLE_KINDS
 
 FIGURE_SUFFIXES = (".pdf", ".png")
@@ -24,6 +24,7 @@ class Experiment:
     datasets: tuple[str, ...]
     is_table: bool
     real_sets: tuple[str, ...] = ()
+    configs: tuple[str, ...] = ()
 
     @property
     def suffixes(self) -> tuple[str, ...]:
@@ -54,5 +55,8 @@ def experiments() -> list[Experiment]:
     for name in experiment_names():
         exp = load_experiment(name).experiment
         datasets = tuple(exp.get("datasets", []))
-        out.append(Experiment(name, exp.paper, exp.artifact, datasets, exp.kind in TABLE_KINDS, tuple(real_sets(exp))))
+        configs = tuple(str(p.relative_to(CONFIG_DIR.parent)) for p in experiment_files(name))
+        out.append(
+            Experiment(name, exp.paper, exp.artifact, datasets, exp.kind in TABLE_KINDS, tuple(real_sets(exp)), configs)
+        )
     return out
