@@ -99,12 +99,21 @@ def gaussian_ecd(errors, covariances) -> float:
     NEES_i = e_i^T P_i^-1 e_i (eq. 7). Consistent estimates (E NEES = d) give 0.
     """
     e = np.asarray(errors, dtype=np.float64)
-    if e.ndim != 2:
-        raise CalibInputError(f"errors must be an (N, d) array of x - mu; got shape {e.shape}")
-    cov = np.broadcast_to(np.asarray(covariances, dtype=np.float64), (e.shape[0], e.shape[1], e.shape[1]))
+    if e.ndim != 2 or e.shape[0] == 0 or not np.all(np.isfinite(e)):
+        raise CalibInputError(f"errors must be a finite (N, d) array of x - mu with N >= 1; got shape {e.shape}")
+    d = e.shape[1]
+    cov = np.asarray(covariances, dtype=np.float64)
+    if cov.shape not in ((d, d), (e.shape[0], d, d)) or not np.all(np.isfinite(cov)):
+        raise CalibInputError(
+            f"covariances must be finite, shape ({d}, {d}) or ({e.shape[0]}, {d}, {d}); got {cov.shape}"
+        )
+    cov = np.broadcast_to(cov, (e.shape[0], d, d))
+    if not np.allclose(cov, np.swapaxes(cov, 1, 2), rtol=1e-10, atol=0.0):
+        raise CalibInputError("covariances must be symmetric positive definite; got a non-symmetric matrix")
     try:
-        solved = np.linalg.solve(cov, e[:, :, None])[:, :, 0]
+        factor = np.linalg.cholesky(cov)
     except np.linalg.LinAlgError as exc:
-        raise CalibInputError("covariances must be symmetric positive definite (d, d) matrices") from exc
-    nees = np.einsum("ij,ij->i", e, solved)
-    return float(np.mean(nees - e.shape[1]) / 2.0)
+        raise CalibInputError("covariances must be symmetric positive definite; got one that is not") from exc
+    whitened = np.linalg.solve(factor, e[:, :, None])[:, :, 0]  # L^-1 e, so NEES = |L^-1 e|^2
+    nees = np.einsum("ij,ij->i", whitened, whitened)
+    return float(np.mean(nees - d) / 2.0)

@@ -68,7 +68,8 @@ def tolerance_for(ref: DictConfig, row: str, column: str, ours: pd.Series | None
         sd = np.nan if ours is None else ours.get((row, f"{column} sd"), np.nan)
         if not np.isfinite(sd):
             raise ValueError(f"rule sd_factor for cell ({row}, {column}) needs our value in column '{column} sd'")
-        return float(rule.sd_factor) * float(sd)
+        percent = any(fnmatch(column, p) for p in ref.get("percent_columns", []))
+        return float(rule.sd_factor) * float(sd) * (100.0 if percent else 1.0)
     return None if rule.tol is None else float(rule.tol)
 
 
