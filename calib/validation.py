@@ -17,6 +17,11 @@ KINDS = ("probs", "logprobs", "logits")
 _ROW_SUM_TOL = 1e-4
 
 
+_NOT_PROBABILITIES = (
+    "{name} (kind='probs') must lie in [0, 1]; for log-probabilities or logits say kind='logprobs' or 'logits'"
+)
+
+
 class CalibInputError(ValueError):
     """Raised for any invalid argument passed to a public ``calib`` function."""
 
@@ -52,7 +57,7 @@ def as_logprobs(scores, kind: str, name: str = "scores") -> np.ndarray:
         raise CalibInputError(f"{name} contains NaN (first rows: {rows}); remove or repair those samples")
     if kind == "probs":
         if (arr < 0).any() or (arr > 1).any() or np.isinf(arr).any():
-            raise CalibInputError(f"{name} (kind='probs') must lie in [0, 1]; did you mean kind='logits'?")
+            raise CalibInputError(_NOT_PROBABILITIES.format(name=name))
         _check_row_sums(arr.sum(axis=1), name, kind)
         with np.errstate(divide="ignore"):
             return np.log(arr / arr.sum(axis=1, keepdims=True))
@@ -81,7 +86,7 @@ def as_probs(scores, kind: str, name: str = "scores") -> np.ndarray:
     if not np.all((arr >= 0) & (arr <= 1)):  # also catches NaN
         if np.isnan(arr).any():
             raise CalibInputError(f"{name} contains NaN; remove or repair those samples")
-        raise CalibInputError(f"{name} (kind='probs') must lie in [0, 1]; did you mean kind='logits'?")
+        raise CalibInputError(_NOT_PROBABILITIES.format(name=name))
     sums = arr.sum(axis=1, keepdims=True)
     _check_row_sums(sums.ravel(), name, kind)
     return np.where(np.abs(sums - 1.0) <= 1e-12, arr, arr / sums)
