@@ -158,7 +158,7 @@ def _load_model(path: str):
     try:
         with Path(path).open("rb") as handle:
             saved = pickle.load(handle)  # noqa: S301 - the user's own file, written by `calib calibrate`
-    except (OSError, pickle.UnpicklingError, EOFError) as exc:
+    except Exception as exc:  # unpickling arbitrary bytes can fail in any way
         raise CalibInputError(f"{path}: not a calibrator saved by `calib calibrate --save-model` ({exc})") from exc
     if not isinstance(saved, dict) or saved.get("format") != MODEL_FORMAT:
         raise CalibInputError(f"{path}: not a calibrator saved by `calib calibrate --save-model`")
