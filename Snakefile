@@ -1,5 +1,6 @@
 # calib-repro workflow: `snakemake --cores 2` builds every configured paper artifact and the report.
 # Targets come from configs/ (pipeline/targets.py); each rule runs one Hydra step that can also be run by hand.
+# Each rule declares threads, memory (mem_mb) and runtime (minutes) for cluster profiles (profiles/).
 
 import re
 import sys
@@ -63,8 +64,10 @@ rule simulate:
         "logs/simulate/{dataset}.log",
     conda:
         "pipeline/envs/calib.yaml"
+    threads: 1
     resources:
         mem_mb=2000,
+        runtime=10,
     shell:
         "python -m pipeline.simulate dataset={wildcards.dataset} paths.results={params.results} > {log} 2>&1"
 
@@ -80,8 +83,10 @@ rule fetch:
         "logs/fetch/{real_set}.log",
     conda:
         "pipeline/envs/calib.yaml"
+    threads: 1
     resources:
-        mem_mb=2000,
+        mem_mb=1000,
+        runtime=10,
     shell:
         "python -m pipeline.fetch real_set={wildcards.real_set} paths.results={params.results} > {log} 2>&1"
         " || (cat {log} >&2; exit 1)"
@@ -98,8 +103,10 @@ rule zoo:
         "logs/zoo/{zoo_dataset}.log",
     conda:
         "pipeline/envs/calib.yaml"
+    threads: 1
     resources:
         mem_mb=2000,
+        runtime=15,
     shell:
         "python -m pipeline.zoo zoo_dataset={wildcards.zoo_dataset} paths.results={params.results} > {log} 2>&1"
 
@@ -123,8 +130,10 @@ rule evaluate:
         "logs/evaluate/{paper}_{artifact}.log",
     conda:
         "pipeline/envs/calib.yaml"
+    threads: 1
     resources:
-        mem_mb=2000,
+        mem_mb=4000,
+        runtime=30,
     shell:
         "python -m pipeline.evaluate experiment={wildcards.paper}_{wildcards.artifact} paths.results={params.results}"
         " > {log} 2>&1"
@@ -144,6 +153,10 @@ rule render_figure:
         "logs/render/{figure}.log",
     conda:
         "pipeline/envs/calib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     shell:
         "python -m pipeline.render experiment={params.experiment} paths.results={params.results} > {log} 2>&1"
 
@@ -163,6 +176,10 @@ rule render_table:
         "logs/render/{table}.log",
     conda:
         "pipeline/envs/calib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     shell:
         "python -m pipeline.render experiment={params.experiment} paths.results={params.results} > {log} 2>&1"
 
@@ -181,5 +198,9 @@ rule report:
         "logs/report.log",
     conda:
         "pipeline/envs/calib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     shell:
         "python -m pipeline.report paths.results={params.results} > {log} 2>&1"
