@@ -10,6 +10,7 @@ from calib.data.registry import REAL_SETS
 from calib.data.zoo import DATASETS as ZOO_DATASETS, MODELS as ZOO_MODELS, SPLITS as ZOO_SPLITS
 from pipeline.config import compose_config
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
+from pipeline.sweeps import load_sweep, points, sweep_names
 from pipeline.targets import experiments
 
 
@@ -36,6 +37,7 @@ TABLES = [key for key, e in EXPERIMENTS.items() if e.is_table]
 ARTIFACTS = [f"{RESULTS}/{key}{suffix}" for key, e in EXPERIMENTS.items() for suffix in e.suffixes]
 FETCHABLE = [name for name, entry in REAL_SETS.items() if not entry.unavailable]
 DATASETS = sorted(p.stem for p in Path("configs/dataset").glob("*.yaml"))
+SWEEPS = {name: load_sweep(name) for name in sweep_names()}
 
 
 wildcard_constraints:
@@ -44,6 +46,8 @@ wildcard_constraints:
     real_set="|".join(re.escape(name) for name in FETCHABLE),
     dataset="|".join(DATASETS),
     zoo_dataset="|".join(ZOO_DATASETS),
+    sweep="|".join(SWEEPS) or "^$",
+    point=r"\d+",
 
 
 rule all:
@@ -204,3 +208,60 @@ rule report:
         runtime=10,
     shell:
         "python -m pipeline.report paths.results={params.results} > {log} 2>&1"
+
+
+# Declared sweeps (configs/sweep/): `snakemake sweeps` builds every point and each aggregate figure.
+rule sweeps:
+    input:
+        [f"{RESULTS}/sweeps/{name}.png" for name in SWEEPS],
+
+
+def sweep_sets(wildcards):
+    """The real posterior sets a sweep's experiment reads."""
+    return [f"{RESULTS}/data/real/{s}.npz" for s in SWEEPS[wildcards.sweep].experiment.get("sets", [])]
+
+
+rule sweep_point:
+    input:
+        sweep_sets,
+        CODE,
+        "configs/sweep/{sweep}.yaml",
+    output:
+        f"{RESULTS}/sweeps/{{sweep}}/point_{{point}}.csv",
+    params:
+        results=lambda wildcards, output: Path(output[0]).parents[2],
+    log:
+        "logs/sweeps/{sweep}_{point}.log",
+    conda:
+        "pipeline/envs/calib.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    shell:
+        "python -m pipeline.sweeps sweep={wildcards.sweep} point={wildcards.point} paths.results={params.results}"
+        " > {log} 2>&1"
+
+
+rule sweep_aggregate:
+    input:
+        lambda wildcards: [
+            f"{RESULTS}/sweeps/{wildcards.sweep}/point_{i}.csv" for i in range(len(points(SWEEPS[wildcards.sweep])))
+        ],
+        "configs/sweep/{sweep}.yaml",
+    output:
+        f"{RESULTS}/sweeps/{{sweep}}.csv",
+        f"{RESULTS}/sweeps/{{sweep}}.pdf",
+        f"{RESULTS}/sweeps/{{sweep}}.png",
+    params:
+        results=lambda wildcards, output: Path(output[0]).parents[1],
+    log:
+        "logs/sweeps/{sweep}.log",
+    conda:
+        "pipeline/envs/calib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    shell:
+        "python -m pipeline.sweeps sweep={wildcards.sweep} paths.results={params.results} > {log} 2>&1"
