@@ -17,6 +17,9 @@ from pipeline.targets import experiments
 configfile: "configs/workflow.yaml"
 
 
+report: "pipeline/html/workflow.rst"
+
+
 RESULTS = config["results"]
 CODE = sorted(str(p) for p in Path(".").glob("calib/**/*.py")) + sorted(str(p) for p in Path(".").glob("pipeline/*.py"))
 SETTINGS = compose_config()
@@ -35,6 +38,8 @@ EXPERIMENTS = {key: e for key, e in ALL_EXPERIMENTS.items() if not MISSING[key]}
 FIGURES = [key for key, e in EXPERIMENTS.items() if not e.is_table]
 TABLES = [key for key, e in EXPERIMENTS.items() if e.is_table]
 ARTIFACTS = [f"{RESULTS}/{key}{suffix}" for key, e in EXPERIMENTS.items() for suffix in e.suffixes]
+PAPER_TITLES = dict(SETTINGS.papers)
+CAPTION = "pipeline/html/artifact.rst"
 FETCHABLE = [name for name, entry in REAL_SETS.items() if not entry.unavailable]
 DATASETS = sorted(p.stem for p in Path("configs/dataset").glob("*.yaml"))
 SWEEPS = {name: load_sweep(name) for name in sweep_names()}
@@ -55,6 +60,7 @@ rule all:
         ARTIFACTS,
         f"{RESULTS}/report.md",
         f"{RESULTS}/reproduction.csv",
+        f"{RESULTS}/reproduction_summary.csv",
 
 
 rule simulate:
@@ -143,14 +149,21 @@ rule evaluate:
         " > {log} 2>&1"
 
 
+def paper_title(wildcards):
+    """The report category of an artifact: its paper."""
+    key = getattr(wildcards, "figure", None) or wildcards.table
+    return PAPER_TITLES.get(EXPERIMENTS[key].paper, EXPERIMENTS[key].paper)
+
+
 rule render_figure:
     input:
         f"{RESULTS}/{{figure}}_values.csv",
         lambda wildcards: EXPERIMENTS[wildcards.figure].configs,
     output:
         f"{RESULTS}/{{figure}}.pdf",
-        f"{RESULTS}/{{figure}}.png",
+        report(f"{RESULTS}/{{figure}}.png", caption=CAPTION, category=paper_title, subcategory="Figures"),
     params:
+        caption=lambda wildcards: EXPERIMENTS[wildcards.figure].caption,
         experiment=lambda wildcards: EXPERIMENTS[wildcards.figure].name,
         results=lambda wildcards, output: Path(output[0]).parents[1],
     log:
@@ -170,10 +183,11 @@ rule render_table:
         f"{RESULTS}/{{table}}_values.csv",
         lambda wildcards: EXPERIMENTS[wildcards.table].configs,
     output:
-        f"{RESULTS}/{{table}}.csv",
+        report(f"{RESULTS}/{{table}}.csv", caption=CAPTION, category=paper_title, subcategory="Tables"),
         f"{RESULTS}/{{table}}.md",
         f"{RESULTS}/{{table}}.tex",
     params:
+        caption=lambda wildcards: EXPERIMENTS[wildcards.table].caption,
         experiment=lambda wildcards: EXPERIMENTS[wildcards.table].name,
         results=lambda wildcards, output: Path(output[0]).parents[1],
     log:
@@ -195,7 +209,12 @@ rule report:
         references="configs/reference",
     output:
         markdown=f"{RESULTS}/report.md",
-        table=f"{RESULTS}/reproduction.csv",
+        table=report(
+            f"{RESULTS}/reproduction.csv", caption="pipeline/html/reproduction_cells.rst", category="Reproduction summary"
+        ),
+        summary=report(
+            f"{RESULTS}/reproduction_summary.csv", caption="pipeline/html/reproduction.rst", category="Reproduction summary"
+        ),
     params:
         results=lambda wildcards, output: Path(output.markdown).parent,
     log:
@@ -252,8 +271,9 @@ rule sweep_aggregate:
     output:
         f"{RESULTS}/sweeps/{{sweep}}.csv",
         f"{RESULTS}/sweeps/{{sweep}}.pdf",
-        f"{RESULTS}/sweeps/{{sweep}}.png",
+        report(f"{RESULTS}/sweeps/{{sweep}}.png", caption=CAPTION, category="Sweeps"),
     params:
+        caption=lambda wildcards: f"**Sweep {wildcards.sweep}**: {SWEEPS[wildcards.sweep].title}.",
         results=lambda wildcards, output: Path(output[0]).parents[1],
     log:
         "logs/sweeps/{sweep}.log",

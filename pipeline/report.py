@@ -80,8 +80,19 @@ def build(cfg: DictConfig) -> tuple[pd.DataFrame, str]:
             sections += [shown.to_markdown(index=False), ""]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=REPORT_COLUMNS)
     total = frame.status.value_counts().to_dict()
+    per_paper = summary(frame, list(cfg.papers)).to_markdown(index=False)
     sections.insert(4, "Overall: " + ", ".join(f"{k}: {v}" for k, v in sorted(total.items())) + "\n")
+    sections.insert(5, per_paper + "\n")
     return frame, "\n".join(sections)
+
+
+def summary(frame: pd.DataFrame, papers: list[str]) -> pd.DataFrame:
+    """Per paper: published numbers compared, and how many pass, fail, are reported or not reproducible."""
+    status = frame.status.str.replace(r"^not-reproducible.*", "not reproducible", regex=True)
+    counts = pd.crosstab(frame.paper, status).reindex(index=papers, fill_value=0)
+    columns = ["pass", "fail", "reported", "not reproducible"]
+    counts = counts.reindex(columns=columns, fill_value=0)
+    return counts.assign(published=counts.sum(axis=1))[["published", *columns]].rename_axis("paper").reset_index()
 
 
 @hydra.main(version_base=None, config_path="../configs", config_name="config")
@@ -89,6 +100,7 @@ def main(cfg: DictConfig) -> None:
     frame, text = build(cfg)
     results = Path(cfg.paths.results)
     write_csv(results / "reproduction.csv", frame)
+    write_csv(results / "reproduction_summary.csv", summary(frame, list(cfg.papers)))
     write_text(results / "report.md", text)
     print(f"report: {len(frame)} published numbers compared: {frame.status.value_counts().to_dict()}")
 

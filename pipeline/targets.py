@@ -25,6 +25,7 @@ class Experiment:
     is_table: bool
     real_sets: tuple[str, ...] = ()
     configs: tuple[str, ...] = ()
+    caption: str = ""
 
     @property
     def suffixes(self) -> tuple[str, ...]:
@@ -49,6 +50,18 @@ def real_sets(node) -> list[str]:
     return sorted({s for s in found if s not in REAL_SETS or not REAL_SETS[s].unavailable})
 
 
+def caption(exp: DictConfig, sets: tuple[str, ...]) -> str:
+    """What an artifact shows (its title), where its data come from, and the note of its config."""
+    text = f"**{exp.paper} / {exp.artifact}**: {exp.title}."
+    if sets:
+        text += " Real posterior sets: " + ", ".join(f"``{s}``" for s in sets) + "."
+    if "reference" in exp:
+        text += " Its published numbers are compared in the reproduction report."
+    if "note" in exp:
+        text += f" {exp.note}"
+    return text
+
+
 def experiments() -> list[Experiment]:
     """Every configured experiment."""
     out = []
@@ -56,7 +69,10 @@ def experiments() -> list[Experiment]:
         exp = load_experiment(name).experiment
         datasets = tuple(exp.get("datasets", []))
         configs = tuple(str(p.relative_to(CONFIG_DIR.parent)) for p in experiment_files(name))
+        sets = tuple(real_sets(exp))
         out.append(
-            Experiment(name, exp.paper, exp.artifact, datasets, exp.kind in TABLE_KINDS, tuple(real_sets(exp)), configs)
+            Experiment(
+                name, exp.paper, exp.artifact, datasets, exp.kind in TABLE_KINDS, sets, configs, caption(exp, sets)
+            )
         )
     return out
