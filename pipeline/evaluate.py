@@ -13,6 +13,7 @@ from omegaconf import DictConfig
 
 from pipeline.evaluators import EVALUATORS
 from pipeline.io import values_frame, write_csv
+from pipeline.lazy import resolve
 from pipeline.sources import DataSources
 
 
@@ -30,7 +31,7 @@ def main(cfg: DictConfig) -> None:
         raise SystemExit(f"experiment kind {exp.kind!r} is unknown; known kinds: {sorted(EVALUATORS)}")
     start = time.perf_counter()
 
-    frame = values_frame(EVALUATORS[exp.kind](exp, DataSources(cfg.paths.data)))
+    frame = values_frame(resolve(EVALUATORS[exp.kind])(exp, DataSources(cfg.paths.data)))
     path = write_csv(values_path(cfg.paths.results, exp), frame)
     print(f"evaluate: wrote {path} ({len(frame)} values) in {time.perf_counter() - start:.1f} s")
 

@@ -9,6 +9,7 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from pipeline.evaluate import values_path
+from pipeline.lazy import resolve
 from pipeline.renderers import RENDERERS
 
 
@@ -23,7 +24,7 @@ def main(cfg: DictConfig) -> None:
             f"{source} is missing: run `python -m pipeline.evaluate experiment={exp.paper}_{exp.artifact}`"
         )
     stem = Path(cfg.paths.results) / exp.paper / exp.artifact
-    paths = RENDERERS[exp.kind](exp, pd.read_csv(source), stem)
+    paths = resolve(RENDERERS[exp.kind])(exp, pd.read_csv(source), stem)
     print("render: wrote " + ", ".join(str(p) for p in paths))
 
 

@@ -41,6 +41,7 @@ from calib.plots.style import figure_style, save_figure
 from calib.scores import brier, cross_entropy
 from pipeline.config import CONFIG_DIR
 from pipeline.io import values_frame, write_csv
+from pipeline.lazy import resolve
 from pipeline.sources import DataSources
 
 SWEEP_DIR = CONFIG_DIR / "sweep"
@@ -159,6 +160,7 @@ def run_point(sweep: DictConfig, index: int, data: DataSources) -> pd.DataFrame:
 
     exp = point_experiment(sweep, index)
     evaluator = SWEEP_KINDS.get(exp.kind) or EVALUATORS.get(exp.kind)
+    evaluator = resolve(evaluator) if evaluator is not None else None
     if evaluator is None:
         raise SystemExit(
             f"sweep {sweep.name}: unknown kind {exp.kind!r}; known: {sorted(SWEEP_KINDS)} and experiments'"

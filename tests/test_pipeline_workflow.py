@@ -344,6 +344,19 @@ def test_low_ece_is_not_safe_and_recalibration_fixes_it(results):
     assert abs(weighted["DP-xv ECD"]) < 0.1
 
 
+def test_html_report_has_every_artifact_with_its_caption(results, tmp_path):
+    html = tmp_path / "report.html"
+    done = subprocess.run(
+        ["snakemake", "--report", str(html), "--config", f"results={results}"],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = html.read_text()
+    assert "Reproduction summary" in text and "reproduction_summary.csv" in text
+    for artifact in ("vaicenavicius2019/fig14.png", "ecd2025/table1.csv", "ferrer2024/fig6.png"):
+        assert artifact in text, artifact
+
+
 def test_second_run_has_nothing_to_do_and_one_deleted_figure_rebuilds_alone(results):
     assert "Nothing to be done" in _snakemake(results)
     (results / "ferrer2024" / "fig5.png").unlink()
