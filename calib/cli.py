@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pickle
 import sys
 from pathlib import Path
@@ -87,6 +88,14 @@ def _load(path: str, args) -> PosteriorSet:
     return load_posteriors(file, kind=args.kind, label_column=args.labels)
 
 
+def _read_costs(path: str) -> np.ndarray:
+    """A cost matrix from a CSV without header: row i = true class i, column j = decision j."""
+    try:
+        return np.loadtxt(path, delimiter=",", ndmin=2)
+    except (OSError, ValueError) as exc:
+        raise CalibInputError(f"--costs {path}: not a CSV of numbers, one row per class ({exc})") from exc
+
+
 def _summary_text(name: str, summary: Summary) -> str:
     lines = [f"{name}: {summary.n_samples} samples, {summary.n_classes} classes"]
     for metric, m in summary.metrics.items():
@@ -135,8 +144,20 @@ def _evaluate(args) -> int:
     progress = _Progress(args.quiet)
     pset = _load(args.file, args)
     progress(f"loaded {args.file}: {pset.n_samples} samples, {pset.n_classes} classes")
+    costs = {"0-1": zero_one_costs(pset.n_classes)}
+    if args.abstain is not None:
+        costs["0-1 + abstain"] = zero_one_costs(pset.n_classes, abstention=args.abstain)
+    if args.costs:
+        costs[Path(args.costs).stem] = _read_costs(args.costs)
     summary = evaluate(
-        pset.logprobs(), pset.labels, kind="logprobs", n_boot=args.bootstrap, seed=args.seed, progress=progress
+        pset.logprobs(),
+        pset.labels,
+        kind="logprobs",
+        costs=costs,
+        priors=args.priors,
+        n_boot=args.bootstrap,
+        seed=args.seed,
+        progress=progress,
     )
     if args.json:
         print(json.dumps({"file": args.file, "recommended": summary.recommended, "metrics": summary.as_records()}))
@@ -231,6 +252,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input_options(ev)
     ev.add_argument("--out", help="directory for metrics.json, metrics.csv and reliability.png / .pdf")
     ev.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
+    ev.add_argument("--priors", type=float, nargs="+", help="class priors for NCE, NBS and the risks (one per class)")
+    ev.add_argument(
+        "--abstain", type=float, help="also the Bayes risk of 0-1 costs with an abstain decision of this cost"
+    )
+    ev.add_argument(
+        "--costs", help="also the Bayes risk of this cost matrix (CSV, row = true class, column = decision)"
+    )
     ev.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples for the intervals (0: none)")
     ev.add_argument("--seed", type=int, default=0)
     ev.set_defaults(run=_evaluate)
@@ -262,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     except (CalibInputError, FileNotFoundError) as exc:
         print(f"calib {args.command}: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # the reader closed the pipe (e.g. `| head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -25,11 +25,11 @@ from calib.bootstrap import bootstrap_indices, percentile_interval
 from calib.calibration_error import ece_binary, ece_classwise, ece_top_label
 from calib.calibration_loss import calibration_loss
 from calib.calibrators import AffineCalibrator, HistogramBinning, IsotonicCalibrator, TemperatureScaling, VectorScaling
-from calib.decisions import normalized_risk, zero_one_costs
+from calib.decisions import check_costs, normalized_risk, zero_one_costs
 from calib.entropic import ecd
 from calib.kernel import smooth_ece_top_label
 from calib.scores import brier, cross_entropy
-from calib.validation import check_inputs, check_positive_int
+from calib.validation import as_priors, check_inputs, check_positive_int
 
 ECE_BINS = 15
 NO_CALIBRATOR = "none: no calibrator lowers the cross-validated log loss"
@@ -64,15 +64,18 @@ class Summary:
         return [{"metric": k, "value": m.value, "low": m.low, "high": m.high} for k, m in self.metrics.items()]
 
 
-def point_metrics(logp: np.ndarray, labels: np.ndarray, costs: dict[str, np.ndarray]) -> dict[str, float]:
-    """Every bootstrapped metric of validated log-posteriors (no calibrator is fitted)."""
+def point_metrics(logp: np.ndarray, labels: np.ndarray, costs: dict[str, np.ndarray], priors=None) -> dict[str, float]:
+    """Every bootstrapped metric of validated log-posteriors (no calibrator is fitted). With ``priors``,
+    NCE, NBS and the risks weight each class to that prior (paper 000, eqs. 36-37)."""
     k = logp.shape[1]
     out = {
         "accuracy": float(np.mean(logp.argmax(axis=1) == labels)),
-        "NCE": cross_entropy(logp, labels, kind="logprobs", normalize=True),
-        "NBS": brier(logp, labels, kind="logprobs", scaling="mean", normalize=True),
+        "NCE": cross_entropy(logp, labels, kind="logprobs", priors=priors, normalize=True),
+        "NBS": brier(logp, labels, kind="logprobs", scaling="mean", priors=priors, normalize=True),
     }
-    out |= {f"NRisk {name}": normalized_risk(logp, labels, c, kind="logprobs") for name, c in costs.items()}
+    out |= {
+        f"NRisk {name}": normalized_risk(logp, labels, c, kind="logprobs", priors=priors) for name, c in costs.items()
+    }
     out["ECE top-label"] = ece_top_label(logp, labels, kind="logprobs", n_bins=ECE_BINS)
     if k == 2:
         out["ECE positive class"] = ece_binary(logp, labels, kind="logprobs", n_bins=ECE_BINS)
@@ -89,6 +92,7 @@ def evaluate(
     *,
     kind: str,
     costs: dict[str, np.ndarray] | None = None,
+    priors=None,
     n_boot: int = 200,
     alpha: float = 0.05,
     seed: int = 0,
@@ -98,16 +102,19 @@ def evaluate(
     logp, y = check_inputs(scores, labels, kind)
     n_boot = check_positive_int(n_boot, "n_boot", minimum=0) if n_boot else 0
     say = progress or (lambda _: None)
-    costs = costs or {"0-1": zero_one_costs(logp.shape[1])}
+    costs = {
+        name: check_costs(c, logp.shape[1]) for name, c in (costs or {"0-1": zero_one_costs(logp.shape[1])}).items()
+    }
+    priors = None if priors is None else as_priors(priors, logp.shape[1])
     summary = Summary(logp.shape[0], logp.shape[1])
     say("metrics on the full data")
-    point = point_metrics(logp, y, costs)
+    point = point_metrics(logp, y, costs, priors)
     draws = []
     if n_boot:
         for b, rows in enumerate(bootstrap_indices(y.size, n_boot=n_boot, seed=seed)):
             if b % max(1, n_boot // 10) == 0:
                 say(f"bootstrap {b}/{n_boot}")
-            draws.append(list(point_metrics(logp[rows], y[rows], costs).values()))
+            draws.append(list(point_metrics(logp[rows], y[rows], costs, priors).values()))
         low, high = percentile_interval(np.array(draws), alpha)
     for i, (name, value) in enumerate(point.items()):
         summary.metrics[name] = Metric(value, *(float(low[i]), float(high[i])) if n_boot else ())

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from calib.decisions import normalized_risk, zero_one_costs
 from calib.scores import cross_entropy
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,6 +80,28 @@ def test_evaluate_json_and_quiet(user_csv, tmp_path):
     parsed = json.loads(done.stdout)
     assert {m["metric"] for m in parsed["metrics"]} >= {"accuracy", "NCE", "NBS", "ECD", "smooth ECE"}
     assert all(np.isnan(m["low"]) for m in parsed["metrics"])  # --bootstrap 0: no intervals
+
+
+def test_priors_and_cost_matrices(user_csv, tmp_path):
+    (tmp_path / "costs.csv").write_text("0,1,1\n10,0,1\n1,1,0\n")
+    done = _calib(
+        "evaluate", str(user_csv), "--priors", "0.2", "0.3", "0.5", "--abstain", "0.1", "--costs", "costs.csv",
+        "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    metrics = {m["metric"]: m["value"] for m in json.loads(done.stdout)["metrics"]}
+    frame = pd.read_csv(user_csv)
+    probs, labels = frame[["cat", "dog", "bird"]].to_numpy(), frame.label.to_numpy()
+    priors = np.array([0.2, 0.3, 0.5])
+    costs = np.loadtxt(tmp_path / "costs.csv", delimiter=",")
+    assert metrics["NRisk costs"] == pytest.approx(normalized_risk(probs, labels, costs, kind="probs", priors=priors))
+    abstain = zero_one_costs(3, abstention=0.1)
+    assert metrics["NRisk 0-1 + abstain"] == pytest.approx(
+        normalized_risk(probs, labels, abstain, kind="probs", priors=priors)
+    )
+    assert metrics["NCE"] == pytest.approx(cross_entropy(probs, labels, kind="probs", priors=priors, normalize=True))
+    bad = _calib("evaluate", str(user_csv), "--priors", "0.5", "0.6", "0.1", "--quiet", cwd=tmp_path)
+    assert bad.returncode == 1 and "priors must sum to 1" in bad.stderr
 
 
 def _broken(tmp_path: Path, user_csv: Path, fault: str) -> Path:
