@@ -140,6 +140,7 @@ SWEEP_KINDS = {
     "smooth_ece_bandwidth": smooth_ece_bandwidth,
     "synthetic_metrics": synthetic_metrics,
     "calibrator_protocol": calibrator_protocol,
+    "ecd_temperature": "pipeline.entropic_tables:temperature_point",
 }
 
 
