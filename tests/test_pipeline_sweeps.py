@@ -83,10 +83,11 @@ def test_every_declared_sweep_expands_into_snakemake_jobs(tmp_path):
 
 
 def test_ecd_temperature_sweep_point_matches_the_population_value(tmp_path):
-    # notes/004 Sect. 3 item 4: E[ECD] = -0.1600 at T = 3 for t ~ U(-5, 5) (4 printed decimals); the
-    # Monte Carlo mean over 20 x 10,000 has sd about 0.002, so 4 sd is 0.008.
+    # notes/004 Sect. 3 item 4: E[ECD] = -0.1600 at T = 3 for t ~ U(-5, 5), 4 decimals from the notes' own
+    # numerics (our quadrature gives -0.15995), so 1e-4; the Monte Carlo mean over 20 x 10,000 has sd about
+    # 0.002, so 4 sd is 0.008.
     sweep = load_sweep("ecd_temperature")
     index = [p["temperature"] for p in points(sweep)].index(3.0)
     frame = run_point(sweep, index, DataSources(tmp_path)).set_index("row").value
-    assert abs(frame["population (quadrature)"] - (-0.1600)) < 5e-5
+    assert abs(frame["population (quadrature)"] - (-0.1600)) < 1e-4
     assert abs(frame["Monte Carlo"] - frame["population (quadrature)"]) < 0.008
