@@ -1,0 +1,88 @@
+"""SKCE (Widmann et al. 2019) against a dense reference, its binary closed form and its null mean."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calib.kernel_calibration import median_bandwidth, skce
+from calib.validation import CalibInputError
+
+
+def _data(seed: int, n: int, k: int, calibrated: bool = True, scale: float = 1.0):
+    rng = np.random.default_rng(seed)
+    logits = 2.0 * rng.normal(size=(n, k))
+    truth = np.exp(logits - logits.max(axis=1, keepdims=True))
+    truth /= truth.sum(axis=1, keepdims=True)
+    labels = (rng.random(n)[:, None] > np.cumsum(truth, axis=1)).sum(axis=1).clip(max=k - 1)
+    model = logits if calibrated else scale * logits
+    probs = np.exp(model - model.max(axis=1, keepdims=True))
+    return probs / probs.sum(axis=1, keepdims=True), labels
+
+
+def _dense(p, y, nu, kernel):
+    """Every pair written out: kappa(p_i, p_j) (e_yi - p_i)^T (e_yj - p_j)."""
+    residual = np.eye(p.shape[1])[y] - p
+    dist = np.linalg.norm(p[:, None, :] - p[None, :, :], axis=2)
+    kappa = np.exp(-dist / nu) if kernel == "laplacian" else np.exp(-(dist**2) / (2 * nu**2))
+    return kappa * (residual @ residual.T)
+
+
+@pytest.mark.parametrize("kernel", ["laplacian", "gaussian"])
+@pytest.mark.parametrize("k", [2, 4])
+def test_estimators_match_a_dense_reference(kernel, k):
+    p, y = _data(0, 150, k, calibrated=False, scale=2.0)
+    h = _dense(p, y, 0.3, kernel)
+    n = y.size
+    unbiased = (h.sum() - np.trace(h)) / (n * (n - 1))
+    # The library forms squared distances as |a|^2 + |b|^2 - 2 a.b (one matrix product): exact to float
+    # rounding for the Gaussian kernel, while the Laplacian's square root turns a cancellation of ~1e-16
+    # between near-identical predictions into ~1e-8. Hence 1e-12 and 1e-7 relative.
+    rel = 1e-12 if kernel == "gaussian" else 1e-7
+    assert skce(p, y, kind="probs", kernel=kernel, bandwidth=0.3) == pytest.approx(unbiased, rel=rel)
+    biased = skce(p, y, kind="probs", kernel=kernel, bandwidth=0.3, estimator="biased")
+    assert biased == pytest.approx(h.mean(), rel=rel)
+    linear = np.mean([h[2 * i, 2 * i + 1] for i in range(n // 2)])
+    assert skce(p, y, kind="probs", kernel=kernel, bandwidth=0.3, estimator="block") == pytest.approx(linear, rel=rel)
+
+
+def test_binary_closed_form():
+    # two classes: <e_y - p, e_y' - p'> = 2 (y - p_1)(y' - p'_1)
+    p, y = _data(1, 120, 2, calibrated=False, scale=3.0)
+    r = y - p[:, 1]
+    dist = np.abs(p[:, None, 1] - p[None, :, 1]) * np.sqrt(2)
+    h = np.exp(-dist / 0.2) * 2 * np.outer(r, r)
+    n = y.size
+    expected = (h.sum() - np.trace(h)) / (n * (n - 1))
+    assert skce(p, y, kind="probs", bandwidth=0.2) == pytest.approx(expected, rel=1e-7)  # Laplacian: see above
+
+
+def test_unbiased_estimator_has_mean_zero_under_calibration_and_not_otherwise():
+    calibrated = [skce(*_data(s, 300, 3), kind="probs", bandwidth=0.5) for s in range(40)]
+    mean, se = np.mean(calibrated), np.std(calibrated, ddof=1) / np.sqrt(len(calibrated))
+    assert abs(mean) < 4 * se  # E = 0 under calibration; 4 standard errors
+    overconfident = [
+        skce(*_data(s, 300, 3, calibrated=False, scale=3.0), kind="probs", bandwidth=0.5) for s in range(5)
+    ]
+    assert min(overconfident) > mean + 10 * se
+
+
+def test_row_blocks_do_not_change_the_value(monkeypatch):
+    import calib.kernel_calibration as module
+
+    p, y = _data(2, 400, 3, calibrated=False, scale=2.0)
+    whole = skce(p, y, kind="probs", bandwidth=0.4)
+    monkeypatch.setattr(module, "_BLOCK_PAIRS", 400 * 7)  # 7 rows at a time
+    assert skce(p, y, kind="probs", bandwidth=0.4) == pytest.approx(whole, rel=1e-12)
+
+
+def test_median_bandwidth_and_bad_arguments():
+    p, y = _data(3, 50, 3)
+    d = np.linalg.norm(p[:, None] - p[None, :], axis=2)[np.triu_indices(50, 1)]
+    assert median_bandwidth(p) == pytest.approx(np.median(d), rel=1e-12)
+    with pytest.raises(CalibInputError, match="estimator"):
+        skce(p, y, kind="probs", estimator="quadratic")
+    with pytest.raises(CalibInputError, match="bandwidth"):
+        skce(p, y, kind="probs", bandwidth=-1.0)
+    with pytest.raises(CalibInputError, match="distinct predictions"):
+        skce(np.full((5, 3), 1 / 3), np.zeros(5, dtype=int), kind="probs")
