@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from calib.kernel_calibration import median_bandwidth, skce
+from calib.kernel_calibration import median_bandwidth, mmce, skce
 from calib.validation import CalibInputError
 
 
@@ -86,3 +86,30 @@ def test_median_bandwidth_and_bad_arguments():
         skce(p, y, kind="probs", bandwidth=-1.0)
     with pytest.raises(CalibInputError, match="distinct predictions"):
         skce(np.full((5, 3), 1 / 3), np.zeros(5, dtype=int), kind="probs")
+
+
+def _dense_mmce_sum(p, y, nu):
+    r = p.max(axis=1)
+    a = (p.argmax(axis=1) == y) - r
+    return np.sum(np.outer(a, a) * np.exp(-np.abs(r[:, None] - r[None, :]) / nu)), a
+
+
+@pytest.mark.parametrize("nu", [0.4, 0.05, 0.005])
+def test_mmce_sorted_cumulative_sums_match_every_pair(nu):
+    p, y = _data(4, 300, 5, calibrated=False, scale=2.0)
+    total, a = _dense_mmce_sum(p, y, nu)
+    n = y.size
+    # the cumulative sums reorder float additions of terms up to exp(1/nu): 1e-9 relative
+    assert mmce(p, y, kind="probs", bandwidth=nu) == pytest.approx(np.sqrt(total / n**2), rel=1e-9)
+    unbiased = (total - np.sum(a * a)) / (n * (n - 1))
+    assert mmce(p, y, kind="probs", bandwidth=nu, estimator="unbiased") == pytest.approx(unbiased, rel=1e-9)
+
+
+def test_mmce_is_zero_for_exact_confidences_and_grows_with_overconfidence():
+    # a prediction whose confidence is 1 and right has c - r = 0: MMCE = 0 exactly
+    p = np.eye(3)[[0, 1, 2, 0]]
+    assert mmce(p, np.array([0, 1, 2, 0]), kind="probs") == 0.0
+    values = [mmce(*_data(5, 2000, 3, calibrated=False, scale=s), kind="probs") for s in (1.0, 2.0, 4.0)]
+    assert values[0] < values[1] < values[2]
+    with pytest.raises(CalibInputError, match="bandwidth"):
+        mmce(p, np.array([0, 1, 2, 0]), kind="probs", bandwidth=0.0)
