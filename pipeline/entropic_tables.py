@@ -18,7 +18,7 @@ from omegaconf import DictConfig
 from scipy.integrate import quad
 from scipy.special import expit
 
-from calib.calibration_error import binary_reliability
+from calib.calibration_error import ReliabilityBins, binary_reliability
 from calib.data.ecd_simulation import simulate
 from calib.entropic import ecd_terms, entropic_bins, single_datum_bound
 from calib.plots.reliability import reliability_bars
@@ -145,46 +145,58 @@ def render_simulation_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -
     return write_table(stem, pd.DataFrame(lines, columns=["bin", *columns]), caption)
 
 
+def _diagram_records(row: str, scores, labels, kind: str, n_bins: int) -> list[dict]:
+    """Per bin (x = bin index) the count, mean prediction and frequency, then the weighted ECE, ESCE, ECD."""
+    bins = binary_reliability(scores, labels, kind=kind, n_bins=n_bins, closed="left")
+    records = []
+    for b in range(n_bins):
+        records.append({"row": row, "column": "count", "x": b, "value": bins.counts[b]})
+        if bins.counts[b]:
+            records.append({"row": row, "column": "mean", "x": b, "value": bins.mean_confidence[b]})
+            records.append({"row": row, "column": "frequency", "x": b, "value": bins.frequency[b]})
+    table = entropic_bins(scores, labels, kind=kind, n_bins=n_bins)
+    return records + [{"row": row, "column": m, "value": table.weighted(m.lower())} for m in METRICS]
+
+
+def _diagram_from_values(part: pd.DataFrame, n_bins: int) -> tuple[ReliabilityBins, pd.Series]:
+    """Inverse of :func:`_diagram_records`: the reliability bins and the weighted metrics."""
+    wide = part[part.x.notna()].pivot(index="x", columns="column", values="value").reindex(range(n_bins))
+    edges = np.arange(n_bins + 1) / n_bins
+    bins = ReliabilityBins(
+        edges, wide["count"].to_numpy().astype(int), wide["mean"].to_numpy(), wide["frequency"].to_numpy()
+    )
+    return bins, part[part.x.isna()].set_index("column").value
+
+
 def simulation_figures(exp: DictConfig, data: DataSources) -> list[dict]:
     """Figs. 3-4: one seeded dataset per setting: histogram counts and reliability bins (x = bin index)."""
     rng = np.random.default_rng(exp.seed)
     records = []
     for sigma in exp.sigmas:
         p1, y = simulate(exp.n_samples, sigma=sigma, rng=rng, **exp.generator)
-        label = _setting_label(sigma)
-        bins = binary_reliability(_binary(p1), y, kind="probs", n_bins=exp.n_bins, closed="left")
-        for b in range(exp.n_bins):
-            records.append({"row": label, "column": "count", "x": b, "value": bins.counts[b]})
-            if bins.counts[b]:
-                records.append({"row": label, "column": "mean", "x": b, "value": bins.mean_confidence[b]})
-                records.append({"row": label, "column": "frequency", "x": b, "value": bins.frequency[b]})
-        table = entropic_bins(_binary(p1), y, kind="probs", n_bins=exp.n_bins)
-        records += [{"row": label, "column": m, "value": table.weighted(m.lower())} for m in METRICS]
+        records += _diagram_records(_setting_label(sigma), _binary(p1), y, "probs", exp.n_bins)
     return records
 
 
 def render_simulation_figures(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
     """``figure: histograms`` (Fig. 3) or ``figure: reliability`` (Fig. 4), one panel per setting."""
-    from calib.calibration_error import ReliabilityBins
-
     labels = [_setting_label(s) for s in exp.sigmas]
-    edges = np.arange(exp.n_bins + 1) / exp.n_bins
     with figure_style():
         fig, axes = plt.subplots(1, len(labels), figsize=(3.3 * len(labels), 3.2), layout="constrained")
         for ax, label, letter in zip(axes, labels, "abc", strict=False):
-            part = values[values.row == label]
-            wide = part[part.x.notna()].pivot(index="x", columns="column", values="value").reindex(range(exp.n_bins))
-            summary = part[part.x.isna()].set_index("column").value
+            bins, summary = _diagram_from_values(values[values.row == label], exp.n_bins)
             if exp.figure == "histograms":
                 ax.bar(
-                    edges[:-1], wide["count"], width=1 / exp.n_bins, align="edge", color="tab:blue", edgecolor="white"
+                    bins.edges[:-1],
+                    bins.counts,
+                    width=1 / exp.n_bins,
+                    align="edge",
+                    color="tab:blue",
+                    edgecolor="white",
                 )
                 ax.set_xlabel(r"$\hat p$ (class 1)")
                 ax.set_ylabel("count")
             else:
-                bins = ReliabilityBins(
-                    edges, wide["count"].to_numpy().astype(int), wide["mean"].to_numpy(), wide["frequency"].to_numpy()
-                )
                 reliability_bars(ax, bins)
                 ax.set_xlabel(r"mean predicted probability of class 1")
                 ax.set_ylabel("fraction of positives")
@@ -257,31 +269,16 @@ def real_bin_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
     systems, labels = _real_inputs(exp, data)
     records = []
     for name, logp in systems.items():
-        bins = binary_reliability(logp, labels, kind="logprobs", n_bins=exp.n_bins, closed="left")
-        for b in range(exp.n_bins):
-            records.append({"row": name, "column": "count", "x": b, "value": bins.counts[b]})
-            if bins.counts[b]:
-                records.append({"row": name, "column": "mean", "x": b, "value": bins.mean_confidence[b]})
-                records.append({"row": name, "column": "frequency", "x": b, "value": bins.frequency[b]})
-        table = entropic_bins(logp, labels, kind="logprobs", n_bins=exp.n_bins)
-        records += [{"row": name, "column": m, "value": table.weighted(m.lower())} for m in METRICS]
+        records += _diagram_records(name, logp, labels, "logprobs", exp.n_bins)
     return records
 
 
 def render_real_bin_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Two reliability diagrams (raw, DP-xv) with the weighted ECE, ESCE and ECD in the titles."""
-    from calib.calibration_error import ReliabilityBins
-
-    edges = np.arange(exp.n_bins + 1) / exp.n_bins
     with figure_style():
         fig, axes = plt.subplots(1, 2, figsize=(6.6, 3.4), layout="constrained")
         for ax, name in zip(axes, ("raw", "DP-xv"), strict=True):
-            part = values[values.row == name]
-            wide = part[part.x.notna()].pivot(index="x", columns="column", values="value").reindex(range(exp.n_bins))
-            summary = part[part.x.isna()].set_index("column").value
-            bins = ReliabilityBins(
-                edges, wide["count"].to_numpy().astype(int), wide["mean"].to_numpy(), wide["frequency"].to_numpy()
-            )
+            bins, summary = _diagram_from_values(values[values.row == name], exp.n_bins)
             reliability_bars(ax, bins)
             ax.set_xlabel("mean predicted probability of class 1")
             ax.set_ylabel("fraction of positives")

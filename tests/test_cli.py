@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -20,14 +21,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _calib(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env_path = {"PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-m", "calib.cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         check=False,
-        env={**__import__("os").environ, **env_path},
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
 
 
