@@ -72,6 +72,8 @@ rule simulate:
         results=lambda wildcards, output: Path(output[0]).parents[1],
     log:
         "logs/simulate/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/simulate/{dataset}.tsv",
     conda:
         "pipeline/envs/calib.yaml"
     threads: 1
@@ -91,6 +93,8 @@ rule fetch:
         results=lambda wildcards, output: Path(output[0]).parents[2 + wildcards.real_set.count("/")],
     log:
         "logs/fetch/{real_set}.log",
+    benchmark:
+        "logs/benchmarks/fetch/{real_set}.tsv",
     conda:
         "pipeline/envs/calib.yaml"
     threads: 1
@@ -111,6 +115,8 @@ rule zoo:
         results=lambda wildcards, output: Path(output[0]).parents[5],
     log:
         "logs/zoo/{zoo_dataset}.log",
+    benchmark:
+        "logs/benchmarks/zoo/{zoo_dataset}.tsv",
     conda:
         "pipeline/envs/calib.yaml"
     threads: 1
@@ -138,6 +144,8 @@ rule evaluate:
         results=lambda wildcards, output: Path(output[0]).parents[1],
     log:
         "logs/evaluate/{paper}_{artifact}.log",
+    benchmark:
+        "logs/benchmarks/evaluate/{paper}_{artifact}.tsv",
     conda:
         "pipeline/envs/calib.yaml"
     threads: 1
@@ -168,6 +176,8 @@ rule render_figure:
         results=lambda wildcards, output: Path(output[0]).parents[1],
     log:
         "logs/render/{figure}.log",
+    benchmark:
+        "logs/benchmarks/render/{figure}.tsv",
     conda:
         "pipeline/envs/calib.yaml"
     threads: 1
@@ -192,6 +202,8 @@ rule render_table:
         results=lambda wildcards, output: Path(output[0]).parents[1],
     log:
         "logs/render/{table}.log",
+    benchmark:
+        "logs/benchmarks/render/{table}.tsv",
     conda:
         "pipeline/envs/calib.yaml"
     threads: 1
@@ -219,6 +231,8 @@ rule report:
         results=lambda wildcards, output: Path(output.markdown).parent,
     log:
         "logs/report.log",
+    benchmark:
+        "logs/benchmarks/report.tsv",
     conda:
         "pipeline/envs/calib.yaml"
     threads: 1
@@ -251,6 +265,8 @@ rule sweep_point:
         results=lambda wildcards, output: Path(output[0]).parents[2],
     log:
         "logs/sweeps/{sweep}_{point}.log",
+    benchmark:
+        "logs/benchmarks/sweeps/{sweep}_{point}.tsv",
     conda:
         "pipeline/envs/calib.yaml"
     threads: 1
@@ -277,6 +293,8 @@ rule sweep_aggregate:
         results=lambda wildcards, output: Path(output[0]).parents[1],
     log:
         "logs/sweeps/{sweep}.log",
+    benchmark:
+        "logs/benchmarks/sweeps/{sweep}.tsv",
     conda:
         "pipeline/envs/calib.yaml"
     threads: 1

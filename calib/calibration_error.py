@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import beta
+from scipy.special import betaincinv
 
 from calib.binning import bin_ids, bin_statistics, equal_width_edges
 from calib.validation import CalibInputError, as_labels, as_probs
@@ -88,8 +88,8 @@ class ReliabilityBins:
         n = self.counts.astype(np.float64)
         k = np.round(self.frequency * n)
         with np.errstate(invalid="ignore"):
-            low = np.where(k > 0, beta.ppf(alpha / 2, k, n - k + 1), 0.0)
-            high = np.where(k < n, beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
+            low = np.where(k > 0, betaincinv(k, n - k + 1, alpha / 2), 0.0)
+            high = np.where(k < n, betaincinv(k + 1, n - k, 1 - alpha / 2), 1.0)
         empty = self.counts == 0
         return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
 

@@ -6,20 +6,14 @@ Writes ``<paths.results>/<paper>/<artifact>_values.csv``; the rendered figure or
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import hydra
 from omegaconf import DictConfig
 
 from pipeline.evaluators import EVALUATORS
-from pipeline.io import values_frame, write_csv
+from pipeline.io import values_frame, values_path, write_csv
 from pipeline.lazy import resolve
 from pipeline.sources import DataSources
-
-
-def values_path(results: str | Path, exp: DictConfig) -> Path:
-    """Where the tidy values of experiment ``exp`` go under the ``results`` folder."""
-    return Path(results) / exp.paper / f"{exp.artifact}_values.csv"
 
 
 @hydra.main(version_base=None, config_path="../configs", config_name="config")

@@ -13,6 +13,11 @@ import pandas as pd
 VALUE_COLUMNS = ["row", "column", "x", "value", "ci_low", "ci_high"]
 
 
+def values_path(results: str | Path, exp) -> Path:
+    """Where the tidy values of experiment ``exp`` go under the ``results`` folder."""
+    return Path(results) / exp.paper / f"{exp.artifact}_values.csv"
+
+
 def atomic_write(path: Path, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp)`` then move ``tmp`` onto ``path``, so a failed step never leaves a half file."""
     path = Path(path)

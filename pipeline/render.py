@@ -8,7 +8,7 @@ import hydra
 import pandas as pd
 from omegaconf import DictConfig
 
-from pipeline.evaluate import values_path
+from pipeline.io import values_path
 from pipeline.lazy import resolve
 from pipeline.renderers import RENDERERS
 

@@ -15,8 +15,7 @@ from omegaconf import DictConfig
 
 from calib.data.registry import REAL_SETS
 from pipeline.config import experiment_names, load_experiment
-from pipeline.evaluate import values_path
-from pipeline.io import write_csv, write_text
+from pipeline.io import values_path, write_csv, write_text
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.references import REPORT_COLUMNS, compare
 from pipeline.renderers import TABLE_KINDS
