@@ -29,20 +29,18 @@ from calib.validation import CalibInputError, check_inputs, check_positive_int
 
 KERNELS = ("laplacian", "gaussian")
 ESTIMATORS = ("unbiased", "biased", "block")
-# Row blocks hold about this many (row, column) pairs.
-_BLOCK_PAIRS = 1 << 22
+# Pairs are summed in tiles of rows x columns (about 4 MB), so that the passes over a tile stay in cache;
+# the block estimator holds about _BLOCK_PAIRS pairs at a time.
+_TILE_ROWS, _TILE_COLS = 256, 2048
+_BLOCK_PAIRS = 1 << 20
 _MEDIAN_SAMPLES = 2000
+# exp(1 / nu) overflows float64 below this bandwidth (r spans [0, 1]).
+_MIN_PAIR_SUM_BANDWIDTH = 1.0 / 700.0
 
 
 def _distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     sq = np.sum(a**2, axis=1)[:, None] + np.sum(b**2, axis=1)[None, :] - 2.0 * a @ b.T
     return np.sqrt(np.maximum(sq, 0.0))
-
-
-def _kappa(distances: np.ndarray, bandwidth: float, kernel: str) -> np.ndarray:
-    if kernel == "laplacian":
-        return np.exp(-distances / bandwidth)
-    return np.exp(-(distances**2) / (2.0 * bandwidth**2))
 
 
 def median_bandwidth(probs: np.ndarray, seed: int = 0) -> float:
@@ -57,13 +55,114 @@ def median_bandwidth(probs: np.ndarray, seed: int = 0) -> float:
     return median
 
 
-def _pair_terms(p_rows, y_rows, p_cols, y_cols, bandwidth, kernel) -> np.ndarray:
-    """h for every (row, column) pair: kappa * (1[y = y'] - p'_y - p_y' + <p, p'>)."""
-    inner = (y_rows[:, None] == y_cols[None, :]).astype(np.float64)
-    inner -= p_cols[:, y_rows].T  # p'_y
-    inner -= p_rows[:, y_cols]  # p_y'
-    inner += p_rows @ p_cols.T
-    return _kappa(_distances(p_rows, p_cols), bandwidth, kernel) * inner
+class _PairKernel:
+    """h((p, y), (p', y')) = kappa(p, p') <u, u'> with u = e_y - p, evaluated block by block.
+
+    ``block(rows, cols)`` is the (rows x cols) matrix of h built in place from two matrix products
+    (<p, p'> for the distances and <u, u'> for the inner products): a few passes over the block, no
+    gathers. The diagonal h(i, i) = |u_i|^2 (kappa(p, p) = 1).
+    """
+
+    def __init__(self, p: np.ndarray, y: np.ndarray, bandwidth: float, kernel: str):
+        self.p = p
+        self.u = -p
+        self.u[np.arange(y.size), y] += 1.0
+        self.sq = np.sum(p * p, axis=1)
+        self.bandwidth, self.kernel = bandwidth, kernel
+
+    @property
+    def n(self) -> int:
+        return self.sq.size
+
+    def block(self, rows: slice, cols: slice) -> np.ndarray:
+        out = self.p[rows] @ self.p[cols].T
+        out *= -2.0
+        out += self.sq[rows, None]
+        out += self.sq[None, cols]
+        np.maximum(out, 0.0, out=out)  # squared distances
+        if self.kernel == "laplacian":
+            np.sqrt(out, out=out)
+            out *= -1.0 / self.bandwidth
+        else:
+            out *= -0.5 / self.bandwidth**2
+        np.exp(out, out=out)
+        out *= self.u[rows] @ self.u[cols].T
+        return out
+
+    def diagonal_sum(self) -> float:
+        return float(np.sum(self.u * self.u))
+
+    def tiles(self):
+        """(rows, cols, h on rows x cols, on the diagonal?) covering every unordered pair once.
+
+        Square tiles sit on the diagonal; the rest of each row band is cut into tiles of
+        ``_TILE_COLS`` columns, small enough for the in-place passes to stay in cache.
+        """
+        n = self.n
+        for start in range(0, n, _TILE_ROWS):
+            rows = slice(start, min(n, start + _TILE_ROWS))
+            yield rows, rows, self.block(rows, rows), True
+            for col in range(rows.stop, n, _TILE_COLS):
+                cols = slice(col, min(n, col + _TILE_COLS))
+                yield rows, cols, self.block(rows, cols), False
+
+    def off_diagonal_sum(self) -> float:
+        """sum_{i != j} h_ij = the diagonal tiles without their trace + twice the rest (h is symmetric)."""
+        total = 0.0
+        for _, _, tile, on_diagonal in self.tiles():
+            total += float(np.sum(tile)) - float(np.trace(tile)) if on_diagonal else 2.0 * float(np.sum(tile))
+        return total
+
+    def quadratic_forms(self, weights: np.ndarray) -> np.ndarray:
+        """sum_{i != j} w_bi w_bj h_ij for every row w_b of ``weights`` (B x n), tile by tile."""
+        total = np.zeros(weights.shape[0])
+        for rows, cols, tile, on_diagonal in self.tiles():
+            if on_diagonal:
+                np.fill_diagonal(tile, 0.0)
+            forms = np.einsum("bi,bi->b", weights[:, rows], (tile @ weights[:, cols].T).T)
+            total += forms if on_diagonal else 2.0 * forms
+        return total
+
+
+def _check_bandwidth(bandwidth, probs: np.ndarray) -> float:
+    if isinstance(bandwidth, str) and bandwidth == "median":
+        return median_bandwidth(probs)
+    if isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float)) or not np.isfinite(bandwidth):
+        raise CalibInputError(f"bandwidth must be a positive number or 'median'; got {bandwidth!r}")
+    if bandwidth <= 0:
+        raise CalibInputError(f"bandwidth must be a positive number or 'median'; got {bandwidth!r}")
+    return float(bandwidth)
+
+
+def skce_kernel(scores, labels, *, kind: str, kernel: str = "laplacian", bandwidth="median") -> _PairKernel:
+    """The validated pair kernel h of (``scores``, ``labels``), for the estimators and the tests."""
+    if kernel not in KERNELS:
+        raise CalibInputError(f"kernel must be one of {KERNELS}; got {kernel!r}")
+    logp, y = check_inputs(scores, labels, kind)
+    p = np.exp(logp)
+    return _PairKernel(p, y, _check_bandwidth(bandwidth, p), kernel)
+
+
+def block_values(h: _PairKernel, block_size: int) -> np.ndarray:
+    """The unbiased estimate within each of the n // ``block_size`` consecutive blocks (a leftover tail is dropped)."""
+    size = check_positive_int(block_size, "block_size", minimum=2)
+    n_blocks = h.n // size
+    if n_blocks == 0:
+        raise CalibInputError(f"the block estimator needs at least block_size = {size} samples; got {h.n}")
+    m = n_blocks * size
+    p = h.p[:m].reshape(n_blocks, size, -1)
+    u = h.u[:m].reshape(n_blocks, size, -1)
+    sq = h.sq[:m].reshape(n_blocks, size)
+    values = np.empty(n_blocks)
+    step = max(1, _BLOCK_PAIRS // (size * size))
+    for start in range(0, n_blocks, step):
+        b = slice(start, start + step)
+        d2 = np.maximum(sq[b, :, None] + sq[b, None, :] - 2.0 * p[b] @ p[b].transpose(0, 2, 1), 0.0)
+        kappa = np.exp(-np.sqrt(d2) / h.bandwidth) if h.kernel == "laplacian" else np.exp(-d2 / (2 * h.bandwidth**2))
+        pairs = kappa * (u[b] @ u[b].transpose(0, 2, 1))
+        diagonal = np.einsum("bii->b", pairs)
+        values[b] = (pairs.sum(axis=(1, 2)) - diagonal) / (size * (size - 1))
+    return values
 
 
 def skce(
@@ -76,56 +175,34 @@ def skce(
     bandwidth="median",
     block_size: int = 2,
 ) -> float:
-    """The SKCE of (``scores``, ``labels``) with kernel ``kappa * I`` (see the module docstring)."""
+    """The SKCE of (``scores``, ``labels``) with kernel ``kappa * I`` (see the module docstring).
+
+    Two classes with the Laplacian kernel take the exact O(n log n) closed form (sorted cumulative
+    sums on p_1, since ||p - p'|| = sqrt(2) |p_1 - p'_1|); otherwise the pairs are summed in row blocks.
+    """
     if estimator not in ESTIMATORS:
         raise CalibInputError(f"estimator must be one of {ESTIMATORS}; got {estimator!r}")
-    if kernel not in KERNELS:
-        raise CalibInputError(f"kernel must be one of {KERNELS}; got {kernel!r}")
-    logp, y = check_inputs(scores, labels, kind)
-    p = np.exp(logp)
-    n = y.size
-    if bandwidth == "median":
-        bandwidth = median_bandwidth(p)
-    if not isinstance(bandwidth, (int, float)) or not np.isfinite(bandwidth) or bandwidth <= 0:
-        raise CalibInputError(f"bandwidth must be a positive number or 'median'; got {bandwidth!r}")
+    h = skce_kernel(scores, labels, kind=kind, kernel=kernel, bandwidth=bandwidth)
+    n = h.n
     if estimator == "block":
-        size = check_positive_int(block_size, "block_size", minimum=2)
-        n_blocks = n // size
-        if n_blocks == 0:
-            raise CalibInputError(f"the block estimator needs at least block_size = {size} samples; got {n}")
-        values = [
-            _u_statistic(p[b * size : (b + 1) * size], y[b * size : (b + 1) * size], bandwidth, kernel)
-            for b in range(n_blocks)
-        ]
-        return float(np.mean(values))
+        return float(np.mean(block_values(h, block_size)))
+    if estimator == "unbiased" and n < 2:
+        raise CalibInputError("the unbiased estimator needs at least 2 samples")
+    diagonal = h.diagonal_sum()
+    if h.p.shape[1] == 2 and kernel == "laplacian" and h.bandwidth / np.sqrt(2.0) > _MIN_PAIR_SUM_BANDWIDTH:
+        # <u, u'> = 2 a a' with a = y - p_1 (= u[:, 1])
+        off_diagonal = 2.0 * _laplacian_pair_sum(h.p[:, 1], h.u[:, 1], h.bandwidth / np.sqrt(2.0)) - diagonal
+    else:
+        off_diagonal = h.off_diagonal_sum()
     if estimator == "unbiased":
-        if n < 2:
-            raise CalibInputError("the unbiased estimator needs at least 2 samples")
-        return _u_statistic(p, y, bandwidth, kernel)
-    total = 0.0
-    rows = max(1, _BLOCK_PAIRS // n)
-    for start in range(0, n, rows):
-        stop = min(n, start + rows)
-        total += float(np.sum(_pair_terms(p[start:stop], y[start:stop], p, y, bandwidth, kernel)))
-    return total / (n * n)
-
-
-def _u_statistic(p: np.ndarray, y: np.ndarray, bandwidth: float, kernel: str) -> float:
-    """Mean of h over ordered pairs i != j, summed in row blocks (the diagonal is removed)."""
-    n = y.size
-    total = 0.0
-    rows = max(1, _BLOCK_PAIRS // n)
-    for start in range(0, n, rows):
-        stop = min(n, start + rows)
-        block = _pair_terms(p[start:stop], y[start:stop], p, y, bandwidth, kernel)
-        block[np.arange(stop - start), np.arange(start, stop)] = 0.0
-        total += float(np.sum(block))
-    return total / (n * (n - 1))
+        return off_diagonal / (n * (n - 1))
+    return (off_diagonal + diagonal) / (n * n)
 
 
 def _laplacian_pair_sum(r: np.ndarray, a: np.ndarray, bandwidth: float) -> float:
     """sum_{i, j} a_i a_j exp(-|r_i - r_j| / nu) in O(n log n): after sorting, the pairs j < i give
-    exp(-r_i / nu) * cumsum(a_j exp(r_j / nu)) (r in [0, 1], so the exponentials stay finite for nu > 1/700)."""
+    exp(-r_i / nu) * cumsum(a_j exp(r_j / nu)) (r in [0, 1], so the exponentials stay finite for
+    nu > _MIN_PAIR_SUM_BANDWIDTH)."""
     order = np.argsort(r, kind="stable")
     r, a = r[order] / bandwidth, a[order]
     shift = r - r.max()  # exp(shift) <= 1; the product below rescales exactly
@@ -143,7 +220,7 @@ def mmce(scores, labels, *, kind: str, bandwidth: float = 0.4, estimator: str = 
     """
     if estimator not in ("biased", "unbiased"):
         raise CalibInputError(f"estimator must be 'biased' or 'unbiased'; got {estimator!r}")
-    if not isinstance(bandwidth, (int, float)) or not 1.0 / 700.0 < bandwidth < np.inf:
+    if not isinstance(bandwidth, (int, float)) or not _MIN_PAIR_SUM_BANDWIDTH < bandwidth < np.inf:
         raise CalibInputError(f"bandwidth must be a number above 1/700; got {bandwidth!r}")
     logp, y = check_inputs(scores, labels, kind)
     r = np.exp(logp.max(axis=1))

@@ -67,13 +67,17 @@ def test_unbiased_estimator_has_mean_zero_under_calibration_and_not_otherwise():
     assert min(overconfident) > mean + 10 * se
 
 
-def test_row_blocks_do_not_change_the_value(monkeypatch):
+def test_tiles_do_not_change_the_value(monkeypatch):
     import calib.kernel_calibration as module
 
     p, y = _data(2, 400, 3, calibrated=False, scale=2.0)
     whole = skce(p, y, kind="probs", bandwidth=0.4)
-    monkeypatch.setattr(module, "_BLOCK_PAIRS", 400 * 7)  # 7 rows at a time
+    blocks = skce(p, y, kind="probs", bandwidth=0.4, estimator="block", block_size=40)
+    monkeypatch.setattr(module, "_TILE_ROWS", 7)  # ragged tiles: 400 = 57 * 7 + 1
+    monkeypatch.setattr(module, "_TILE_COLS", 13)
+    monkeypatch.setattr(module, "_BLOCK_PAIRS", 3 * 40 * 40)  # 3 blocks at a time
     assert skce(p, y, kind="probs", bandwidth=0.4) == pytest.approx(whole, rel=1e-12)
+    assert skce(p, y, kind="probs", bandwidth=0.4, estimator="block", block_size=40) == pytest.approx(blocks, rel=1e-12)
 
 
 def test_median_bandwidth_and_bad_arguments():
