@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from calib.bootstrap import bootstrap_indices, percentile_interval
+from calib.bootstrap import percentile_interval, resample_blocks
 from calib.calibrators import (
     AffineCalibrator,
     BetaCalibrator,
@@ -36,7 +36,7 @@ from calib.calibrators import (
 )
 from calib.data.real import PosteriorSet, load_posteriors
 from calib.decisions import zero_one_costs
-from calib.summary import Summary, evaluate, point_metrics
+from calib.summary import Summary, evaluate, point_metrics, resampled_metrics
 from calib.validation import CalibInputError
 
 KINDS = ("probs", "logprobs", "logits")
@@ -227,10 +227,10 @@ def _compare(args) -> int:
     point = [point_metrics(lp, labels, costs) for lp in logps]
     progress(f"paired bootstrap over {args.bootstrap} resamples")
     diffs = []
-    for rows in bootstrap_indices(labels.size, n_boot=args.bootstrap, seed=args.seed):
-        values = [point_metrics(lp[rows], labels[rows], costs) for lp in logps]
-        diffs.append([[v[m] - values[0][m] for m in COMPARED] for v in values[1:]])
-    low, high = percentile_interval(np.array(diffs), 0.05)
+    for rows in resample_blocks(labels.size, n_boot=args.bootstrap, seed=args.seed):
+        values = [resampled_metrics(lp, labels, costs, None, rows) for lp in logps]
+        diffs.append(np.array([[v[m] - values[0][m] for m in COMPARED] for v in values[1:]]))  # (S - 1, M, b)
+    low, high = percentile_interval(np.concatenate(diffs, axis=-1).transpose(2, 0, 1), 0.05)
     lines = ["metric".ljust(16) + "".join(n[:18].rjust(20) for n in names)]
     for m in COMPARED:
         lines.append(m.ljust(16) + "".join(f"{p[m]:20.4f}" for p in point))

@@ -12,6 +12,8 @@ most log loss it removes), or none when every RCL-CE is negative.
 
 Intervals are percentile bootstrap intervals (B resamples, seeded) of every metric except RCL,
 whose calibrators would have to be refitted per resample; RCL is reported as a point estimate.
+Resamples are evaluated a block at a time (:func:`resampled_metrics`): every metric but smooth ECE
+is a function of per-class or per-bin sums of per-sample values, one ``bincount`` per block.
 """
 
 from __future__ import annotations
@@ -20,16 +22,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import entr
 
-from calib.bootstrap import bootstrap_indices, percentile_interval
+from calib.bootstrap import ece_terms, grouped_sums, percentile_interval, resample_blocks, resampled_ece
 from calib.calibration_error import ece_binary, ece_classwise, ece_top_label
 from calib.calibration_loss import calibration_loss
 from calib.calibrators import AffineCalibrator, HistogramBinning, IsotonicCalibrator, TemperatureScaling, VectorScaling
 from calib.decisions import check_costs, normalized_risk, zero_one_costs
-from calib.entropic import ecd
+from calib.entropic import ecd, ecd_terms
 from calib.kernel import smooth_ece_top_label
-from calib.scores import brier, cross_entropy
-from calib.validation import as_priors, check_inputs, check_positive_int
+from calib.scores import brier, brier_losses, cross_entropy
+from calib.validation import CalibInputError, as_priors, as_probs, check_inputs, check_positive_int
 
 ECE_BINS = 15
 NO_CALIBRATOR = "none: no calibrator lowers the cross-validated log loss"
@@ -86,6 +89,55 @@ def point_metrics(logp: np.ndarray, labels: np.ndarray, costs: dict[str, np.ndar
     return out
 
 
+def _checked_positive(values: np.ndarray, what: str) -> np.ndarray:
+    if np.any(values <= 0):
+        raise CalibInputError(f"a bootstrap resample {what}; use more samples per class, or n_boot=0")
+    return values
+
+
+def resampled_metrics(logp: np.ndarray, labels: np.ndarray, costs: dict, priors, rows: np.ndarray) -> dict:
+    """:func:`point_metrics` of every resample in the block ``rows`` (b, N): name -> (b,) values.
+
+    With empirical priors a mean is sum / N; with ``priors`` it is sum_h P_h S_h / N_h over the class
+    sums S_h (eqs. 36-37), so each resample needs only its per-class counts and sums (one
+    ``bincount`` each); ECEs need per-bin sums (:func:`calib.bootstrap.resampled_ece`). Smooth ECE
+    searches its bandwidth per resample and is computed one resample at a time.
+    """
+    n, k = logp.shape
+    counts = grouped_sums(rows, labels, k)
+    if priors is None:
+        p = counts / n
+
+        def mean(values):
+            return values[rows].sum(axis=1) / n
+
+    else:
+        p = np.broadcast_to(priors, counts.shape)
+        _checked_positive(counts, "lacks a class, which the prior weighting needs")
+
+        def mean(values):
+            return np.sum(priors * grouped_sums(rows, labels, k, values) / counts, axis=1)
+
+    probs = as_probs(logp, "logprobs")
+    losses = -logp[np.arange(n), labels]
+    out = {
+        "accuracy": np.mean((logp.argmax(axis=1) == labels)[rows], axis=1),
+        "NCE": mean(losses) / _checked_positive(entr(p).sum(axis=1), "holds a single class (NCE is undefined)"),
+        "NBS": mean(brier_losses(logp, labels, "mean"))
+        / _checked_positive(np.sum(p * (1.0 - p), axis=1) / k, "holds a single class (NBS is undefined)"),
+    }
+    for name, c in costs.items():
+        decision_costs = c[labels, np.argmin(probs @ c, axis=1)]
+        naive = _checked_positive(np.min(p @ c, axis=1), "gives the best constant decision zero cost")
+        out[f"NRisk {name}"] = mean(decision_costs) / naive
+    out["ECE top-label"] = resampled_ece(ece_terms(probs, labels, view="top_label", n_bins=ECE_BINS), rows)
+    view, name = ("binary", "ECE positive class") if k == 2 else ("classwise", "ECE class-wise")
+    out[name] = resampled_ece(ece_terms(probs, labels, view=view, n_bins=ECE_BINS), rows)
+    out["smooth ECE"] = np.array([smooth_ece_top_label(logp[r], labels[r], kind="logprobs") for r in rows])
+    out["ECD"] = ecd_terms(logp, labels, kind="logprobs")[rows].mean(axis=1)
+    return out
+
+
 def evaluate(
     scores,
     labels,
@@ -109,13 +161,13 @@ def evaluate(
     summary = Summary(logp.shape[0], logp.shape[1])
     say("metrics on the full data")
     point = point_metrics(logp, y, costs, priors)
-    draws = []
     if n_boot:
-        for b, rows in enumerate(bootstrap_indices(y.size, n_boot=n_boot, seed=seed)):
-            if b % max(1, n_boot // 10) == 0:
-                say(f"bootstrap {b}/{n_boot}")
-            draws.append(list(point_metrics(logp[rows], y[rows], costs, priors).values()))
-        low, high = percentile_interval(np.array(draws), alpha)
+        draws, done = [], 0
+        for rows in resample_blocks(y.size, n_boot=n_boot, seed=seed):
+            say(f"bootstrap {done}/{n_boot}")
+            draws.append(np.column_stack(list(resampled_metrics(logp, y, costs, priors, rows).values())))
+            done += rows.shape[0]
+        low, high = percentile_interval(np.concatenate(draws), alpha)
     for i, (name, value) in enumerate(point.items()):
         summary.metrics[name] = Metric(value, *(float(low[i]), float(high[i])) if n_boot else ())
     best, best_rcl = "", -np.inf

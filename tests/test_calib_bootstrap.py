@@ -3,7 +3,16 @@
 import numpy as np
 import pytest
 
-from calib.bootstrap import bootstrap, bootstrap_indices, percentile_interval
+import calib.bootstrap
+from calib.bootstrap import (
+    bootstrap,
+    bootstrap_ece,
+    bootstrap_indices,
+    grouped_sums,
+    percentile_interval,
+    resample_blocks,
+)
+from calib.calibration_error import ece_binary, ece_classwise, ece_top_label
 from calib.validation import CalibInputError
 
 
@@ -103,3 +112,46 @@ def test_bad_arrays_and_counts_are_rejected():
         bootstrap_indices(10, n_boot=0, seed=0)
     with pytest.raises(CalibInputError, match="n_samples"):
         bootstrap_indices(0, n_boot=5, seed=0)
+
+
+def _posteriors(seed: int, n: int, k: int):
+    rng = np.random.default_rng(seed)
+    probs = rng.dirichlet(np.full(k, 0.5), size=n)
+    return probs, rng.integers(0, k, n)
+
+
+@pytest.mark.parametrize(
+    ("view", "k", "ece"), [("top_label", 4, ece_top_label), ("binary", 2, ece_binary), ("classwise", 3, ece_classwise)]
+)
+def test_batched_ece_bootstrap_equals_the_loop_over_resamples(view, k, ece):
+    probs, y = _posteriors(0, 500, k)
+    result = bootstrap_ece(probs, y, kind="probs", n_bins=10, view=view, n_boot=30, seed=4)
+    loop = [ece(probs[rows], y[rows], kind="probs", n_bins=10) for rows in bootstrap_indices(500, n_boot=30, seed=4)]
+    # per-bin sums in another order than the per-bin means of the loop: float rounding only
+    np.testing.assert_allclose(result.values[:, 0], loop, rtol=0, atol=1e-15)
+    assert result.estimate[0] == pytest.approx(ece(probs, y, kind="probs", n_bins=10), abs=1e-15)
+    assert result.low[0] <= result.estimate[0] <= result.high[0]
+
+
+def test_resample_blocks_bound_memory_and_keep_one_stream(monkeypatch):
+    whole = np.random.default_rng(9).integers(0, 50, size=(40, 50))
+    np.testing.assert_array_equal(bootstrap_indices(50, n_boot=40, seed=9), whole)  # one block when it fits
+    monkeypatch.setattr(calib.bootstrap, "_BLOCK_CELLS", 50 * 6)
+    blocks = list(resample_blocks(50, n_boot=40, seed=9))
+    assert [b.shape for b in blocks] == [(6, 50)] * 6 + [(4, 50)]
+    # the class-wise ECE splits a block further (K cells per sample) without changing the resamples
+    probs, y = _posteriors(1, 50, 3)
+    split = bootstrap_ece(probs, y, kind="probs", n_bins=5, view="classwise", n_boot=40, seed=9).values[:, 0]
+    loop = [ece_classwise(probs[r], y[r], kind="probs", n_bins=5) for r in np.concatenate(blocks)]
+    np.testing.assert_allclose(split, loop, rtol=0, atol=1e-15)
+
+
+def test_grouped_sums_is_a_per_resample_group_sum():
+    rows = np.array([[0, 0, 3], [1, 2, 2]])
+    keys, values = np.array([1, 0, 1, 2]), np.array([0.5, 2.0, 4.0, 8.0])
+    np.testing.assert_array_equal(grouped_sums(rows, keys, 3, values), [[0.0, 1.0, 8.0], [2.0, 8.0, 0.0]])
+    np.testing.assert_array_equal(grouped_sums(rows, keys, 3), [[0, 2, 1], [1, 2, 0]])
+    with pytest.raises(CalibInputError, match="view"):
+        bootstrap_ece(*_posteriors(2, 20, 3), kind="probs", view="marginal")
+    with pytest.raises(CalibInputError, match="K = 2"):
+        bootstrap_ece(*_posteriors(2, 20, 3), kind="probs", view="binary")

@@ -1,0 +1,33 @@
+"""calib.summary: the batched bootstrap metrics equal point_metrics on every resample."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calib.bootstrap import bootstrap_indices
+from calib.decisions import zero_one_costs
+from calib.summary import point_metrics, resampled_metrics
+from calib.validation import CalibInputError, check_inputs
+
+
+@pytest.mark.parametrize(("k", "priors"), [(2, None), (4, None), (4, [0.1, 0.2, 0.3, 0.4])])
+def test_resampled_metrics_equal_point_metrics_per_resample(k, priors):
+    rng = np.random.default_rng(k)
+    logp, y = check_inputs(2.0 * rng.normal(size=(300, k)), rng.integers(0, k, 300), "logits")
+    costs = {"0-1": zero_one_costs(k), "skewed": np.abs(rng.normal(size=(k, k))) * (1 - np.eye(k))}
+    priors = None if priors is None else np.array(priors)
+    rows = bootstrap_indices(300, n_boot=7, seed=1)
+    batch = resampled_metrics(logp, y, costs, priors, rows)
+    loop = [point_metrics(logp[r], y[r], costs, priors) for r in rows]
+    assert list(batch) == list(loop[0])  # same metrics, same order
+    for name, values in batch.items():
+        # class and bin sums are added in another order than the loop's means: float rounding only
+        np.testing.assert_allclose(values, [m[name] for m in loop], rtol=1e-14, atol=1e-15, err_msg=name)
+
+
+def test_a_resample_without_a_class_is_a_clear_error_under_priors():
+    logp, y = check_inputs(np.zeros((5, 3)), np.array([0, 1, 1, 1, 2]), "logits")
+    rows = np.array([[1, 1, 2, 3, 4]])  # class 0 drawn zero times
+    with pytest.raises(CalibInputError, match="lacks a class"):
+        resampled_metrics(logp, y, {"0-1": zero_one_costs(3)}, np.full(3, 1 / 3), rows)
