@@ -9,6 +9,7 @@ from pathlib import Path
 from calib.data.registry import REAL_SETS
 from calib.data.zoo import DATASETS as ZOO_DATASETS, MODELS as ZOO_MODELS, SPLITS as ZOO_SPLITS
 from pipeline.config import compose_config
+from pipeline.io import write_code_stamp
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.sweeps import load_sweep, points, sweep_names
 from pipeline.targets import experiments
@@ -22,6 +23,9 @@ report: "pipeline/html/workflow.rst"
 
 RESULTS = config["results"]
 CODE = sorted(str(p) for p in Path(".").glob("calib/**/*.py")) + sorted(str(p) for p in Path(".").glob("pipeline/*.py"))
+# One file stands for all the code: jobs depend on it rather than on ~80 modules each (fewer files for the
+# scheduler to stat), and it records which code built the results.
+CODE_STAMP = f"{RESULTS}/code.sha256"
 SETTINGS = compose_config()
 ALL_EXPERIMENTS = {f"{e.paper}/{e.artifact}": e for e in experiments()}
 MISSING = {
@@ -63,9 +67,25 @@ rule all:
         f"{RESULTS}/reproduction_summary.csv",
 
 
-rule simulate:
+rule code_stamp:
     input:
         CODE,
+    output:
+        CODE_STAMP,
+    localrule: True
+    log:
+        "logs/code_stamp.log",
+    threads: 1
+    resources:
+        mem_mb=200,
+        runtime=1,
+    run:
+        write_code_stamp(input, output[0])
+
+
+rule simulate:
+    input:
+        CODE_STAMP,
     output:
         f"{RESULTS}/data/{{dataset}}.npz",
     params:
@@ -108,7 +128,7 @@ rule fetch:
 
 rule zoo:
     input:
-        CODE,
+        CODE_STAMP,
     output:
         [f"{RESULTS}/data/real/zoo/{{zoo_dataset}}/{model}/{split}.npz" for model in ZOO_MODELS for split in ZOO_SPLITS],
     params:
@@ -137,7 +157,7 @@ def experiment_inputs(wildcards):
 rule evaluate:
     input:
         experiment_inputs,
-        CODE,
+        CODE_STAMP,
     output:
         f"{RESULTS}/{{paper}}/{{artifact}}_values.csv",
     params:
@@ -167,6 +187,7 @@ rule render_figure:
     input:
         f"{RESULTS}/{{figure}}_values.csv",
         lambda wildcards: EXPERIMENTS[wildcards.figure].configs,
+        CODE_STAMP,
     output:
         f"{RESULTS}/{{figure}}.pdf",
         report(f"{RESULTS}/{{figure}}.png", caption=CAPTION, category=paper_title, subcategory="Figures"),
@@ -192,6 +213,7 @@ rule render_table:
     input:
         f"{RESULTS}/{{table}}_values.csv",
         lambda wildcards: EXPERIMENTS[wildcards.table].configs,
+        CODE_STAMP,
     output:
         report(f"{RESULTS}/{{table}}.csv", caption=CAPTION, category=paper_title, subcategory="Tables"),
         f"{RESULTS}/{{table}}.md",
@@ -218,6 +240,7 @@ rule report:
     input:
         [f"{RESULTS}/{key}_values.csv" for key in EXPERIMENTS],
         [f"{RESULTS}/{key}.md" for key in TABLES],
+        CODE_STAMP,
         references="configs/reference",
     output:
         markdown=f"{RESULTS}/report.md",
@@ -257,7 +280,7 @@ def sweep_sets(wildcards):
 rule sweep_point:
     input:
         sweep_sets,
-        CODE,
+        CODE_STAMP,
         "configs/sweep/{sweep}.yaml",
     output:
         f"{RESULTS}/sweeps/{{sweep}}/point_{{point}}.csv",
