@@ -94,43 +94,31 @@ def _binned_ece_setup(n: int, problem: str):
         logp, labels = multiclass_problem(n, CLASSES)
         probs = scores = np.exp(logp)
 
-    def ours(preset: str):
-        return lambda: preset_ece(probs, labels, kind="probs", preset=preset, n_bins=ECE_BINS)
+    def peer(name: str, run, preset: str, tolerance: float = EXACT, **options) -> Peer:
+        """``run`` (None: the peer is not installed) against calib's preset_ece with the peer's conventions."""
+        if run is None:
+            return not_installed(name)
+        ours = partial(preset_ece, probs, labels, kind="probs", preset=preset, n_bins=ECE_BINS)
+        return Peer(name, run, ours, absolute_difference, tolerance, note=f"calib preset {preset!r}", **options)
 
-    exact = {"distance": absolute_difference, "tolerance": EXACT}
     peers = [
-        Peer("netcal ECE", partial(netcal_ece, scores, labels), ours("netcal"), **exact)
-        if netcal_metrics
-        else not_installed("netcal"),
-        Peer(
+        peer("netcal ECE", netcal_metrics and partial(netcal_ece, scores, labels), "netcal"),
+        peer(
             "torchmetrics calibration_error (float32)",
-            partial(torchmetrics_ece, scores, labels),
-            ours("torchmetrics"),
-            distance=absolute_difference,
-            tolerance=FLOAT32_ECE,
+            torchmetrics_classification and partial(torchmetrics_ece, scores, labels),
+            "torchmetrics",
+            FLOAT32_ECE,
             unit="abs (float32 sums)",
             torch=True,
-        )
-        if torchmetrics_classification
-        else not_installed("torchmetrics"),
-        Peer(
+        ),
+        peer(
             "uncertainty-calibration get_ece",
-            partial(uncertainty_calibration_ece, scores, labels),
-            ours("uncertainty_calibration"),
-            **exact,
-        )
-        if uncertainty_calibration
-        else not_installed("uncertainty-calibration"),
+            uncertainty_calibration and partial(uncertainty_calibration_ece, scores, labels),
+            "uncertainty_calibration",
+        ),
     ]
     if problem == "binary":
-        peers.append(
-            Peer(
-                "scikit-learn calibration_curve",
-                partial(sklearn_ece, scores, labels, ECE_BINS),
-                ours("sklearn"),
-                **exact,
-            )
-        )
+        peers.append(peer("scikit-learn calibration_curve", partial(sklearn_ece, scores, labels, ECE_BINS), "sklearn"))
     else:
         peers.append(Peer("scikit-learn calibration_curve", note="binary only"))
     return None, peers

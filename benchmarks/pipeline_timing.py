@@ -29,7 +29,7 @@ def job_records(since: float) -> pd.DataFrame:
         if path.stat().st_mtime < since:
             continue
         record = pd.read_csv(path, sep="\t").iloc[-1]
-        rule = path.relative_to(BENCHMARKS).parts[0]
+        rule = Path(path.relative_to(BENCHMARKS).parts[0]).stem  # logs/benchmarks/<rule>/... or <rule>.tsv
         rows.append(
             {
                 "rule": rule,
