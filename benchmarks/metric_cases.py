@@ -35,8 +35,9 @@ ECE_BINS = 15
 CLASSES = 10
 MMCE_BANDWIDTH = 0.4
 EXACT = 1e-12
-# torchmetrics bins float32 scores and sums them in float32 (scatter_add), so sums of 1e7 values drift.
-FLOAT32_ECE = 1e-4
+# torchmetrics bins float32 scores and sums them in float32 (scatter_add): at n = 1e7 its ECE is
+# 2.8e-4 off the float64 sums over its own bins, which calib's preset reproduces exactly.
+FLOAT32_ECE = 1e-3
 
 
 def absolute_difference(ours, theirs) -> float:
