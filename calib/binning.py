@@ -42,6 +42,27 @@ def equal_width_edges(n_bins: int) -> np.ndarray:
     return np.arange(m + 1) / m
 
 
+# Edges within this fraction of a bin width of k / M are located arithmetically (see locate).
+_NEAR_UNIFORM = 0.25
+_MAX_UNIFORM_BINS = 10**6
+
+
+def locate(edges: np.ndarray, values: np.ndarray, side: str = "left") -> np.ndarray:
+    """``np.searchsorted(edges, values, side)``, in O(1) per value when the edges are near k / M.
+
+    For such edges (equal-width, linspace or float32-rounded: each within a quarter bin of k / M)
+    every e_j with j < k lies below v and every e_j with j > k + 1 above it, for k = floor(M v), so the
+    count of edges below v is k + [e_k < v] + [e_{k+1} < v] (<= for ``side="right"``),
+    exactly (values outside [0, 1] count 0 or M + 1 edges); other edges fall back to the binary search.
+    """
+    m = edges.size - 1
+    if not 1 <= m <= _MAX_UNIFORM_BINS or np.max(np.abs(edges - np.arange(m + 1) / m)) > _NEAR_UNIFORM / m:
+        return np.searchsorted(edges, values, side=side)
+    k = np.clip(values * m, 0, m - 1).astype(np.intp)
+    below = np.less if side == "left" else np.less_equal
+    return k + below(edges[k], values) + below(edges[k + 1], values)
+
+
 def bin_ids_from_edges(values, edges, *, closed: str) -> np.ndarray:
     """Bin id in [0, M) of each value for M + 1 increasing ``edges`` (values within EDGE_TOLERANCE of an
     edge count as on it); values outside go to the end bins."""
@@ -49,11 +70,11 @@ def bin_ids_from_edges(values, edges, *, closed: str) -> np.ndarray:
         raise CalibInputError(f"closed must be one of {EDGE_RULES}; got {closed!r}")
     edges = np.asarray(edges, dtype=np.float64)
     v = np.asarray(values, dtype=np.float64)
-    above = np.clip(np.searchsorted(edges, v), 1, edges.size - 1)
+    above = np.clip(locate(edges, v), 1, edges.size - 1)
     lower, upper = edges[above - 1], edges[above]
     v = np.where(np.abs(v - lower) <= EDGE_TOLERANCE, lower, np.where(np.abs(v - upper) <= EDGE_TOLERANCE, upper, v))
     side = "left" if closed == "right" else "right"
-    return np.clip(np.searchsorted(edges, v, side=side) - 1, 0, edges.size - 2)
+    return np.clip(locate(edges, v, side=side) - 1, 0, edges.size - 2)
 
 
 def equal_width_bin_ids(values, n_bins: int, *, closed: str) -> np.ndarray:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calib.binning import bin_statistics
+from calib.binning import bin_statistics, locate
 from calib.calibration_error import NORMS, ReliabilityBins
 from calib.validation import CalibInputError, as_labels, as_probs, check_positive_int
 
@@ -77,7 +77,8 @@ def preset_reliability(scores, labels, *, kind: str, preset: str, n_bins: int | 
     if probs.shape[1] == 2:
         score, outcome = probs[:, 1], y == 1
     elif spec.multiclass:
-        score, outcome = probs.max(axis=1), probs.argmax(axis=1) == y
+        top = probs.argmax(axis=1)
+        score, outcome = np.take_along_axis(probs, top[:, None], axis=1)[:, 0], top == y
     else:
         raise CalibInputError(f"preset {preset!r} ({spec.library}) is binary only; got K = {probs.shape[1]} classes")
     m = spec.n_bins if n_bins is None else check_positive_int(n_bins, "n_bins")
@@ -85,7 +86,7 @@ def preset_reliability(scores, labels, *, kind: str, preset: str, n_bins: int | 
     if spec.edges == "float32":  # torchmetrics bins float32 tensors on float32 edges
         score = score.astype(np.float32).astype(np.float64)
     side = "left" if spec.closed == "right" else "right"
-    ids = np.searchsorted(edges, score, side=side) - 1
+    ids = locate(edges, score, side=side) - 1
     n_slots = m + 1 if spec.one_in_extra_bin else m
     ids = np.clip(ids, 0, n_slots - 1)
     stats = bin_statistics(ids, score, outcome, n_slots)

@@ -83,13 +83,18 @@ def as_probs(scores, kind: str, name: str = "scores") -> np.ndarray:
     if kind != "probs":
         return np.exp(as_logprobs(scores, kind, name))
     arr = _as_float_matrix(scores, name)
-    if not np.all((arr >= 0) & (arr <= 1)):  # also catches NaN
+    if arr.size and not (arr.min() >= 0 and arr.max() <= 1):  # NaN fails both comparisons
         if np.isnan(arr).any():
             raise CalibInputError(f"{name} contains NaN; remove or repair those samples")
         raise CalibInputError(_NOT_PROBABILITIES.format(name=name))
     sums = arr.sum(axis=1, keepdims=True)
     _check_row_sums(sums.ravel(), name, kind)
-    return np.where(np.abs(sums - 1.0) <= 1e-12, arr, arr / sums)
+    off = np.abs(sums - 1.0) > 1e-12
+    if off.any():
+        return np.where(off, arr / sums, arr)
+    view = arr.view()  # no copy of the caller's array, and no way to write into it
+    view.flags.writeable = False
+    return view
 
 
 def _logsumexp_rows(arr: np.ndarray) -> np.ndarray:

@@ -58,3 +58,25 @@ def test_one_bin_holds_everything():
 def test_bad_arguments_are_rejected(values, n_bins, closed, pattern):
     with pytest.raises(CalibInputError, match=pattern):
         equal_width_bin_ids(values, n_bins, closed=closed)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 7, 10, 15, 100, 1000])
+@pytest.mark.parametrize("kind", ["exact", "linspace", "float32"])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_locate_equals_searchsorted(m, kind, side):
+    from calib.binning import locate
+    from calib.ece_presets import preset_edges
+
+    edges = preset_edges(m, kind)
+    rng = np.random.default_rng(m)
+    on_edges = np.concatenate([edges, np.nextafter(edges, -1.0), np.nextafter(edges, 2.0)])
+    values = np.concatenate([rng.random(2000), on_edges, np.arange(m + 1) / m, [-0.5, 1.5, 0.0, 1.0]])
+    np.testing.assert_array_equal(locate(edges, values, side), np.searchsorted(edges, values, side=side))
+
+
+def test_locate_falls_back_for_uneven_edges():
+    from calib.binning import locate
+
+    edges = np.array([0.0, 0.05, 0.5, 0.9, 1.0])
+    values = np.random.default_rng(0).random(500)
+    np.testing.assert_array_equal(locate(edges, values), np.searchsorted(edges, values))
