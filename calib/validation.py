@@ -76,9 +76,9 @@ def as_logprobs(scores, kind: str, name: str = "scores") -> np.ndarray:
 def as_probs(scores, kind: str, name: str = "scores") -> np.ndarray:
     """Return ``scores`` as float64 probabilities of shape (N, K), for metrics that bin them.
 
-    Probabilities (``kind="probs"``) are used as given when their rows sum to 1 within 1e-12, so a
-    score of 0.2 stays exactly 0.2 (a trip through logarithms could move it across a bin edge);
-    other rows are divided by their sums. Other kinds are exponentiated log-posteriors.
+    Probabilities (``kind="probs"``) are used as given (a read-only view, not a copy) when their rows
+    sum to 1 within 1e-12, so a score of 0.2 stays exactly 0.2 (a trip through logarithms could move
+    it across a bin edge); other rows are divided by their sums. Other kinds are exponentiated log-posteriors.
     """
     if kind != "probs":
         return np.exp(as_logprobs(scores, kind, name))
