@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from omegaconf import DictConfig, ListConfig
 
+import calib.data.registry
+import pipeline.config
+import pipeline.renderers
 from calib.data.registry import REAL_SETS
 from pipeline.config import CONFIG_DIR, experiment_files, experiment_names, load_experiment
+from pipeline.io import atomic_write
 from pipeline.renderers import TABLE_KINDS
+
+CACHE_DIR = CONFIG_DIR.parent / ".snakemake" / "calib"
+# Besides configs/, the experiment list depends only on these modules.
+_LIST_SOURCES = (
+    Path(__file__),
+    Path(pipeline.config.__file__),
+    Path(pipeline.renderers.__file__),
+    Path(calib.data.registry.__file__),
+)
 
 FIGURE_SUFFIXES = (".pdf", ".png")
 TABLE_SUFFIXES = (".csv", ".md", ".tex")
@@ -63,7 +80,39 @@ def caption(exp: DictConfig, sets: tuple[str, ...]) -> str:
 
 
 def experiments() -> list[Experiment]:
-    """Every configured experiment."""
+    """Every configured experiment.
+
+    Composing ~160 configs with Hydra takes ~15 s, which every ``snakemake`` call would pay before
+    building its DAG; the list is therefore cached in ``.snakemake/calib/``, keyed by the sha256 of
+    every config file and of the modules that derive it. A missing, stale or unreadable cache is
+    simply recomputed; the cache is written atomically.
+    """
+    path = CACHE_DIR / f"experiments-{_list_key()}.json"
+    try:
+        return [
+            Experiment(**{k: tuple(v) if isinstance(v, list) else v for k, v in row.items()})
+            for row in json.loads(path.read_text())
+        ]
+    except (OSError, ValueError, TypeError):
+        pass
+    out = composed_experiments()
+    for stale in CACHE_DIR.glob("experiments-*.json"):
+        stale.unlink(missing_ok=True)
+    atomic_write(path, lambda tmp: tmp.write_text(json.dumps([dataclasses.asdict(e) for e in out])))
+    return out
+
+
+def _list_key() -> str:
+    """sha256 of the config files (paths and bytes) and of the modules the experiment list comes from."""
+    digest = hashlib.sha256()
+    named = [(str(f.relative_to(CONFIG_DIR)), f) for f in sorted(CONFIG_DIR.rglob("*.yaml"))]
+    for name, file in named + [(f.name, f) for f in _LIST_SOURCES]:
+        digest.update(name.encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()[:20]
+
+
+def composed_experiments() -> list[Experiment]:
+    """Every configured experiment, composed afresh with Hydra."""
     out = []
     for name in experiment_names():
         exp = load_experiment(name).experiment
