@@ -52,11 +52,23 @@ def check_costs(costs, n_classes: int) -> np.ndarray:
     return c
 
 
+# Expected costs are sums of K products: rounding moves them by ~K eps max(c). Decisions whose
+# expected costs differ by less than this fraction of max(c) are ties (rounding cannot order them).
+_TIE_TOLERANCE = 1e-12
+
+
 def bayes_decisions(scores, costs, *, kind: str) -> np.ndarray:
     """Bayes decisions d_B = argmin_j sum_i c_ij q_i (paper 000, eq. 1); ties go to the lowest j."""
     logp = as_logprobs(scores, kind)
-    c = check_costs(costs, logp.shape[1])
-    return np.argmin(np.exp(logp) @ c, axis=1)
+    return bayes_choices(np.exp(logp), check_costs(costs, logp.shape[1]))
+
+
+def bayes_choices(probs: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """argmin_j of the expected costs ``probs @ c`` per row; ties (within ``_TIE_TOLERANCE`` max(c)) go to
+    the lowest j."""
+    risks = probs @ c
+    slack = _TIE_TOLERANCE * float(np.max(c, initial=0.0))
+    return np.argmax(risks <= risks.min(axis=1, keepdims=True) + slack, axis=1)
 
 
 def expected_cost(labels, decisions, costs, *, priors=None) -> float:
@@ -94,7 +106,7 @@ def normalized_risk(scores, labels, costs, *, kind: str, priors=None) -> float:
     """NRisk: expected cost of Bayes decisions divided by the best constant decision's cost (Sec. 2.3.1)."""
     logp, y = check_inputs(scores, labels, kind)
     c = check_costs(costs, logp.shape[1])
-    decisions = np.argmin(np.exp(logp) @ c, axis=1)
+    decisions = bayes_choices(np.exp(logp), c)
     p = class_counts(y, c.shape[0]) / y.size if priors is None else as_priors(priors, c.shape[0])
     reference = naive_cost(c, p)
     if reference == 0:

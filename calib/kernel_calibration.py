@@ -33,6 +33,9 @@ ESTIMATORS = ("unbiased", "biased", "block")
 # the block estimator holds about _BLOCK_PAIRS pairs at a time.
 _TILE_ROWS, _TILE_COLS = 256, 2048
 _BLOCK_PAIRS = 1 << 20
+# |p|^2 + |p'|^2 - 2 <p, p'> loses ~1e-15 absolutely to cancellation, i.e. ~3e-8 in the Laplacian's
+# distance near 0; squared distances below this are recomputed from the differences (error < 1e-12).
+_EXACT_BELOW = 1e-6
 _MEDIAN_SAMPLES = 2000
 # exp(1 / nu) overflows float64 below this bandwidth (r spans [0, 1]).
 _MIN_PAIR_SUM_BANDWIDTH = 1.0 / 700.0
@@ -81,6 +84,7 @@ class _PairKernel:
         out += self.sq[None, cols]
         np.maximum(out, 0.0, out=out)  # squared distances
         if self.kernel == "laplacian":
+            self._recompute_near(out, rows, cols)
             np.sqrt(out, out=out)
             out *= -1.0 / self.bandwidth
         else:
@@ -88,6 +92,15 @@ class _PairKernel:
         np.exp(out, out=out)
         out *= self.u[rows] @ self.u[cols].T
         return out
+
+    def _recompute_near(self, sq_dist: np.ndarray, rows: slice, cols: slice) -> None:
+        """Squared distances below ``_EXACT_BELOW`` from the row differences, a bounded chunk at a time."""
+        r, c = np.nonzero(sq_dist < _EXACT_BELOW)
+        step = max(1, _BLOCK_PAIRS // self.p.shape[1])
+        for start in range(0, r.size, step):
+            i, j = r[start : start + step], c[start : start + step]
+            diff = self.p[rows][i] - self.p[cols][j]
+            sq_dist[i, j] = np.einsum("ij,ij->i", diff, diff)
 
     def diagonal_sum(self) -> float:
         return float(np.sum(self.u * self.u))

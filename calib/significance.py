@@ -318,8 +318,9 @@ def resampling_test(
 
     ``p_value`` is the fraction of phi_l strictly greater than the observed value (the survey's
     convention); ``p_value_plus_one`` = (1 + #{phi_l >= observed}) / (1 + L), the conservative
-    Monte Carlo p-value (Davison & Hinkley 1997), which is never 0. ``null_statistics`` holds the L
-    values phi_l (e.g. for the Fig. 21 histogram). The statistic is called L + 1 times.
+    Monte Carlo p-value (Davison & Hinkley 1997), which is never 0. Values equal to the observed one
+    up to rounding (``_TIE_SLACK``) count as equal, so the p-values do not depend on the input kind.
+    ``null_statistics`` holds the L values phi_l (e.g. for the Fig. 21 histogram). The statistic is called L + 1 times.
     """
     if not callable(statistic):
         raise CalibInputError(
@@ -335,8 +336,9 @@ def resampling_test(
             for row in block
         ]
     )
-    p_value = float(np.count_nonzero(null > observed)) / n_resamples
-    p_plus_one = (1.0 + np.count_nonzero(null >= observed)) / (1.0 + n_resamples)
+    at_least = _at_least(null, observed)
+    p_value = float(np.count_nonzero(at_least & ~_ties(null, observed))) / n_resamples
+    p_plus_one = (1.0 + np.count_nonzero(at_least)) / (1.0 + n_resamples)
     return ResamplingResult(observed, p_value, float(p_plus_one), null)
 
 
@@ -370,11 +372,27 @@ class MiscalibrationResampling:
 
     @property
     def p_value(self) -> np.ndarray:
-        return np.mean(self.resampled >= self.observed, axis=0)
+        return np.mean(_at_least(self.resampled, self.observed), axis=0)
 
     @property
     def p_value_plus_one(self) -> np.ndarray:
-        return (1.0 + np.sum(self.resampled >= self.observed, axis=0)) / (1.0 + self.resampled.shape[0])
+        return (1.0 + np.sum(_at_least(self.resampled, self.observed), axis=0)) / (1.0 + self.resampled.shape[0])
+
+
+# Resampled statistics within this fraction of the statistics' scale of the observed one tie with it:
+# equal in exact arithmetic, they differ only by rounding, which must not decide a p-value.
+_TIE_SLACK = 1e-12
+
+
+def _ties(null: np.ndarray, observed) -> np.ndarray:
+    """Which resampled statistics equal the observed one up to rounding (columnwise for 2-D ``null``)."""
+    scale = np.maximum(np.abs(observed), np.max(np.abs(null), axis=0, initial=0.0))
+    return np.abs(null - observed) <= _TIE_SLACK * scale
+
+
+def _at_least(null: np.ndarray, observed) -> np.ndarray:
+    """null >= observed, counting rounding-level ties as equal."""
+    return (null >= observed) | _ties(null, observed)
 
 
 def _streams(seed) -> tuple[np.random.Generator, np.random.Generator]:
@@ -603,5 +621,5 @@ def skce_asymptotic_test(
             for start in range(0, n_resamples, chunk)
         ]
     ) / (n * (n - 1))
-    p_value = (1.0 + np.count_nonzero(null >= statistic)) / (1.0 + n_resamples)
+    p_value = (1.0 + np.count_nonzero(_at_least(null, statistic))) / (1.0 + n_resamples)
     return SkceTestResult(statistic, float(p_value), "asymptotic", null_statistics=null)

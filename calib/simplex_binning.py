@@ -14,9 +14,9 @@ Three schemes, each a small object whose ``cells(probs)`` returns ``(ids, n_cell
   (empty triangles keep theirs) so :meth:`Triangles.vertices` can draw them.
 - :class:`DataDependent`: the paper's recursive scheme (App. B): a node of n >= ``min_size`` points
   splits on the coordinate of largest population variance (first on ties) at its mean, points
-  strictly below going low; a split that would leave a side empty is not made. The paper used
-  min_size = 1000. Leaves are numbered in pre-order (low before high). :class:`SplitTree` keeps the
-  splits so new points can be assigned.
+  below it by more than 1e-12 going low (rounding never separates equal points); a split that would
+  leave a side empty is not made. The paper used min_size = 1000. Leaves are numbered in pre-order
+  (low before high). :class:`SplitTree` keeps the splits so new points can be assigned.
 
 ``data_independent`` tells resampling code whether a resample's cells are the original cells of its
 points (a fixed grid) or must be refitted (the recursive scheme).
@@ -134,10 +134,30 @@ class SplitTree:
         inner = self.leaf[node] < 0
         while inner.any():
             at = node[inner]
-            below = p[np.flatnonzero(inner), self.axis[at]] < self.threshold[at]
+            below = _below(p[np.flatnonzero(inner), self.axis[at]], self.threshold[at])
             node[inner] = np.where(below, self.low[at], self.high[at])
             inner = self.leaf[node] < 0
         return self.leaf[node]
+
+
+# Coordinates whose variances agree to this relative precision tie (rounding cannot order them).
+_VARIANCE_TIE = 1e-9
+# Values within this of a split threshold go above it: values equal up to rounding (e.g. the same
+# posterior from shifted logits) are never separated, and a value at the mean stays on one side.
+_THRESHOLD_TIE = 1e-12
+
+
+def _below(values: np.ndarray, threshold) -> np.ndarray:
+    """Which ``values`` fall below a split ``threshold`` (those within _THRESHOLD_TIE of it do not)."""
+    return values < threshold - _THRESHOLD_TIE
+
+
+def _split(columns: np.ndarray, centre) -> tuple[int, float]:
+    """Coordinate of highest variance (ties: lowest index) and its centre, from per-column sorted values,
+    so that neither depends on the order of the samples."""
+    variances = columns.var(axis=0)
+    j = int(np.argmax(variances >= variances.max() * (1.0 - _VARIANCE_TIE)))
+    return j, float(centre(columns[:, j]))
 
 
 @dataclass(frozen=True)
@@ -165,9 +185,8 @@ class DataDependent:
             members, node = stack.pop()
             if members.size >= min_size:
                 sub = p[members]
-                j = int(np.argmax(sub.var(axis=0)))
-                t = float(centre(sub[:, j]))
-                below = sub[:, j] < t
+                j, t = _split(np.sort(sub, axis=0), centre)
+                below = _below(sub[:, j], t)
                 n_below = int(np.count_nonzero(below))
                 if 0 < n_below < members.size:
                     lo, hi = len(axis), len(axis) + 1

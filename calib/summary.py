@@ -28,7 +28,7 @@ from calib.bootstrap import ece_terms, grouped_sums, percentile_interval, resamp
 from calib.calibration_error import ece_binary, ece_classwise, ece_top_label
 from calib.calibration_loss import calibration_loss
 from calib.calibrators import AffineCalibrator, HistogramBinning, IsotonicCalibrator, TemperatureScaling, VectorScaling
-from calib.decisions import check_costs, normalized_risk, zero_one_costs
+from calib.decisions import bayes_choices, check_costs, normalized_risk, zero_one_costs
 from calib.entropic import ecd, ecd_terms
 from calib.kernel import smooth_ece_top_label
 from calib.scores import brier, brier_losses, cross_entropy
@@ -127,7 +127,7 @@ def resampled_metrics(logp: np.ndarray, labels: np.ndarray, costs: dict, priors,
         / _checked_positive(np.sum(p * (1.0 - p), axis=1) / k, "holds a single class (NBS is undefined)"),
     }
     for name, c in costs.items():
-        decision_costs = c[labels, np.argmin(probs @ c, axis=1)]
+        decision_costs = c[labels, bayes_choices(probs, c)]
         naive = _checked_positive(np.min(p @ c, axis=1), "gives the best constant decision zero cost")
         out[f"NRisk {name}"] = mean(decision_costs) / naive
     out["ECE top-label"] = resampled_ece(ece_terms(probs, labels, view="top_label", n_bins=ECE_BINS), rows)

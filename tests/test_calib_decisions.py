@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy.special import log_softmax, softmax
 
 from calib.data.synthetic import gaussian_posteriors
 from calib.decisions import (
@@ -48,6 +49,14 @@ def test_bayes_decisions_for_zero_one_costs_are_argmax():
 
 def test_bayes_decision_ties_go_to_the_lowest_index():
     np.testing.assert_array_equal(bayes_decisions([[0.5, 0.5], [0.25, 0.75]], zero_one_costs(2), kind="probs"), [0, 1])
+
+
+@pytest.mark.parametrize("kind", ["logits", "logprobs", "probs"])
+def test_exact_posterior_ties_go_to_the_lowest_index_despite_rounded_expected_costs(kind):
+    # classes 1 and 3 tie exactly; 1 - q_j summed over the other classes rounds differently for j = 1 and 3
+    logits = np.array([[0.0, 0.25, -1.0, 0.25], [0.1, 0.3, 0.3, 0.3]])
+    scores = {"logits": logits, "logprobs": log_softmax(logits, axis=1), "probs": softmax(logits, axis=1)}[kind]
+    np.testing.assert_array_equal(bayes_decisions(scores, zero_one_costs(4), kind=kind), [1, 1])
 
 
 def test_abstention_happens_exactly_below_max_posterior_0_9():

@@ -32,13 +32,14 @@ def _dense(p, y, nu, kernel):
 @pytest.mark.parametrize("k", [2, 4])
 def test_estimators_match_a_dense_reference(kernel, k):
     p, y = _data(0, 150, k, calibrated=False, scale=2.0)
+    p, y = np.vstack([p, p[:20], p[:5] + 1e-9 * np.eye(k)[0] - 1e-9 * np.eye(k)[1]]), np.r_[y, y[:20], y[:5]]
     h = _dense(p, y, 0.3, kernel)
     n = y.size
     unbiased = (h.sum() - np.trace(h)) / (n * (n - 1))
-    # The library forms squared distances as |a|^2 + |b|^2 - 2 a.b (one matrix product): exact to float
-    # rounding for the Gaussian kernel, while the Laplacian's square root turns a cancellation of ~1e-16
-    # between near-identical predictions into ~1e-8. Hence 1e-12 and 1e-7 relative.
-    rel = 1e-12 if kernel == "gaussian" else 1e-7
+    # The library forms squared distances as |a|^2 + |b|^2 - 2 a.b (one matrix product), whose ~1e-16
+    # cancellation the Laplacian's square root would turn into ~1e-8 for the duplicated and nearly
+    # duplicated rows above; it recomputes such pairs from their differences, so 1e-12 holds for both.
+    rel = 1e-12
     assert skce(p, y, kind="probs", kernel=kernel, bandwidth=0.3) == pytest.approx(unbiased, rel=rel)
     biased = skce(p, y, kind="probs", kernel=kernel, bandwidth=0.3, estimator="biased")
     assert biased == pytest.approx(h.mean(), rel=rel)

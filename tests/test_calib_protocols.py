@@ -155,6 +155,13 @@ def test_too_many_folds_are_rejected():
         fold_ids([0, 1, 0, 1], n_folds=1, seed=0)
     with pytest.raises(CalibInputError, match="groups has fewer distinct ids than n_folds"):
         fold_ids([0, 1, 0, 1, 0, 1], n_folds=3, seed=0, groups=[0, 0, 0, 1, 1, 1])
+    with pytest.raises(CalibInputError, match="needs a class with at least 5 samples.*Use fewer folds"):
+        fold_ids([0, 1, 2, 0, 1, 2, 0, 1], n_folds=5, seed=0)
+
+
+def test_a_class_smaller_than_n_folds_is_absent_from_some_folds_without_a_warning(recwarn):
+    ids = fold_ids([0] * 10 + [1] * 2, n_folds=5, seed=0)
+    assert sorted(np.bincount(ids)) == [2, 2, 2, 3, 3] and len(recwarn) == 0
 
 
 def test_bad_groups_and_folds_shapes_are_rejected():

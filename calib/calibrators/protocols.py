@@ -8,6 +8,8 @@ samples never sit on both sides of a split). Folds are stratified by label, shuf
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import GroupKFold, KFold, StratifiedGroupKFold, StratifiedKFold
@@ -50,6 +52,11 @@ def fold_ids(labels, *, n_folds: int, seed: int, groups=None, stratified: bool =
         # groups and let every copy follow its group. Same guarantee as StratifiedGroupKFold, much faster.
         _, first, inverse = np.unique(groups, return_index=True, return_inverse=True)
         return fold_ids(y[first], n_folds=n_folds, seed=seed)[inverse.ravel()]
+    if stratified and groups is None and np.unique(y, return_counts=True)[1].max() < n_folds:
+        raise CalibInputError(
+            f"stratified cross-validation with n_folds={n_folds} needs a class with at least {n_folds} samples; "
+            f"the largest class of these {y.size} labels has fewer. Use fewer folds or stratified=False."
+        )
     if stratified:
         splitter = (StratifiedGroupKFold if groups is not None else StratifiedKFold)(
             n_splits=n_folds, shuffle=True, random_state=seed
@@ -57,8 +64,10 @@ def fold_ids(labels, *, n_folds: int, seed: int, groups=None, stratified: bool =
     else:
         splitter = (GroupKFold if groups is not None else KFold)(n_splits=n_folds, shuffle=True, random_state=seed)
     ids = np.empty(y.size, dtype=np.int64)
-    for fold, (_, test) in enumerate(splitter.split(np.zeros(y.size), y, groups)):
-        ids[test] = fold
+    with warnings.catch_warnings():  # a class smaller than n_folds is simply absent from some folds
+        warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
+        for fold, (_, test) in enumerate(splitter.split(np.zeros(y.size), y, groups)):
+            ids[test] = fold
     return ids
 
 
