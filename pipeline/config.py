@@ -8,6 +8,8 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig, OmegaConf
 
+from pipeline.schema import check_experiment
+
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
 
@@ -25,9 +27,10 @@ def experiment_names() -> list[str]:
 
 
 def load_experiment(name: str) -> DictConfig:
-    """The composed config of one experiment; its file name must be ``<paper>_<artifact>``."""
+    """The composed and schema-checked config of one experiment; its file name must be ``<paper>_<artifact>``."""
     cfg = compose_config([f"experiment={name}"])
     exp = cfg.experiment
+    check_experiment(exp, f"experiment {name}")
     if name != f"{exp.paper}_{exp.artifact}":
         raise ValueError(
             f"configs/experiment/{name}.yaml must be named <paper>_<artifact> = {exp.paper}_{exp.artifact}"

@@ -13,11 +13,13 @@ from omegaconf import DictConfig
 from pipeline.evaluators import EVALUATORS
 from pipeline.io import values_frame, values_path, write_csv
 from pipeline.lazy import resolve
+from pipeline.schema import check_config
 from pipeline.sources import DataSources
 
 
 @hydra.main(version_base=None, config_path="../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
+    check_config(cfg)
     exp = cfg.get("experiment")
     if exp is None:
         raise SystemExit("evaluate needs an experiment: python -m pipeline.evaluate experiment=<paper>_<artifact>")

@@ -17,6 +17,7 @@ from calib.data.real import save_posterior_set
 from calib.data.registry import RealDataError, materialize
 from pipeline.io import atomic_write
 from pipeline.real_data import locate_options
+from pipeline.schema import check_config
 
 
 def real_set_path(data_dir: str | Path, name: str) -> Path:
@@ -26,6 +27,7 @@ def real_set_path(data_dir: str | Path, name: str) -> Path:
 
 @hydra.main(version_base=None, config_path="../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
+    check_config(cfg)
     name = cfg.get("real_set")
     if not name:
         raise SystemExit("fetch needs a set: python -m pipeline.fetch real_set=<name> (see calib/data/registry.py)")

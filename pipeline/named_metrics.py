@@ -22,6 +22,8 @@ from calib.decisions import imbalanced_costs, normalized_risk, zero_one_costs
 from calib.scores import brier, cross_entropy
 
 _RCL = re.compile(r"^RCL-(CE|BS)-([DTHP])(xv|tt)$")
+METRIC_NAMES = ("NCE", "NBS", "NRisk-01", "NRisk-01r", "NRisk-imb", "ECE", "ECEbin", "ECEmc")
+RCL_NAMES = tuple(f"RCL-{e}-{c}{p}" for e in ("CE", "BS") for c in "DTHP" for p in ("xv", "tt"))
 ZERO_PROBABILITY_POLICIES = ("floor", "nan")
 
 

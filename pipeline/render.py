@@ -11,10 +11,12 @@ from omegaconf import DictConfig
 from pipeline.io import values_path
 from pipeline.lazy import resolve
 from pipeline.renderers import RENDERERS
+from pipeline.schema import check_config
 
 
 @hydra.main(version_base=None, config_path="../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
+    check_config(cfg)
     exp = cfg.get("experiment")
     if exp is None:
         raise SystemExit("render needs an experiment: python -m pipeline.render experiment=<paper>_<artifact>")

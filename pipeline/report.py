@@ -19,6 +19,7 @@ from pipeline.io import values_path, write_csv, write_text
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.references import REPORT_COLUMNS, compare
 from pipeline.renderers import TABLE_KINDS
+from pipeline.schema import check_config
 from pipeline.targets import real_sets
 
 AUTHOR_FIGURES = "../shared/reference/figures"
@@ -96,6 +97,7 @@ def summary(frame: pd.DataFrame, papers: list[str]) -> pd.DataFrame:
 
 @hydra.main(version_base=None, config_path="../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
+    check_config(cfg)
     frame, text = build(cfg)
     results = Path(cfg.paths.results)
     write_csv(results / "reproduction.csv", frame)

@@ -15,10 +15,12 @@ from omegaconf import DictConfig
 from calib.data.ferrer2024_folds import authors_xv_folds
 from calib.data.synthetic import gaussian_posteriors
 from pipeline.io import save_dataset
+from pipeline.schema import check_config
 
 
 @hydra.main(version_base=None, config_path="../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
+    check_config(cfg)
     name = HydraConfig.get().runtime.choices.get("dataset")
     if cfg.get("dataset") is None or name is None:
         raise SystemExit("simulate needs a dataset: python -m pipeline.simulate dataset=<name> (see configs/dataset/)")

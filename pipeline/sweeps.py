@@ -42,6 +42,7 @@ from calib.scores import brier, cross_entropy
 from pipeline.config import CONFIG_DIR
 from pipeline.io import values_frame, write_csv
 from pipeline.lazy import resolve
+from pipeline.schema import check_config, check_sweep
 from pipeline.sources import DataSources
 
 SWEEP_DIR = CONFIG_DIR / "sweep"
@@ -66,6 +67,7 @@ def load_sweep(name: str) -> DictConfig:
     if not path.exists():
         raise SystemExit(f"sweep {name!r} is not declared; known sweeps: {sweep_names()} (configs/sweep/)")
     sweep = OmegaConf.load(path)
+    check_sweep(sweep, name)
     sweep.name = name
     return sweep
 
@@ -217,6 +219,7 @@ def aggregate(sweep: DictConfig, results: str | Path) -> list[Path]:
 
 @hydra.main(version_base=None, config_path="../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
+    check_config(cfg)
     name = HydraConfig.get().runtime.choices.get("sweep")
     if cfg.get("sweep") is None or name is None:
         raise SystemExit(f"sweeps needs sweep=<name>; declared sweeps: {sweep_names()}")

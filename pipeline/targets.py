@@ -13,6 +13,7 @@ from omegaconf import DictConfig, ListConfig
 import calib.data.registry
 import pipeline.config
 import pipeline.renderers
+import pipeline.schema
 from calib.data.registry import REAL_SETS
 from pipeline.config import CONFIG_DIR, experiment_files, experiment_names, load_experiment
 from pipeline.io import atomic_write
@@ -24,6 +25,7 @@ _LIST_SOURCES = (
     Path(__file__),
     Path(pipeline.config.__file__),
     Path(pipeline.renderers.__file__),
+    Path(pipeline.schema.__file__),
     Path(calib.data.registry.__file__),
 )
 

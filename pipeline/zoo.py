@@ -12,10 +12,12 @@ from calib.data.real import save_posterior_set
 from calib.data.zoo import DATASETS, MODELS, zoo_posteriors
 from pipeline.fetch import real_set_path
 from pipeline.io import atomic_write
+from pipeline.schema import check_config
 
 
 @hydra.main(version_base=None, config_path="../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
+    check_config(cfg)
     dataset = cfg.get("zoo_dataset")
     if dataset not in DATASETS:
         raise SystemExit(f"zoo needs zoo_dataset=<one of {sorted(DATASETS)}>; got {dataset!r}")
