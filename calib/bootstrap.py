@@ -14,13 +14,14 @@ of per-sample values within groups (bins, classes) is evaluated for a whole bloc
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from calib.binning import bin_ids
-from calib.validation import CalibInputError, as_labels, as_probs, check_positive_int
+from calib.validation import CalibInputError, as_float_array, as_labels, as_probs, check_positive_int
 
 _BLOCK_CELLS = 1 << 22
 ECE_VIEWS = ("top_label", "binary", "classwise")
@@ -63,11 +64,39 @@ def grouped_sums(rows: np.ndarray, keys: np.ndarray, n_keys: int, values: np.nda
 
 
 def percentile_interval(values, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """The (alpha/2, 1 - alpha/2) percentiles of ``values`` along axis 0."""
+    """The (alpha/2, 1 - alpha/2) percentiles of ``values`` along axis 0 (linear interpolation).
+
+    Infinite values are allowed (e.g. the cross-entropies of resamples with a zero probability on a
+    true label): a percentile between two equal infinities is that infinity, between a finite value
+    and an infinity it is the infinity (or the finite value where the interpolation weight is 0).
+    """
     if not 0 < alpha < 1:
         raise CalibInputError(f"alpha must be in (0, 1), e.g. 0.05 for a 95% interval; got {alpha!r}")
-    low, high = np.percentile(np.asarray(values, dtype=np.float64), [50 * alpha, 100 - 50 * alpha], axis=0)
-    return low, high
+    arr = as_float_array(values, "values")
+    if arr.ndim == 0 or arr.shape[0] == 0:
+        raise CalibInputError(
+            f"values must be an array with one row per resample (at least one); got shape {arr.shape}"
+        )
+    if np.isnan(arr).any():
+        raise CalibInputError("values contains NaN: every resample needs a number")
+    levels = [50 * alpha, 100 - 50 * alpha]
+    with np.errstate(invalid="ignore"):  # inf - inf inside the interpolation gives NaN, repaired below
+        bounds = np.percentile(arr, levels, axis=0)
+    if np.isnan(bounds).any():
+        bounds = np.where(np.isnan(bounds), [_percentile_of_infinities(arr, level) for level in levels], bounds)
+    return bounds[0], bounds[1]
+
+
+def _percentile_of_infinities(arr: np.ndarray, level: float) -> np.ndarray:
+    """The ``level``-th percentile along axis 0 where the two order statistics around it include an infinity."""
+    position = level / 100 * (arr.shape[0] - 1)
+    below = math.floor(position)
+    weight = position - below
+    ordered = np.sort(arr, axis=0)
+    lo, hi = ordered[below], ordered[min(below + 1, arr.shape[0] - 1)]
+    if np.any(np.isneginf(lo) & np.isposinf(hi) & (weight > 0)):
+        raise CalibInputError(f"values: the {level:g}th percentile lies between -inf and +inf and is undefined")
+    return np.where((lo == hi) | (weight == 0) | np.isinf(lo), lo, hi)
 
 
 def bootstrap(
@@ -81,6 +110,8 @@ def bootstrap(
     """
     if not arrays:
         raise CalibInputError("bootstrap needs at least one data array to resample")
+    if any(np.ndim(a) == 0 for a in arrays):
+        raise CalibInputError("arrays passed to bootstrap must be arrays with one entry (row) per sample; got a scalar")
     n = len(arrays[0])
     if any(len(a) != n for a in arrays):
         raise CalibInputError("all arrays passed to bootstrap must have the same number of samples (rows)")

@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import betaincinv
 
 from calib.binning import bin_ids, bin_statistics, equal_width_edges
-from calib.validation import CalibInputError, as_labels, as_probs
+from calib.validation import CalibInputError, as_labels, as_probs, as_vector
 
 NORMS = ("l1", "l2", "squared", "max")
 
@@ -97,10 +97,13 @@ class ReliabilityBins:
 def reliability_bins(
     confidence, outcome, *, n_bins: int, closed: str = "right", strategy: str = "width"
 ) -> ReliabilityBins:
-    """Bin ``confidence`` (equal-width with edge rule ``closed``, or equal-mass) and average it and ``outcome``."""
-    conf = np.asarray(confidence, dtype=np.float64)
-    hit = np.asarray(outcome, dtype=np.float64)
-    if conf.ndim != 1 or hit.shape != conf.shape:
+    """Bin ``confidence`` (equal-width with edge rule ``closed``, or equal-mass) and average it and ``outcome``.
+
+    Both are non-empty 1-D vectors of equal length with values in [0, 1] (``outcome`` is usually 0/1).
+    """
+    conf = as_vector(confidence, "confidence", unit=True)
+    hit = as_vector(outcome, "outcome", unit=True)
+    if hit.shape != conf.shape:
         raise CalibInputError(f"confidence and outcome must be 1-D of equal length; got {conf.shape} and {hit.shape}")
     ids = bin_ids(conf, n_bins, strategy=strategy, closed=closed)
     stats = bin_statistics(ids, conf, hit, n_bins)

@@ -30,14 +30,27 @@ def epsr(logp: np.ndarray, labels: np.ndarray, metric: str) -> float:
 def calibration_loss_from_posteriors(
     raw, calibrated, labels, *, kind: str, metric: str, relative: bool = True
 ) -> float:
-    """CalLoss (eq. 30), or RCL (eq. 33, as a fraction) when ``relative``, from two sets of posteriors."""
+    """CalLoss (eq. 30), or RCL (eq. 33, as a fraction) when ``relative``, from two sets of posteriors.
+
+    A zero probability on a true label makes a cross-entropy infinite: CalLoss is then ``inf`` (raw
+    infinite) or ``-inf`` (calibrated infinite), RCL is ``-inf`` for an infinite calibrated EPSR, and
+    both are undefined (an error) when the raw EPSR is infinite and the calibrated one too (CalLoss) or
+    at all (RCL).
+    """
     raw_logp, y = check_inputs(raw, labels, kind, "raw")
     cal_logp, _ = check_inputs(calibrated, labels, kind, "calibrated")
     r, c = epsr(raw_logp, y, metric), epsr(cal_logp, y, metric)
+    if np.isinf(r) and r == c:
+        raise CalibInputError(
+            f"raw and calibrated scores both have an infinite {metric} (a zero probability on a true label): "
+            "the calibration loss is undefined; use metric='brier' or scores without exact zeros"
+        )
     if not relative:
         return r - c
     if not np.isfinite(r) or r <= 0:
-        raise CalibInputError(f"the raw {metric} is {r}: relative calibration loss needs a finite, positive EPSR")
+        raise CalibInputError(
+            f"the raw scores' {metric} is {r}: relative calibration loss needs a finite, positive EPSR"
+        )
     return (r - c) / r
 
 

@@ -110,5 +110,8 @@ def normalized_risk(scores, labels, costs, *, kind: str, priors=None) -> float:
     p = class_counts(y, c.shape[0]) / y.size if priors is None else as_priors(priors, c.shape[0])
     reference = naive_cost(c, p)
     if reference == 0:
-        raise CalibInputError("the best constant decision has zero cost for these priors: NRisk is undefined")
+        raise CalibInputError(
+            "labels hold a single class (or priors put all mass on one class): the best constant decision "
+            "has zero cost, so NRisk is undefined"
+        )
     return expected_cost(y, decisions, c, priors=priors) / reference

@@ -33,7 +33,8 @@ LOSSES = ("brier", "log")
 class CalibrationRefinement:
     """Mean loss and its calibration and refinement parts (survey Sect. 3.1).
 
-    ``residual`` is total - (calibration + refinement). It is 0 up to rounding when C is the
+    ``residual`` is total - (calibration + refinement) (0 when the log-loss total and the parts are
+    both infinite: the identity holds in the extended reals). It is 0 up to rounding when C is the
     within-group class frequency (the default); a user-supplied C that is not E[Y | S] on the
     sample (the label frequency among instances sharing both S and C) leaves the cross term here.
     """
@@ -48,8 +49,9 @@ class CalibrationRefinement:
 class EpistemicIrreducible:
     """Mean loss and its epistemic and irreducible (aleatoric) parts (survey Sect. 3.1).
 
-    ``residual`` is total - (epistemic + irreducible): the sample cross term, 0 in expectation and 0
-    on the sample when Q equals the label frequencies among instances sharing both S and Q (as in Table 2).
+    ``residual`` is total - (epistemic + irreducible) (0 when both are infinite): the sample cross term,
+    0 in expectation and 0 on the sample when Q equals the label frequencies among instances sharing
+    both S and Q (as in Table 2).
     """
 
     total: float
@@ -71,9 +73,14 @@ def _reference_logprobs(reference, reference_kind: str, shape: tuple[int, int], 
     return logr
 
 
-def _loss_terms(logp: np.ndarray, c: np.ndarray, labels: np.ndarray, loss: str):
-    """Per-sample d(S, Y), d(S, C) and d(C, Y) for log-posteriors S, probabilities C, int labels (Kull & Flach 2015)."""
+def _loss_terms(logp: np.ndarray, logc: np.ndarray, labels: np.ndarray, loss: str):
+    """Per-sample d(S, Y), d(S, C) and d(C, Y) for log-posteriors S and C, int labels (Kull & Flach 2015).
+
+    C comes in logarithms so that probabilities below the float range (e.g. from logits of +-1e4)
+    keep their exact log-losses.
+    """
     rows = np.arange(labels.size)
+    c = np.exp(logc)
     if loss == "brier":
         s = np.exp(logp)
         s_minus_y = s.copy()
@@ -85,19 +92,17 @@ def _loss_terms(logp: np.ndarray, c: np.ndarray, labels: np.ndarray, loss: str):
             np.einsum("ij,ij->i", s - c, s - c),
             np.einsum("ij,ij->i", c_minus_y, c_minus_y),
         )
-    with np.errstate(divide="ignore"):
-        logc = np.log(c)
     with np.errstate(invalid="ignore"):
         # KL(c || s): cells with c = 0 contribute 0; c > 0 with s = 0 gives +inf.
-        kl = np.where(c > 0, c * (logc - logp), 0.0).sum(axis=1)
+        terms = np.where(np.isneginf(logp), np.inf, c * (logc - logp))
+        kl = np.where(np.isneginf(logc), 0.0, terms).sum(axis=1)
     return -logp[rows, labels], kl, -logc[rows, labels]
 
 
 def _summarise(total: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[float, float, float, float]:
+    """Means and residual; the residual is 0 when the total and the parts are the same infinity."""
     t, a, b = float(total.mean()), float(first.mean()), float(second.mean())
-    with np.errstate(invalid="ignore"):
-        residual = t - (a + b) if np.isfinite(t) else float("nan")
-    return t, a, b, float(residual)
+    return t, a, b, 0.0 if t == a + b else t - (a + b)
 
 
 def group_frequencies(logp: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -132,10 +137,11 @@ def calibration_refinement(
     loss = _check_loss(loss)
     logp, y = check_inputs(scores, labels, kind)
     if calibrated is None:
-        c = group_frequencies(logp, y)
+        with np.errstate(divide="ignore"):
+            logc = np.log(group_frequencies(logp, y))
     else:
-        c = np.exp(_reference_logprobs(calibrated, reference_kind, logp.shape, "calibrated"))
-    total, cal, ref = _loss_terms(logp, c, y, loss)
+        logc = _reference_logprobs(calibrated, reference_kind, logp.shape, "calibrated")
+    total, cal, ref = _loss_terms(logp, logc, y, loss)
     return CalibrationRefinement(*_summarise(total, cal, ref))
 
 
@@ -153,6 +159,6 @@ def epistemic_irreducible(
     """
     loss = _check_loss(loss)
     logp, y = check_inputs(scores, labels, kind)
-    q = np.exp(_reference_logprobs(true_posteriors, reference_kind, logp.shape, "true_posteriors"))
-    total, epi, irr = _loss_terms(logp, q, y, loss)
+    logq = _reference_logprobs(true_posteriors, reference_kind, logp.shape, "true_posteriors")
+    total, epi, irr = _loss_terms(logp, logq, y, loss)
     return EpistemicIrreducible(*_summarise(total, epi, irr))

@@ -80,7 +80,9 @@ def preset_reliability(scores, labels, *, kind: str, preset: str, n_bins: int | 
         top = probs.argmax(axis=1)
         score, outcome = np.take_along_axis(probs, top[:, None], axis=1)[:, 0], top == y
     else:
-        raise CalibInputError(f"preset {preset!r} ({spec.library}) is binary only; got K = {probs.shape[1]} classes")
+        raise CalibInputError(
+            f"preset {preset!r} ({spec.library}) is binary only: scores need K = 2 columns, got {probs.shape[1]}"
+        )
     m = spec.n_bins if n_bins is None else check_positive_int(n_bins, "n_bins")
     edges = preset_edges(m, spec.edges)
     if spec.edges == "float32":  # torchmetrics bins float32 tensors on float32 edges

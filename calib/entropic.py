@@ -25,11 +25,14 @@ import numpy as np
 from scipy.optimize import brentq
 
 from calib.binning import equal_width_bin_ids
-from calib.validation import CalibInputError, check_inputs, check_positive_int
+from calib.validation import CalibInputError, as_float_array, check_inputs, check_positive_int
 
 
 def ecd_terms(scores, labels, *, kind: str) -> np.ndarray:
-    """Per-datum NLL_i - H_i (eq. 12); the binary closed form (p - y) logit p for two classes."""
+    """Per-datum NLL_i - H_i (eq. 12); the binary closed form (p - y) logit p for two classes.
+
+    ``inf`` for a sample whose true class has probability 0.
+    """
     logp, y = check_inputs(scores, labels, kind)
     probs = np.exp(logp)
     if logp.shape[1] == 2:
@@ -43,7 +46,10 @@ def ecd_terms(scores, labels, *, kind: str) -> np.ndarray:
 
 
 def ecd(scores, labels, *, kind: str) -> float:
-    """ECD = mean of NLL_i - H_i (eq. 8 / 12); > 0 over-confident, < 0 under-confident."""
+    """ECD = mean of NLL_i - H_i (eq. 8 / 12); > 0 over-confident, < 0 under-confident.
+
+    ``inf`` when a sample's true class has probability 0 (its NLL is infinite).
+    """
     return float(np.mean(ecd_terms(scores, labels, kind=kind)))
 
 
@@ -59,7 +65,8 @@ def single_datum_bound() -> tuple[float, float]:
 @dataclass(frozen=True)
 class EntropicBins:
     """Paper 004's bin table: per bin count, mean class-1 probability, fraction of positives, ECE_b =
-    |pos - conf|, ESCE_b = pos - conf (eqs. 3-6) and ECD_b (mean summand); NaN in empty bins."""
+    |pos - conf|, ESCE_b = pos - conf (eqs. 3-6) and ECD_b (mean summand, inf if a sample of the bin gives
+    its true class probability 0); NaN in empty bins."""
 
     counts: np.ndarray
     mean_prediction: np.ndarray
@@ -98,11 +105,11 @@ def gaussian_ecd(errors, covariances) -> float:
     ``errors`` (N, d) are x_i - mu_i and ``covariances`` (N, d, d) or (d, d) the P_i;
     NEES_i = e_i^T P_i^-1 e_i (eq. 7). Consistent estimates (E NEES = d) give 0.
     """
-    e = np.asarray(errors, dtype=np.float64)
+    e = as_float_array(errors, "errors", "(N, d) array")
     if e.ndim != 2 or e.shape[0] == 0 or not np.all(np.isfinite(e)):
         raise CalibInputError(f"errors must be a finite (N, d) array of x - mu with N >= 1; got shape {e.shape}")
     d = e.shape[1]
-    cov = np.asarray(covariances, dtype=np.float64)
+    cov = as_float_array(covariances, "covariances")
     if cov.shape not in ((d, d), (e.shape[0], d, d)) or not np.all(np.isfinite(cov)):
         raise CalibInputError(
             f"covariances must be finite, shape ({d}, {d}) or ({e.shape[0]}, {d}, {d}); got {cov.shape}"

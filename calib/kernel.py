@@ -50,7 +50,7 @@ from functools import partial
 import numpy as np
 from scipy.signal import fftconvolve
 
-from calib.validation import CalibInputError, as_labels, as_probs, check_positive_int
+from calib.validation import CalibInputError, as_labels, as_probs, as_vector, check_positive_int
 
 KERNELS = ("gaussian", "epanechnikov")
 METHODS = ("auto", "exact", "grid")
@@ -87,25 +87,9 @@ _SMECE_MIN_BANDWIDTH = 1e-5
 # validation
 
 
-def _vector(values, name: str, *, unit: bool = False) -> np.ndarray:
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise CalibInputError(f"{name} must be a numeric 1-D array; got {type(values).__name__}") from exc
-    if arr.ndim != 1:
-        raise CalibInputError(f"{name} must be a 1-D array with one entry per sample; got shape {arr.shape}")
-    if arr.size == 0:
-        raise CalibInputError(f"{name} is empty: it needs at least one sample")
-    if not np.all(np.isfinite(arr)):
-        raise CalibInputError(f"{name} contains NaN or inf at index {int(np.flatnonzero(~np.isfinite(arr))[0])}")
-    if unit and (arr.min() < 0 or arr.max() > 1):
-        raise CalibInputError(f"{name} must lie in [0, 1]; found values in [{arr.min():.6g}, {arr.max():.6g}]")
-    return arr
-
-
 def _paired(x, y, x_name: str, y_name: str, *, unit: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    xa = _vector(x, x_name, unit=unit)
-    ya = _vector(y, y_name, unit=unit)
+    xa = as_vector(x, x_name, unit=unit)
+    ya = as_vector(y, y_name, unit=unit)
     if xa.size != ya.size:
         raise CalibInputError(f"{x_name} has {xa.size} entries but {y_name} has {ya.size}; they must match")
     return xa, ya
@@ -260,7 +244,7 @@ def kde(x_data, x_eval, *, bandwidth=0.05, kernel: str = "gaussian", method: str
     where the density is below 1e-10 K_sigma(0), so the grid method never returns a negative value.
     """
     bandwidth, kernel, method, grid_points = _common_options(bandwidth, kernel, method, grid_points)
-    x = _vector(x_data, "x_data")
+    x = as_vector(x_data, "x_data")
     points, shape = _eval_points(x_eval)
     density, _ = _density_and_means(x, [], points, bandwidth, kernel, method, grid_points)
     return density.reshape(shape)
@@ -499,7 +483,7 @@ def calibration_sharpness(
     rho and the band use that curve. (NW at the data points is then the mean of ``correct`` anyway.)
     """
     conf, hit = _paired(confidence, correct, "confidence", "correct", unit=True)
-    loss = _vector(losses, "losses")
+    loss = as_vector(losses, "losses")
     if loss.size != conf.size:
         raise CalibInputError(f"losses has {loss.size} entries but confidence has {conf.size}; they must match")
     bandwidth, kernel, method, _ = _common_options(bandwidth, kernel, method, None)

@@ -54,7 +54,9 @@ def median_bandwidth(probs: np.ndarray, seed: int = 0) -> float:
     d = _distances(p, p)[np.triu_indices(p.shape[0], k=1)]
     median = float(np.median(d)) if d.size else 0.0
     if not median > 0:
-        raise CalibInputError("the median heuristic needs distinct predictions; pass a positive bandwidth instead")
+        raise CalibInputError(
+            "scores: the median heuristic needs distinct predictions; pass a positive bandwidth instead"
+        )
     return median
 
 
@@ -171,11 +173,27 @@ def block_values(h: _PairKernel, block_size: int) -> np.ndarray:
     for start in range(0, n_blocks, step):
         b = slice(start, start + step)
         d2 = np.maximum(sq[b, :, None] + sq[b, None, :] - 2.0 * p[b] @ p[b].transpose(0, 2, 1), 0.0)
+        if h.kernel == "laplacian":
+            _recompute_near_in_blocks(d2, p[b])
         kappa = np.exp(-np.sqrt(d2) / h.bandwidth) if h.kernel == "laplacian" else np.exp(-d2 / (2 * h.bandwidth**2))
         pairs = kappa * (u[b] @ u[b].transpose(0, 2, 1))
         diagonal = np.einsum("bii->b", pairs)
         values[b] = (pairs.sum(axis=(1, 2)) - diagonal) / (size * (size - 1))
     return values
+
+
+def _recompute_near_in_blocks(sq_dist: np.ndarray, p: np.ndarray) -> None:
+    """Off-diagonal squared distances (blocks, size, size) below ``_EXACT_BELOW`` from the row differences
+    of ``p`` (blocks, size, K), a bounded chunk at a time (as :meth:`_PairKernel._recompute_near`)."""
+    near = sq_dist < _EXACT_BELOW
+    diagonal = np.arange(p.shape[1])
+    near[:, diagonal, diagonal] = False  # h(i, i) is left out of the block estimate
+    b, i, j = np.nonzero(near)
+    step = max(1, _BLOCK_PAIRS // p.shape[2])
+    for start in range(0, b.size, step):
+        at = slice(start, start + step)
+        diff = p[b[at], i[at]] - p[b[at], j[at]]
+        sq_dist[b[at], i[at], j[at]] = np.einsum("ij,ij->i", diff, diff)
 
 
 def skce(

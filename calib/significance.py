@@ -26,7 +26,7 @@ from scipy.stats import chi2, norm
 from calib.kernel_calibration import block_values, skce_kernel
 from calib.lenses import Canonical
 from calib.miscalibration import batch_deviations, batch_estimates, cell_statistics, check_distances
-from calib.validation import CalibInputError, check_inputs, check_positive_int
+from calib.validation import CalibInputError, as_probs, check_inputs, check_positive_int
 
 # Fagerland, Hosmer & Bofin (2008): the multinomial HL test has satisfactory power only above this N.
 FAGERLAND_MIN_N = 400
@@ -278,7 +278,7 @@ def sample_labels(probs: np.ndarray, n_resamples: int, rng: np.random.Generator)
     Nothing loops over samples: one pass per class for K <= 64, a vectorised bisection otherwise.
     """
     n_resamples = check_positive_int(n_resamples, "n_resamples")
-    return np.concatenate(list(_label_blocks(np.asarray(probs, dtype=np.float64), n_resamples, rng)), axis=0)
+    return np.concatenate(list(_label_blocks(as_probs(probs, "probs", "probs"), n_resamples, rng)), axis=0)
 
 
 def _as_statistic_value(value, what: str) -> float:

@@ -26,11 +26,16 @@ class CalibInputError(ValueError):
     """Raised for any invalid argument passed to a public ``calib`` function."""
 
 
-def _as_float_matrix(scores, name: str) -> np.ndarray:
+def as_float_array(values, name: str, expected: str = "array") -> np.ndarray:
+    """``np.asarray(values, float64)``, or a CalibInputError naming ``name`` for non-numeric input."""
     try:
-        arr = np.asarray(scores, dtype=np.float64)
+        return np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise CalibInputError(f"{name} must be a numeric array of shape (N, K); got {type(scores).__name__}") from exc
+        raise CalibInputError(f"{name} must be a numeric {expected}; got {type(values).__name__}") from exc
+
+
+def _as_float_matrix(scores, name: str) -> np.ndarray:
+    arr = as_float_array(scores, name, "array of shape (N, K)")
     if arr.ndim != 2:
         raise CalibInputError(
             f"{name} must have shape (N, K) with one row per sample; got shape {arr.shape}. "
@@ -40,6 +45,20 @@ def _as_float_matrix(scores, name: str) -> np.ndarray:
         raise CalibInputError(f"{name} is empty: it needs at least one sample (row)")
     if arr.shape[1] < 2:
         raise CalibInputError(f"{name} needs K >= 2 columns (one per class); got {arr.shape[1]}")
+    return arr
+
+
+def as_vector(values, name: str, *, unit: bool = False) -> np.ndarray:
+    """Return ``values`` as a non-empty, finite float64 vector (in [0, 1] with ``unit``)."""
+    arr = as_float_array(values, name, "1-D array")
+    if arr.ndim != 1:
+        raise CalibInputError(f"{name} must be a 1-D array with one entry per sample; got shape {arr.shape}")
+    if arr.size == 0:
+        raise CalibInputError(f"{name} is empty: it needs at least one sample")
+    if not np.all(np.isfinite(arr)):
+        raise CalibInputError(f"{name} contains NaN or inf at index {int(np.flatnonzero(~np.isfinite(arr))[0])}")
+    if unit and (arr.min() < 0 or arr.max() > 1):
+        raise CalibInputError(f"{name} must lie in [0, 1]; found values in [{arr.min():.6g}, {arr.max():.6g}]")
     return arr
 
 
@@ -111,21 +130,26 @@ def _check_row_sums(sums: np.ndarray, name: str, kind: str) -> None:
         )
 
 
-def as_labels(labels, n_samples: int, n_classes: int, name: str = "labels") -> np.ndarray:
-    """Return ``labels`` as an int64 vector of length ``n_samples`` with values in [0, n_classes)."""
+def as_class_indices(labels, name: str = "labels") -> np.ndarray:
+    """Return ``labels`` as a 1-D int64 vector (integers or integral floats; K is not checked here)."""
     arr = np.asarray(labels)
     if arr.ndim != 1:
         raise CalibInputError(f"{name} must be a 1-D vector of class indices; got shape {arr.shape}")
-    if arr.shape[0] != n_samples:
-        raise CalibInputError(
-            f"{name} has {arr.shape[0]} entries but the scores have {n_samples} rows; they must match"
-        )
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             raise CalibInputError(f"{name} must hold integer class indices; got non-integer floats")
     elif arr.dtype.kind not in "iub":
         raise CalibInputError(f"{name} must hold integer class indices; got dtype {arr.dtype}")
-    arr = arr.astype(np.int64)
+    return arr.astype(np.int64)
+
+
+def as_labels(labels, n_samples: int, n_classes: int, name: str = "labels") -> np.ndarray:
+    """Return ``labels`` as an int64 vector of length ``n_samples`` with values in [0, n_classes)."""
+    arr = as_class_indices(labels, name)
+    if arr.shape[0] != n_samples:
+        raise CalibInputError(
+            f"{name} has {arr.shape[0]} entries but the scores have {n_samples} rows; they must match"
+        )
     if arr.size and (arr.min() < 0 or arr.max() >= n_classes):
         raise CalibInputError(
             f"{name} must lie in [0, {n_classes}) for {n_classes}-class scores; found {arr.min()}..{arr.max()}"

@@ -155,3 +155,19 @@ def test_grouped_sums_is_a_per_resample_group_sum():
         bootstrap_ece(*_posteriors(2, 20, 3), kind="probs", view="marginal")
     with pytest.raises(CalibInputError, match="K = 2"):
         bootstrap_ece(*_posteriors(2, 20, 3), kind="probs", view="binary")
+
+
+def test_percentile_interval_of_infinite_values_has_no_nan():
+    # e.g. cross-entropies of resamples that hold a zero probability on a true label
+    low, high = percentile_interval(np.array([[1.0, 3.0], [np.inf, 4.0], [np.inf, 5.0], [2.0, 6.0]]), 0.5)
+    np.testing.assert_array_equal(low, [1.75, 3.75])
+    np.testing.assert_array_equal(high, [np.inf, 5.25])
+    assert percentile_interval([-np.inf, -np.inf, 0.0], 0.05)[0] == -np.inf
+    with pytest.raises(CalibInputError, match="undefined"):
+        percentile_interval([-np.inf, np.inf], 0.5)
+
+
+@pytest.mark.parametrize("values", [[], [1.0, np.nan], None, ["a", "b"]])
+def test_percentile_interval_rejects_values_without_numbers(values):
+    with pytest.raises(CalibInputError, match="values"):
+        percentile_interval(values, 0.05)

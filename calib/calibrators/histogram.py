@@ -5,7 +5,8 @@ its H calibrator; survey (Silva Filho et al. 2023) Sect. 5.3.1, eqs. 3-5. The po
 posterior q_1 is cut into M bins, equal-width (``strategy="width"``, edge rule as in
 :mod:`calib.binning`) or equal-mass on the training scores (``strategy="mass"``: edges at the
 training quantiles, right-closed); each bin maps to the fraction of positives among its training
-samples.
+samples, so a bin without positives (or without negatives) gives probability exactly 0 (or 1), whose
+log-probability is -inf.
 
 A bin with no training sample needs a policy (``empty_bin``):
 - ``"identity"`` (default): leave such samples' posteriors unchanged;

@@ -15,7 +15,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GroupKFold, KFold, StratifiedGroupKFold, StratifiedKFold
 
 from calib.calibrators.base import Calibrator
-from calib.validation import CalibInputError, check_inputs, check_positive_int
+from calib.validation import CalibInputError, as_class_indices, check_inputs, check_positive_int
 
 PROTOCOLS = ("tt", "xv")
 
@@ -37,7 +37,7 @@ def fold_ids(labels, *, n_folds: int, seed: int, groups=None, stratified: bool =
 
     ``seed`` is an int or a ``numpy.random.RandomState`` whose stream the shuffle continues.
     """
-    y = np.asarray(labels)
+    y = as_class_indices(labels)
     n_folds = check_positive_int(n_folds, "n_folds", minimum=2)
     if groups is not None:
         groups = np.asarray(groups)
@@ -46,7 +46,7 @@ def fold_ids(labels, *, n_folds: int, seed: int, groups=None, stratified: bool =
         if np.unique(groups).size < n_folds:
             raise CalibInputError(f"groups has fewer distinct ids than n_folds={n_folds}")
     elif y.size < n_folds:
-        raise CalibInputError(f"cross-validation needs at least n_folds={n_folds} samples; got {y.size}")
+        raise CalibInputError(f"labels has {y.size} samples; cross-validation needs at least n_folds={n_folds}")
     if groups is not None and stratified and _single_label_groups(y, groups):
         # Each group holds one label (e.g. bootstrap duplicates of one sample): stratify the distinct
         # groups and let every copy follow its group. Same guarantee as StratifiedGroupKFold, much faster.
