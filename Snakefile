@@ -9,7 +9,7 @@ from pathlib import Path
 from calib.data.registry import REAL_SETS
 from calib.data.zoo import DATASETS as ZOO_DATASETS, MODELS as ZOO_MODELS, SPLITS as ZOO_SPLITS
 from pipeline.config import compose_config
-from pipeline.io import write_code_stamp
+from pipeline.io import discard_corrupt, write_code_stamp
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.sweeps import load_sweep, points, sweep_names
 from pipeline.targets import experiments
@@ -27,6 +27,8 @@ CODE = sorted(str(p) for p in Path(".").glob("calib/**/*.py")) + sorted(str(p) f
 # scheduler to stat), and it records which code built the results.
 CODE_STAMP = f"{RESULTS}/code.sha256"
 SETTINGS = compose_config()
+for corrupt in discard_corrupt(f"{RESULTS}/data") if workflow.is_main_process else ():  # rebuilt in this run
+    print(f"calib-repro: {corrupt} failed its sha256 check (truncated or altered); rebuilding it", file=sys.stderr)
 ALL_EXPERIMENTS = {f"{e.paper}/{e.artifact}": e for e in experiments()}
 MISSING = {
     key: [s for s in e.real_sets if s in REAL_SETS and not obtainable(SETTINGS, s)] for key, e in ALL_EXPERIMENTS.items()

@@ -36,6 +36,7 @@ from calib.calibrators import (
 )
 from calib.data.real import PosteriorSet, load_posteriors
 from calib.decisions import zero_one_costs
+from calib.files import atomic_write
 from calib.summary import Summary, evaluate, point_metrics, resampled_metrics
 from calib.validation import CalibInputError
 
@@ -114,19 +115,15 @@ def _write_outputs(out: Path, pset: PosteriorSet, summary: Summary, progress) ->
 
     out.mkdir(parents=True, exist_ok=True)
     records = summary.as_records()
-    (out / "metrics.json").write_text(
-        json.dumps(
-            {
-                "n_samples": summary.n_samples,
-                "n_classes": summary.n_classes,
-                "recommended": summary.recommended,
-                "metrics": records,
-            },
-            indent=2,
-            allow_nan=True,
-        )
-    )
-    pd.DataFrame(records).to_csv(out / "metrics.csv", index=False, float_format="%.10g")
+    document = {
+        "n_samples": summary.n_samples,
+        "n_classes": summary.n_classes,
+        "recommended": summary.recommended,
+        "metrics": records,
+    }
+    atomic_write(out / "metrics.json", lambda tmp: tmp.write_text(json.dumps(document, indent=2, allow_nan=True)))
+    frame = pd.DataFrame(records)
+    atomic_write(out / "metrics.csv", lambda tmp: frame.to_csv(tmp, index=False, float_format="%.10g"))
     progress("drawing the reliability diagram")
     import matplotlib.pyplot as plt
 
@@ -170,9 +167,8 @@ def _evaluate(args) -> int:
 
 
 def _save_model(path: Path, model, method: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as handle:
-        pickle.dump({"format": MODEL_FORMAT, "method": method, "model": model}, handle)
+    saved = {"format": MODEL_FORMAT, "method": method, "model": model}
+    atomic_write(path, lambda tmp: tmp.write_bytes(pickle.dumps(saved)))
 
 
 def _load_model(path: str):
@@ -204,8 +200,8 @@ def _calibrate(args) -> int:
             progress(f"saved the calibrator to {args.save_model}")
     target = _load(args.apply, args)
     calibrated = model.predict_log_proba(target.logprobs(), kind="logprobs")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out, scores=calibrated, labels=target.labels, kind=np.array("logprobs"))
+    arrays = {"scores": calibrated, "labels": target.labels, "kind": np.array("logprobs")}
+    atomic_write(out, lambda tmp: np.savez_compressed(tmp, **arrays))
     progress(f"wrote calibrated log-probabilities of {args.apply} to {out} (read them with --kind logprobs)")
     return 0
 
@@ -229,18 +225,30 @@ def _compare(args) -> int:
     diffs = []
     for rows in resample_blocks(labels.size, n_boot=args.bootstrap, seed=args.seed):
         values = [resampled_metrics(lp, labels, costs, None, rows) for lp in logps]
-        diffs.append(np.array([[v[m] - values[0][m] for m in COMPARED] for v in values[1:]]))  # (S - 1, M, b)
-    low, high = percentile_interval(np.concatenate(diffs, axis=-1).transpose(2, 0, 1), 0.05)
+        diffs.append(np.array([[_difference(v[m], values[0][m]) for m in COMPARED] for v in values[1:]]))
+    diffs = np.concatenate(diffs, axis=-1)  # (S - 1, M, B)
+    point_diffs = np.array([[_difference(p[m], point[0][m]) for m in COMPARED] for p in point[1:]])
+    undefined = np.isnan(point_diffs) | np.isnan(diffs).any(axis=-1)
+    low, high = percentile_interval(np.where(undefined[..., None], 0.0, diffs).transpose(2, 0, 1), 0.05)
     lines = ["metric".ljust(16) + "".join(n[:18].rjust(20) for n in names)]
     for m in COMPARED:
         lines.append(m.ljust(16) + "".join(f"{p[m]:20.4f}" for p in point))
     lines.append(f"\ndifferences from {names[0]} (paired bootstrap 95 % interval):")
     for i, name in enumerate(names[1:]):
         for j, m in enumerate(COMPARED):
-            d = point[i + 1][m] - point[0][m]
-            lines.append(f"  {name} - {names[0]}: {m:<16s} {d:+.4f} [{low[i, j]:+.4f}, {high[i, j]:+.4f}]")
+            head = f"  {name} - {names[0]}: {m:<16s}"
+            if undefined[i, j]:
+                lines.append(f"{head} undefined: infinite for both (a zero probability on a true label)")
+            else:
+                lines.append(f"{head} {point_diffs[i, j]:+.4f} [{low[i, j]:+.4f}, {high[i, j]:+.4f}]")
     print("\n".join(lines))
     return 0
+
+
+def _difference(a, b):
+    """a - b, NaN where both are the same infinity (e.g. two infinite cross-entropies), without a warning."""
+    with np.errstate(invalid="ignore"):
+        return np.subtract(a, b)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -36,7 +36,7 @@ def main(cfg: DictConfig) -> None:
     except (RealDataError, KeyError) as exc:
         print(f"fetch: {exc}", file=sys.stderr)
         raise SystemExit(1) from exc
-    path = atomic_write(real_set_path(cfg.paths.data, name), lambda tmp: save_posterior_set(tmp, pset))
+    path = atomic_write(real_set_path(cfg.paths.data, name), lambda tmp: save_posterior_set(tmp, pset), checksum=True)
     print(f"fetch: wrote {path} ({pset.n_samples} samples, {pset.n_classes} classes, {pset.kind})")
 
 

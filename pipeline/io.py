@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from calib.files import atomic_write, checksum_matches, checksum_path
 
 VALUE_COLUMNS = ["row", "column", "x", "value", "ci_low", "ci_high"]
 
@@ -19,34 +18,40 @@ def values_path(results: str | Path, exp) -> Path:
     return Path(results) / exp.paper / f"{exp.artifact}_values.csv"
 
 
-def atomic_write(path: Path, write: Callable[[Path], None]) -> Path:
-    """Call ``write(tmp)`` then move ``tmp`` onto ``path``, so a failed step never leaves a half file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return path
-
-
 def save_dataset(path: Path, labels: np.ndarray, systems: dict[str, np.ndarray], extras: dict | None = None) -> Path:
     """Write labels, each system's log-posteriors (``system/<name>``) and extra arrays to an .npz."""
     arrays = {"labels": labels, **{f"system/{k}": v for k, v in systems.items()}, **(extras or {})}
-    return atomic_write(path, lambda tmp: np.savez_compressed(tmp, **arrays))
+    return atomic_write(path, lambda tmp: np.savez_compressed(tmp, **arrays), checksum=True)
+
+
+def require_intact(path: Path, what: str) -> Path:
+    """``path`` if it exists and matches its sha256 sidecar; otherwise a message saying how to rebuild it."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{what} {path} is missing: build it with `snakemake {path}`")
+    if not checksum_matches(path):
+        raise SystemExit(
+            f"{what} {path} does not match its checksum {checksum_path(path).name} (truncated, altered or written "
+            f"by an interrupted run): `snakemake` discards and rebuilds it (or delete it, then `snakemake {path}`)"
+        )
+    return path
+
+
+def discard_corrupt(data_dir: str | Path) -> list[Path]:
+    """Delete every cached ``.npz`` under ``data_dir`` that fails its checksum (and its sidecar); return them.
+
+    The workflow calls this before building its DAG, so corrupt cached datasets are rebuilt in the same run.
+    """
+    bad = [p for p in sorted(Path(data_dir).rglob("*.npz")) if not checksum_matches(p)]
+    for path in bad:
+        path.unlink(missing_ok=True)
+        checksum_path(path).unlink(missing_ok=True)
+    return bad
 
 
 def load_dataset(path: Path) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Inverse of :func:`save_dataset`: (labels, systems, extras)."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"dataset file {path} is missing: build it with `snakemake {path}`")
-    with np.load(path) as data:
+    """Inverse of :func:`save_dataset`: (labels, systems, extras), after checking the file's checksum."""
+    with np.load(require_intact(path, "dataset file")) as data:
         labels = data["labels"]
         systems = {k.split("/", 1)[1]: data[k] for k in data.files if k.startswith("system/")}
         extras = {k: data[k] for k in data.files if k != "labels" and not k.startswith("system/")}

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from calib.data.real import PosteriorSet, read_posterior_set
-from pipeline.io import load_dataset
+from pipeline.io import load_dataset, require_intact
 
 
 class DataSources:
@@ -23,7 +23,4 @@ class DataSources:
         return load_dataset(self.data_dir / f"{name}.npz")
 
     def _real(self, name: str) -> PosteriorSet:
-        path = self.data_dir / "real" / f"{name}.npz"
-        if not path.exists():
-            raise FileNotFoundError(f"real posterior set {path} is missing: build it with `snakemake {path}`")
-        return read_posterior_set(path)
+        return read_posterior_set(require_intact(self.data_dir / "real" / f"{name}.npz", "real posterior set"))

@@ -25,7 +25,7 @@ def main(cfg: DictConfig) -> None:
         sets = zoo_posteriors(dataset, model, seed=cfg.zoo.seed, fractions=tuple(cfg.zoo.fractions))
         for pset in sets.values():
             path = atomic_write(
-                real_set_path(cfg.paths.data, pset.name), lambda tmp, p=pset: save_posterior_set(tmp, p)
+                real_set_path(cfg.paths.data, pset.name), lambda tmp, p=pset: save_posterior_set(tmp, p), checksum=True
             )
         print(
             f"zoo: {dataset} / {model}: wrote {path.parent} "

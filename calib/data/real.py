@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import logsumexp
 
+from calib.files import atomic_write
 from calib.validation import KINDS, CalibInputError, as_labels, as_logprobs
 
 TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
@@ -97,10 +98,29 @@ def _require_file(path: Path, what: str) -> Path:
     return path
 
 
+def _numeric_array(read, where: str) -> np.ndarray:
+    """``read()`` (an array from a .npy / .npz file); object arrays (None, mixed types) are a CalibInputError."""
+    try:
+        return read()
+    except ValueError as exc:  # numpy refuses object arrays without allow_pickle
+        raise CalibInputError(
+            f"{where} holds Python objects (e.g. None), not numbers ({exc}); save a numeric array"
+        ) from exc
+
+
+def _load_npy(path, what: str) -> np.ndarray:
+    path = _require_file(path, what)
+    return _numeric_array(lambda: np.load(path, allow_pickle=False), f"{what} {path}")
+
+
+def _archive_array(data, key: str, path) -> np.ndarray:
+    return _numeric_array(lambda: data[key], f"array {key!r} of {path}")
+
+
 def load_npy_pair(scores_path, labels_path, *, kind: str, name: str | None = None, **meta) -> PosteriorSet:
     """Scores from one ``.npy`` file and labels from another."""
-    scores = np.load(_require_file(scores_path, "scores file"), allow_pickle=False)
-    labels = np.load(_require_file(labels_path, "labels file"), allow_pickle=False)
+    scores = _load_npy(scores_path, "scores file")
+    labels = _load_npy(labels_path, "labels file")
     if labels.ndim != 1 or labels.shape[0] != scores.shape[0]:
         raise CalibInputError(
             f"labels file {labels_path} holds shape {labels.shape}; it needs one label per row of the scores "
@@ -119,7 +139,7 @@ def load_npz(
             raise CalibInputError(
                 f"{path} has no array named {missing}; it holds {sorted(data.files)}: pass scores_key= and labels_key="
             )
-        scores, labels = data[scores_key], data[labels_key]
+        scores, labels = _archive_array(data, scores_key, path), _archive_array(data, labels_key, path)
     if labels.ndim != 1 or labels.shape[0] != scores.shape[0]:
         raise CalibInputError(
             f"{path}: {labels_key} has shape {labels.shape}, scores {scores.shape}; need (N,) and (N, K)"
@@ -219,18 +239,21 @@ def load_posteriors(path, *, kind: str, labels=None, **options) -> PosteriorSet:
 
 
 def save_posterior_set(path, pset: PosteriorSet) -> None:
-    """Write a set to ``path`` (an open binary file or a path ending in ``.npz``) with its metadata."""
-    if isinstance(path, str | Path) and Path(path).suffix != ".npz":
+    """Write a set to ``path`` (an open binary file, or a path ending in ``.npz``, written atomically)."""
+    arrays = {
+        "scores": pset.scores,
+        "labels": pset.labels,
+        "kind": np.array(pset.kind),
+        "name": np.array(pset.name),
+        "class_names": np.array(pset.class_names or (), dtype=str),
+        "provenance": np.array(pset.provenance),
+    }
+    if not isinstance(path, str | Path):
+        np.savez_compressed(path, **arrays)
+        return
+    if Path(path).suffix != ".npz":
         raise CalibInputError(f"posterior set files end in .npz (numpy would append it); got {path}")
-    np.savez_compressed(
-        path,
-        scores=pset.scores,
-        labels=pset.labels,
-        kind=np.array(pset.kind),
-        name=np.array(pset.name),
-        class_names=np.array(pset.class_names or (), dtype=str),
-        provenance=np.array(pset.provenance),
-    )
+    atomic_write(path, lambda tmp: np.savez_compressed(tmp, **arrays))
 
 
 def read_posterior_set(path) -> PosteriorSet:
@@ -242,6 +265,5 @@ def read_posterior_set(path) -> PosteriorSet:
                 f"{path} is not a saved posterior set (no {missing}); read plain archives with load_npz(path, kind=...)"
             )
         names = tuple(str(c) for c in data["class_names"]) or None
-        return PosteriorSet(
-            str(data["name"]), data["scores"], data["labels"], str(data["kind"]), names, str(data["provenance"])
-        )
+        scores, labels = _archive_array(data, "scores", path), _archive_array(data, "labels", path)
+        return PosteriorSet(str(data["name"]), scores, labels, str(data["kind"]), names, str(data["provenance"]))

@@ -10,16 +10,14 @@ through a temporary file, so an interrupted or corrupt download never looks like
 from __future__ import annotations
 
 import csv
-import hashlib
-import os
 import shutil
-import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from calib.data.real import PosteriorSet, load_npy_pair, load_npz
+from calib.files import atomic_write, sha256_file
 
 CHECKSUMS_FILE = Path(__file__).with_name("real_checksums.tsv")
 DEFAULT_URL = "https://github.com/{repo}/raw/{commit}/{path}"
@@ -139,11 +137,6 @@ def get(name: str) -> RealSet:
     return REAL_SETS[name]
 
 
-def _sha256(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
 def verify(path: Path, relpath: str, expected: tuple[int, str], fix: str) -> Path:
     """Check size and sha256 of ``path`` against the pinned values; raise with ``fix`` otherwise."""
     size, digest = expected
@@ -151,29 +144,24 @@ def verify(path: Path, relpath: str, expected: tuple[int, str], fix: str) -> Pat
     if actual != size:
         what = "truncated" if actual < size else "longer than the pinned file"
         raise RealDataError(f"{path} ({relpath}) is {what}: {actual} bytes, expected {size}. {fix}")
-    if (found := _sha256(path)) != digest:
+    if (found := sha256_file(path)) != digest:
         raise RealDataError(f"{path} ({relpath}) is altered: sha256 {found}, expected {digest}. {fix}")
     return path
 
 
 def _download(url: str, dest: Path, relpath: str, expected: tuple[int, str], timeout: float) -> Path:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
+    def fetch(tmp: Path) -> None:
+        with tmp.open("wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
             shutil.copyfileobj(response, out)
-        verify(Path(tmp), relpath, expected, f"The download from {url} is not the pinned file; retry or use a mirror.")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, dest)
+        verify(tmp, relpath, expected, f"The download from {url} is not the pinned file; retry or use a mirror.")
+
+    try:
+        return atomic_write(dest, fetch)
     except (urllib.error.URLError, OSError) as exc:
         raise RealDataError(
             f"could not download {relpath} from {url}: {exc}. Check the network, or point real_data.mirror "
             "(or the environment variable CALIB_REAL_DATA) at a directory that holds the file"
         ) from exc
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return dest
 
 
 def locate(

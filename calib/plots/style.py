@@ -7,6 +7,8 @@ from pathlib import Path
 
 import matplotlib
 
+from calib.files import atomic_write
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -31,11 +33,12 @@ def figure_style():
 
 
 def save_figure(fig, stem: Path) -> list[Path]:
-    """Write ``stem``.pdf and ``stem``.png with fixed metadata (byte-identical reruns); close the figure."""
+    """Write ``stem``.pdf and ``stem``.png atomically, with fixed metadata (byte-identical reruns); close the figure."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [stem.with_suffix(".pdf"), stem.with_suffix(".png")]
-    fig.savefig(paths[0], metadata={"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None})
-    fig.savefig(paths[1], metadata={"Software": None})
+    pdf_metadata = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}
+    atomic_write(paths[0], lambda tmp: fig.savefig(tmp, format="pdf", metadata=pdf_metadata))
+    atomic_write(paths[1], lambda tmp: fig.savefig(tmp, format="png", metadata={"Software": None}))
     plt.close(fig)
     return paths
