@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calib.binning import bin_ids
-from calib.validation import CalibInputError, as_float_array, as_labels, as_probs, check_positive_int
+from calib.validation import CalibInputError, as_float_array, as_labels, as_probs, check_positive_int, top_label
 
 _BLOCK_CELLS = 1 << 22
 ECE_VIEWS = ("top_label", "binary", "classwise")
@@ -149,8 +149,8 @@ def ece_terms(probs: np.ndarray, labels: np.ndarray, *, view: str, n_bins: int, 
         raise CalibInputError(f"view must be one of {ECE_VIEWS}; got {view!r}")
     n_bins = check_positive_int(n_bins, "n_bins")
     if view == "top_label":
-        conf = probs.max(axis=1)
-        return EceTerms(bin_ids(conf, n_bins, closed=closed), (probs.argmax(axis=1) == labels) - conf, n_bins, 1, 1)
+        conf, prediction = top_label(probs)
+        return EceTerms(bin_ids(conf, n_bins, closed=closed), (prediction == labels) - conf, n_bins, 1, 1)
     if view == "binary":
         if probs.shape[1] != 2:
             raise CalibInputError(f"view='binary' needs K = 2 columns; got {probs.shape[1]}. Use 'top_label'")

@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import betaincinv
 
 from calib.binning import bin_ids, bin_statistics, equal_width_edges
-from calib.validation import CalibInputError, as_labels, as_probs, as_vector
+from calib.validation import CalibInputError, as_labels, as_probs, as_vector, top_label
 
 NORMS = ("l1", "l2", "squared", "max")
 
@@ -137,7 +137,8 @@ def binary_reliability(scores, labels, *, kind: str, n_bins: int, **binning) -> 
 def top_label_reliability(scores, labels, *, kind: str, n_bins: int, **binning) -> ReliabilityBins:
     """Reliability bins of the confidence max_k q_k against argmax (first on ties) being correct (Def. 6)."""
     probs, y = _probs_and_labels(scores, labels, kind)
-    return reliability_bins(probs.max(axis=1), probs.argmax(axis=1) == y, n_bins=n_bins, **binning)
+    confidence, prediction = top_label(probs)
+    return reliability_bins(confidence, prediction == y, n_bins=n_bins, **binning)
 
 
 def ece_binary(scores, labels, *, kind: str, n_bins: int, norm: str = "l1", average=False, debiased=False, **binning):

@@ -31,7 +31,7 @@ import numpy as np
 
 from calib.binning import bin_statistics, locate
 from calib.calibration_error import NORMS, ReliabilityBins
-from calib.validation import CalibInputError, as_labels, as_probs, check_positive_int
+from calib.validation import CalibInputError, as_labels, as_probs, check_positive_int, top_label
 
 
 @dataclass(frozen=True)
@@ -77,8 +77,8 @@ def preset_reliability(scores, labels, *, kind: str, preset: str, n_bins: int | 
     if probs.shape[1] == 2:
         score, outcome = probs[:, 1], y == 1
     elif spec.multiclass:
-        top = probs.argmax(axis=1)
-        score, outcome = np.take_along_axis(probs, top[:, None], axis=1)[:, 0], top == y
+        score, top = top_label(probs)
+        outcome = top == y
     else:
         raise CalibInputError(
             f"preset {preset!r} ({spec.library}) is binary only: scores need K = 2 columns, got {probs.shape[1]}"
