@@ -35,6 +35,7 @@ from calib.scores import brier, brier_losses, cross_entropy
 from calib.validation import CalibInputError, as_priors, as_probs, check_inputs, check_positive_int
 
 ECE_BINS = 15
+RCL_FOLDS = 5
 NO_CALIBRATOR = "none: no calibrator lowers the cross-validated log loss"
 CALIBRATORS: dict[str, Callable] = {"DP (affine)": AffineCalibrator, "temperature": TemperatureScaling}
 BINARY_CALIBRATORS: dict[str, Callable] = {
@@ -152,6 +153,11 @@ def evaluate(
 ) -> Summary:
     """Metrics of (``scores``, ``labels``) with (1 - ``alpha``) bootstrap intervals over ``n_boot`` resamples."""
     logp, y = check_inputs(scores, labels, kind)
+    if np.bincount(y).max() < RCL_FOLDS:
+        raise CalibInputError(
+            f"labels: the RCL rows use {RCL_FOLDS}-fold cross-validation, which needs a class with at least "
+            f"{RCL_FOLDS} samples; the largest class here has {np.bincount(y).max()}. Evaluate more samples."
+        )
     n_boot = check_positive_int(n_boot, "n_boot", minimum=0) if n_boot else 0
     say = progress or (lambda _: None)
     costs = {
@@ -173,9 +179,11 @@ def evaluate(
     best, best_rcl = "", -np.inf
     extra = BINARY_CALIBRATORS if logp.shape[1] == 2 else MULTICLASS_CALIBRATORS
     for name, make in (CALIBRATORS | extra).items():
-        say(f"RCL of {name} (5-fold cross-validation)")
+        say(f"RCL of {name} ({RCL_FOLDS}-fold cross-validation)")
         for metric, label in (("ce", "CE"), ("brier", "BS")):
-            rcl = calibration_loss(logp, y, kind="logprobs", metric=metric, calibrator=make(), protocol="xv", seed=seed)
+            rcl = calibration_loss(
+                logp, y, kind="logprobs", metric=metric, calibrator=make(), protocol="xv", n_folds=RCL_FOLDS, seed=seed
+            )
             summary.metrics[f"RCL-{label} {name}"] = Metric(rcl)
             if metric == "ce" and rcl > best_rcl:
                 best, best_rcl = name, rcl
