@@ -152,12 +152,12 @@ def _below(values: np.ndarray, threshold) -> np.ndarray:
     return values < threshold - _THRESHOLD_TIE
 
 
-def _split(columns: np.ndarray, centre) -> tuple[int, float]:
-    """Coordinate of highest variance (ties: lowest index) and its centre, from per-column sorted values,
-    so that neither depends on the order of the samples."""
-    variances = columns.var(axis=0)
+def _split(points: np.ndarray, centre) -> tuple[int, float]:
+    """Coordinate of highest variance (variances equal to ``_VARIANCE_TIE``: the lowest index) and its
+    centre. Rounding of the centre with the sample order is absorbed by the ``_THRESHOLD_TIE`` band."""
+    variances = points.var(axis=0)
     j = int(np.argmax(variances >= variances.max() * (1.0 - _VARIANCE_TIE)))
-    return j, float(centre(columns[:, j]))
+    return j, float(centre(points[:, j]))
 
 
 @dataclass(frozen=True)
@@ -185,7 +185,7 @@ class DataDependent:
             members, node = stack.pop()
             if members.size >= min_size:
                 sub = p[members]
-                j, t = _split(np.sort(sub, axis=0), centre)
+                j, t = _split(sub, centre)
                 below = _below(sub[:, j], t)
                 n_below = int(np.count_nonzero(below))
                 if 0 < n_below < members.size:

@@ -189,13 +189,14 @@ class SoftmaxObjective:
         resid = (np.exp(logs) - self.onehot) / self.n
         grad_w = (resid[:, : self.d] * self.x).sum(axis=0) if self.diagonal else resid.T @ self.x
         grad_b = resid.sum(axis=0)
-        if self.weight_penalty is not None:
-            diff = w - self.weight_target
-            loss += float(np.sum(self.weight_penalty * diff**2))
-            grad_w = grad_w + 2.0 * self.weight_penalty * diff
-        if self.bias_penalty is not None:
-            loss += float(np.sum(self.bias_penalty * b**2))
-            grad_b = grad_b + 2.0 * self.bias_penalty * b
+        with np.errstate(over="ignore"):  # a trial step far out: an infinite loss makes the line search back off
+            if self.weight_penalty is not None:
+                diff = w - self.weight_target
+                loss += float(np.sum(self.weight_penalty * diff**2))
+                grad_w = grad_w + 2.0 * self.weight_penalty * diff
+            if self.bias_penalty is not None:
+                loss += float(np.sum(self.bias_penalty * b**2))
+                grad_b = grad_b + 2.0 * self.bias_penalty * b
         return loss, np.concatenate([grad_w.ravel(), grad_b[self.free_bias]])
 
     def _class_features(self) -> np.ndarray:
