@@ -58,9 +58,13 @@ def locate(edges: np.ndarray, values: np.ndarray, side: str = "left") -> np.ndar
     m = edges.size - 1
     if not 1 <= m <= _MAX_UNIFORM_BINS or np.max(np.abs(edges - np.arange(m + 1) / m)) > _NEAR_UNIFORM / m:
         return np.searchsorted(edges, values, side=side)
-    k = np.clip(values * m, 0, m - 1).astype(np.intp)
+    k = (values * m).astype(np.intp)  # truncation; values outside [0, 1] are clipped next
+    np.clip(k, 0, m - 1, out=k)
     below = np.less if side == "left" else np.less_equal
-    return k + below(edges[k], values) + below(edges[k + 1], values)
+    count = below(edges[:-1][k], values).astype(np.intp)
+    count += below(edges[1:][k], values)
+    count += k
+    return count
 
 
 def bin_ids_from_edges(values, edges, *, closed: str) -> np.ndarray:
