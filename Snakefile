@@ -149,48 +149,32 @@ rule zoo:
         "python -m pipeline.zoo zoo_dataset={wildcards.zoo_dataset} paths.results={params.results} > {log} 2>&1"
 
 
+def artifact_key(wildcards):
+    """The ``<paper>/<artifact>`` an artifact job builds."""
+    return getattr(wildcards, "figure", None) or wildcards.table
+
+
 def experiment_inputs(wildcards):
     """The config files, synthetic datasets and real posterior sets an experiment reads."""
-    exp = EXPERIMENTS[f"{wildcards.paper}/{wildcards.artifact}"]
+    exp = EXPERIMENTS[artifact_key(wildcards)]
     data = [f"{RESULTS}/data/{d}.npz" for d in exp.datasets] + [f"{RESULTS}/data/real/{s}.npz" for s in exp.real_sets]
     return list(exp.configs) + data
 
 
-rule evaluate:
+def paper_title(wildcards):
+    """The report category of an artifact: its paper."""
+    exp = EXPERIMENTS[artifact_key(wildcards)]
+    return PAPER_TITLES.get(exp.paper, exp.paper)
+
+
+# One job per artifact evaluates the experiment (values CSV) and renders it in the same process:
+# `python -m pipeline.evaluate` and `python -m pipeline.render` rerun either stage by hand.
+rule figure:
     input:
         experiment_inputs,
         CODE_STAMP,
     output:
-        f"{RESULTS}/{{paper}}/{{artifact}}_values.csv",
-    params:
-        results=lambda wildcards, output: Path(output[0]).parents[1],
-    log:
-        "logs/evaluate/{paper}_{artifact}.log",
-    benchmark:
-        "logs/benchmarks/evaluate/{paper}_{artifact}.tsv",
-    conda:
-        "pipeline/envs/calib.yaml"
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    shell:
-        "python -m pipeline.evaluate experiment={wildcards.paper}_{wildcards.artifact} paths.results={params.results}"
-        " > {log} 2>&1"
-
-
-def paper_title(wildcards):
-    """The report category of an artifact: its paper."""
-    key = getattr(wildcards, "figure", None) or wildcards.table
-    return PAPER_TITLES.get(EXPERIMENTS[key].paper, EXPERIMENTS[key].paper)
-
-
-rule render_figure:
-    input:
         f"{RESULTS}/{{figure}}_values.csv",
-        lambda wildcards: EXPERIMENTS[wildcards.figure].configs,
-        CODE_STAMP,
-    output:
         f"{RESULTS}/{{figure}}.pdf",
         report(f"{RESULTS}/{{figure}}.png", caption=CAPTION, category=paper_title, subcategory="Figures"),
     params:
@@ -198,25 +182,25 @@ rule render_figure:
         experiment=lambda wildcards: EXPERIMENTS[wildcards.figure].name,
         results=lambda wildcards, output: Path(output[0]).parents[1],
     log:
-        "logs/render/{figure}.log",
+        "logs/artifacts/{figure}.log",
     benchmark:
-        "logs/benchmarks/render/{figure}.tsv",
+        "logs/benchmarks/figure/{figure}.tsv",
     conda:
         "pipeline/envs/calib.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=4000,
+        runtime=30,
     shell:
-        "python -m pipeline.render experiment={params.experiment} paths.results={params.results} > {log} 2>&1"
+        "python -m pipeline.artifact experiment={params.experiment} paths.results={params.results} > {log} 2>&1"
 
 
-rule render_table:
+rule table:
     input:
-        f"{RESULTS}/{{table}}_values.csv",
-        lambda wildcards: EXPERIMENTS[wildcards.table].configs,
+        experiment_inputs,
         CODE_STAMP,
     output:
+        f"{RESULTS}/{{table}}_values.csv",
         report(f"{RESULTS}/{{table}}.csv", caption=CAPTION, category=paper_title, subcategory="Tables"),
         f"{RESULTS}/{{table}}.md",
         f"{RESULTS}/{{table}}.tex",
@@ -225,17 +209,17 @@ rule render_table:
         experiment=lambda wildcards: EXPERIMENTS[wildcards.table].name,
         results=lambda wildcards, output: Path(output[0]).parents[1],
     log:
-        "logs/render/{table}.log",
+        "logs/artifacts/{table}.log",
     benchmark:
-        "logs/benchmarks/render/{table}.tsv",
+        "logs/benchmarks/table/{table}.tsv",
     conda:
         "pipeline/envs/calib.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=4000,
+        runtime=30,
     shell:
-        "python -m pipeline.render experiment={params.experiment} paths.results={params.results} > {log} 2>&1"
+        "python -m pipeline.artifact experiment={params.experiment} paths.results={params.results} > {log} 2>&1"
 
 
 rule report:

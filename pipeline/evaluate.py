@@ -6,6 +6,7 @@ Writes ``<paths.results>/<paper>/<artifact>_values.csv``; the rendered figure or
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import hydra
 from omegaconf import DictConfig
@@ -17,9 +18,8 @@ from pipeline.schema import check_config
 from pipeline.sources import DataSources
 
 
-@hydra.main(version_base=None, config_path="../configs", config_name="config")
-def main(cfg: DictConfig) -> None:
-    check_config(cfg)
+def evaluate(cfg: DictConfig) -> Path:
+    """Compute the values of ``cfg.experiment`` and write them; the path written."""
     exp = cfg.get("experiment")
     if exp is None:
         raise SystemExit("evaluate needs an experiment: python -m pipeline.evaluate experiment=<paper>_<artifact>")
@@ -30,6 +30,13 @@ def main(cfg: DictConfig) -> None:
     frame = values_frame(resolve(EVALUATORS[exp.kind])(exp, DataSources(cfg.paths.data)))
     path = write_csv(values_path(cfg.paths.results, exp), frame)
     print(f"evaluate: wrote {path} ({len(frame)} values) in {time.perf_counter() - start:.1f} s")
+    return path
+
+
+@hydra.main(version_base=None, config_path="../configs", config_name="config")
+def main(cfg: DictConfig) -> None:
+    check_config(cfg)
+    evaluate(cfg)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,8 @@ from pipeline.renderers import RENDERERS
 from pipeline.schema import check_config
 
 
-@hydra.main(version_base=None, config_path="../configs", config_name="config")
-def main(cfg: DictConfig) -> None:
-    check_config(cfg)
+def render(cfg: DictConfig) -> list[Path]:
+    """Draw or lay out ``cfg.experiment`` from its values CSV; the paths written."""
     exp = cfg.get("experiment")
     if exp is None:
         raise SystemExit("render needs an experiment: python -m pipeline.render experiment=<paper>_<artifact>")
@@ -28,6 +27,13 @@ def main(cfg: DictConfig) -> None:
     stem = Path(cfg.paths.results) / exp.paper / exp.artifact
     paths = resolve(RENDERERS[exp.kind])(exp, pd.read_csv(source), stem)
     print("render: wrote " + ", ".join(str(p) for p in paths))
+    return paths
+
+
+@hydra.main(version_base=None, config_path="../configs", config_name="config")
+def main(cfg: DictConfig) -> None:
+    check_config(cfg)
+    render(cfg)
 
 
 if __name__ == "__main__":

@@ -123,7 +123,7 @@ def test_a_run_killed_midway_leaves_nothing_half_written_and_resumes(reference, 
     results = tmp_path / "results"
     target = results / VALUES
     proc, log = _snakemake(results, str(target), start_new_session=True)
-    step = _wait_for_step(f"^python -m pipeline.evaluate experiment={EXPERIMENT} paths.results={results}")
+    step = _wait_for_step(f"^python -m pipeline.artifact experiment={EXPERIMENT} paths.results={results}")
     time.sleep(1.0)  # let it get into its computation
     if victim == "step":
         os.kill(step, signal.SIGKILL)
@@ -133,6 +133,6 @@ def test_a_run_killed_midway_leaves_nothing_half_written_and_resumes(reference, 
     assert proc.returncode != 0, log.read_text()[-2000:]
     assert not target.exists(), "a killed job left its output in place"
     leftovers = list(target.parent.iterdir()) if target.parent.exists() else []
-    assert all(re.match(r"^\.fig8_values\.csv\..+\.csv$", p.name) for p in leftovers), leftovers
+    assert all(re.match(r"^\.fig8(_values\.csv|\.pdf|\.png)\..+$", p.name) for p in leftovers), leftovers
     assert "Nothing to be done" not in _run(results, str(target))
     assert target.read_bytes() == (reference / VALUES).read_bytes()

@@ -26,10 +26,10 @@ def test_slurm_profile_dry_run_submits_every_job_with_its_rule_resources(tmp_pat
     log = _dry_run("slurm", tmp_path / "results")
     assert "Using profile profiles/slurm" in log
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", log, flags=re.MULTILINE))
-    assert int(counts["evaluate"]) > 100 and counts["report"] == "1"
-    evaluate, render = _jobs(log, "evaluate"), _jobs(log, "render_table")
-    assert evaluate and all("mem_mb=4000" in job and "runtime=30" in job for job in evaluate)
-    assert render and all("mem_mb=1000" in job and "runtime=10" in job for job in render)
+    assert int(counts["figure"]) + int(counts["table"]) > 100 and counts["report"] == "1"
+    artifacts, report = _jobs(log, "figure") + _jobs(log, "table"), _jobs(log, "report")
+    assert artifacts and all("mem_mb=4000" in job and "runtime=30" in job for job in artifacts)
+    assert report and all("mem_mb=1000" in job and "runtime=10" in job for job in report)
 
 
 def test_profiles_are_valid_and_name_their_executor():
