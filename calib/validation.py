@@ -9,7 +9,8 @@ the caller names which with ``kind``; nothing is guessed from the values. Every 
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import log_softmax
+
+from calib.rows import log_softmax_rows, row_max, row_sums
 
 KINDS = ("probs", "logprobs", "logits")
 
@@ -71,26 +72,31 @@ def as_logprobs(scores, kind: str, name: str = "scores") -> np.ndarray:
     if kind not in KINDS:
         raise CalibInputError(f"kind must be one of {KINDS}; got {kind!r}. Say what {name} holds.")
     arr = _as_float_matrix(scores, name)
-    if np.isnan(arr).any():
+    # One pass instead of a mask per check: the sum is NaN iff an entry is NaN or both infinities
+    # occur, and +inf iff +inf occurs without -inf.
+    total = float(np.sum(arr))
+    has_posinf = np.isnan(total) or total == np.inf
+    if np.isnan(total) and np.isnan(arr).any():
         rows = np.flatnonzero(np.isnan(arr).any(axis=1))[:5].tolist()
         raise CalibInputError(f"{name} contains NaN (first rows: {rows}); remove or repair those samples")
     if kind == "probs":
-        if (arr < 0).any() or (arr > 1).any() or np.isinf(arr).any():
+        if has_posinf or arr.min() < 0 or arr.max() > 1:
             raise CalibInputError(_NOT_PROBABILITIES.format(name=name))
         sums = row_sums(arr)
         _check_row_sums(sums, name, kind)
         with np.errstate(divide="ignore"):
             return np.log(arr / sums[:, None])
-    if np.isposinf(arr).any():
+    if has_posinf:
         raise CalibInputError(f"{name} contains +inf; {kind} must be finite or -inf")
     if kind == "logprobs":
-        if (arr > 1e-6).any():
+        if arr.max() > 1e-6:
             raise CalibInputError(f"{name} (kind='logprobs') has positive values; did you mean kind='logits'?")
-        _check_row_sums(np.exp(arr).sum(axis=1), name, kind)
-        return arr - _logsumexp_rows(arr)
-    if np.isneginf(arr).all(axis=1).any():
+        sums = row_sums(np.exp(arr))
+        _check_row_sums(sums, name, kind)
+        return arr - np.log(sums)[:, None]  # sums are within 1e-4 of 1: no shift is needed
+    if total == -np.inf and np.isneginf(row_max(arr)).any():
         raise CalibInputError(f"{name} has a row that is -inf everywhere; logits need a finite entry per row")
-    return log_softmax(arr, axis=1)
+    return log_softmax_rows(arr)
 
 
 def as_probs(scores, kind: str, name: str = "scores") -> np.ndarray:
@@ -117,20 +123,6 @@ def as_probs(scores, kind: str, name: str = "scores") -> np.ndarray:
     return view
 
 
-# Up to this many classes, row sums add columns; beyond, einsum (both several times faster than sum(axis=1)).
-_COLUMN_SUM_MAX_K = 3
-
-
-def row_sums(arr: np.ndarray) -> np.ndarray:
-    """Sum of each row of an (N, K) matrix (equal to ``arr.sum(axis=1)`` up to the order of the additions)."""
-    if arr.shape[1] > _COLUMN_SUM_MAX_K:
-        return np.einsum("ij->i", arr)
-    total = arr[:, 0] + arr[:, 1]
-    for k in range(2, arr.shape[1]):
-        total += arr[:, k]
-    return total
-
-
 def top_label(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(confidence max_k q_k, prediction argmax_k q_k with ties to the lowest k) of each row; the
     confidence is read at the prediction (one gather) instead of a second reduction over the rows."""
@@ -140,11 +132,6 @@ def top_label(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     else:
         confidence = np.take_along_axis(probs, prediction[:, None], axis=1)[:, 0]
     return confidence, prediction
-
-
-def _logsumexp_rows(arr: np.ndarray) -> np.ndarray:
-    top = arr.max(axis=1, keepdims=True)
-    return top + np.log(np.exp(arr - top).sum(axis=1, keepdims=True))
 
 
 def _check_row_sums(sums: np.ndarray, name: str, kind: str) -> None:

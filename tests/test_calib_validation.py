@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from calib.validation import CalibInputError, as_labels, as_logprobs, as_priors, row_sums, top_label
+from calib.validation import CalibInputError, as_labels, as_logprobs, as_priors, top_label
 
 PROBS = np.array([[0.2, 0.3, 0.5], [0.7, 0.2, 0.1], [1.0, 0.0, 0.0]])
 
@@ -130,13 +130,6 @@ def test_as_priors_accepts_a_probability_vector():
 def test_as_priors_rejects_bad_input(priors, pattern):
     with pytest.raises(CalibInputError, match=pattern):
         as_priors(priors, 2)
-
-
-@pytest.mark.parametrize("k", [2, 3, 4, 50])
-def test_row_sums_equal_numpy_sums_up_to_the_order_of_additions(k):
-    arr = np.random.default_rng(k).random((500, k))
-    np.testing.assert_allclose(row_sums(arr), arr.sum(axis=1), rtol=1e-15, atol=0)
-    np.testing.assert_allclose(row_sums(arr[::2, ::-1]), arr[::2].sum(axis=1), rtol=1e-15, atol=0)
 
 
 def test_top_label_is_max_and_first_argmax_for_contiguous_and_strided_rows():

@@ -43,7 +43,8 @@ class Calibrator(BaseEstimator):
 
     def predict_proba(self, scores, *, kind: str) -> np.ndarray:
         """Calibrated posteriors, shape (N, K)."""
-        return np.exp(self.predict_log_proba(scores, kind=kind))
+        logp = self.predict_log_proba(scores, kind=kind)
+        return np.exp(logp, out=logp)  # a fresh array from every calibrator
 
     def _check_classes(self, logp: np.ndarray) -> None:
         if self.binary_only and logp.shape[1] != 2:

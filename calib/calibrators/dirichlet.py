@@ -23,12 +23,12 @@ predictions do not change); the optimizer keeps the identity's component along t
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import log_softmax
 
 from calib.calibrators.base import Calibrator
 from calib.calibrators.matrix_scaling import SoftmaxObjective, check_nonnegative, minimize_objective
 from calib.calibrators.protocols import fold_ids
 from calib.calibrators.scaling import LOG_FLOOR
+from calib.rows import log_softmax_rows
 from calib.validation import CalibInputError, check_positive_int
 
 DEFAULT_LAMBDAS = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
@@ -76,7 +76,7 @@ class DirichletCalibrator(Calibrator):
         )
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
-        return log_softmax(np.maximum(logp, LOG_FLOOR) @ self.coef_.T + self.intercept_, axis=1)
+        return log_softmax_rows(np.maximum(logp, LOG_FLOOR) @ self.coef_.T + self.intercept_, overwrite=True)
 
 
 class DirichletCalibratorCV(Calibrator):

@@ -28,12 +28,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg.blas import dsyrk
 from scipy.optimize import minimize
-from scipy.special import log_softmax
 from threadpoolctl import threadpool_limits
 
 from calib.calibrators.base import Calibrator
 from calib.calibrators.line_search import armijo_step
 from calib.calibrators.scaling import LOG_FLOOR
+from calib.rows import log_softmax_rows
 from calib.validation import CalibInputError
 
 
@@ -59,7 +59,7 @@ class VectorScaling(Calibrator):
         return SoftmaxObjective(reference_log_ratios(logp)[:, :-1], labels, k, diagonal=True, free_bias=free_bias)
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
-        return log_softmax(self.coef_ * reference_log_ratios(logp) + self.intercept_, axis=1)
+        return log_softmax_rows(self.coef_ * reference_log_ratios(logp) + self.intercept_, overwrite=True)
 
 
 class MatrixScaling(Calibrator):
@@ -95,13 +95,13 @@ class MatrixScaling(Calibrator):
             labels,
             k,
             free_bias=np.arange(k) < k - 1,
-            weight_penalty=np.full((k, k - 1), float(reg)),
+            weight_penalty=np.full((k, k - 1), float(reg)) if reg > 0 else None,  # 0 * inf at a far trial step
             weight_target=target,
             weight_start=target,
         )
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
-        return log_softmax(reference_log_ratios(logp) @ self.coef_.T + self.intercept_, axis=1)
+        return log_softmax_rows(reference_log_ratios(logp) @ self.coef_.T + self.intercept_, overwrite=True)
 
 
 def reference_log_ratios(logp: np.ndarray) -> np.ndarray:
@@ -184,7 +184,7 @@ class SoftmaxObjective:
 
     def loss_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         w, b = self.weights(theta), self.biases(theta)
-        logs = log_softmax(self.logits(theta), axis=1)
+        logs = log_softmax_rows(self.logits(theta), overwrite=True)
         loss = -float(np.mean(logs[self.rows, self.labels]))
         resid = (np.exp(logs) - self.onehot) / self.n
         grad_w = (resid[:, : self.d] * self.x).sum(axis=0) if self.diagonal else resid.T @ self.x
@@ -233,7 +233,7 @@ class SoftmaxObjective:
         u = self.logits(theta)
         for lo in range(0, self.n, chunk):
             hi = min(lo + chunk, self.n)
-            p = np.exp(log_softmax(u[lo:hi], axis=1))
+            p = np.exp(log_softmax_rows(u[lo:hi], overwrite=True))
             f = np.broadcast_to(feats[lo:hi], (hi - lo, self.k, m))
             a = (p[:, :, None] * f).reshape(hi - lo, size)
             h_ext -= dsyrk(1.0, a.T, trans=0)  # upper triangle of a^T a (a.T is Fortran-ordered)

@@ -12,10 +12,12 @@ shift) and alpha is kept above 1e-6.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import log_softmax
+from scipy.linalg.blas import dsyrk
+from threadpoolctl import threadpool_limits
 
 from calib.calibrators.base import Calibrator
 from calib.calibrators.line_search import armijo_step
+from calib.rows import log_softmax_rows, row_max, row_sums
 from calib.validation import CalibInputError, as_priors, class_counts
 
 # Log-probabilities below this are treated as this value while fitting, so that a posterior of
@@ -43,14 +45,18 @@ class AffineCalibrator(Calibrator):
             counts = class_counts(labels, k, need_all=True)
             weights = (as_priors(self.priors, k) / counts)[labels]
         problem = _AffineObjective(np.maximum(logp, LOG_FLOOR), labels, weights, self.bias)
-        theta, self.converged_ = _newton(problem, max_iter=self.max_iter)
+        with threadpool_limits(limits=1, user_api="blas"):  # thin products: threads cost more than they save
+            theta, self.converged_ = _newton(problem, max_iter=self.max_iter)
         if not np.all(np.isfinite(theta)):
             raise CalibInputError("affine calibration diverged: check the scores for extreme values")
         self.scale_ = float(theta[0])
         self.bias_ = np.concatenate([[0.0], theta[1:]]) if self.bias else np.zeros(k)
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
-        return log_softmax(self.scale_ * np.maximum(logp, LOG_FLOOR) + self.bias_, axis=1)
+        z = np.maximum(logp, LOG_FLOOR)
+        z *= self.scale_
+        z += self.bias_
+        return log_softmax_rows(z, overwrite=True)
 
 
 class TemperatureScaling(AffineCalibrator):
@@ -64,42 +70,71 @@ MIN_SCALE = 1e-6
 
 
 class _AffineObjective:
-    """Weighted CE of softmax(alpha x + [0, beta_1..]) with its gradient and Hessian in (alpha, beta_1..)."""
+    """Weighted CE of softmax(alpha x + [0, beta_1..]) with its gradient and Hessian in (alpha, beta_1..).
+
+    Works on x_c = x - max_k x_k (row by row), which changes neither the loss nor its derivatives,
+    and on e = exp(alpha x_c + beta - max(beta)) in a preallocated (N, K) buffer: every exponent is
+    at most 0 and the row sums s are at least exp(min(beta) - max(beta)), so nothing overflows and,
+    while the biases span less than 500, no row sum underflows (beyond that, the exact row maximum
+    is subtracted). The derivatives are weighted sums over e with row weights w / s, so the
+    probabilities e / s are never formed; ``loss`` keeps e and s of the point it evaluated, which the
+    line search accepts, so ``derivatives`` there needs no second exponential.
+    """
 
     def __init__(self, x: np.ndarray, labels: np.ndarray, weights: np.ndarray, bias: bool):
-        self.x, self.labels, self.weights, self.bias = x, labels, weights, bias
-        self.rows = np.arange(labels.size)
+        """``x``: the log-posteriors (N, K), a fresh array the objective takes over."""
+        self.labels, self.weights, self.bias = labels, weights, bias
         self.n_params = x.shape[1] if bias else 1
+        self.x = x  # taken over: centred in place
+        x -= row_max(x)[:, None]
+        self.x_true = self.x[np.arange(labels.size), labels]
+        self.class_weights = np.bincount(labels, weights=weights, minlength=x.shape[1])
+        self.exp_logits = np.empty_like(x)
+        self.work = np.empty_like(x)
+        self._evaluated = None
 
     def start(self) -> np.ndarray:
         return np.concatenate([[1.0], np.zeros(self.n_params - 1)])
 
-    def _logits(self, theta: np.ndarray) -> np.ndarray:
-        z = theta[0] * self.x
-        if self.bias:
-            z[:, 1:] += theta[1:]
-        return z
+    def _biases(self, theta: np.ndarray) -> np.ndarray:
+        return np.concatenate([[0.0], theta[1:]]) if self.bias else np.zeros(self.x.shape[1])
 
     def loss(self, theta: np.ndarray) -> float:
-        logs = log_softmax(self._logits(theta), axis=1)
-        return float(-np.dot(self.weights, logs[self.rows, self.labels]))
+        scale, biases = theta[0], self._biases(theta)
+        e = np.multiply(self.x, scale, out=self.exp_logits)
+        if not self.bias:
+            shift = np.zeros(1)
+        elif biases.max() - biases.min() < 500.0:
+            e += biases - biases.max()
+            shift = np.full(1, biases.max())
+        else:  # exp(-500) is far from underflow; beyond, shift each row by its exact maximum
+            e += biases
+            shift = row_max(e)
+            e -= shift[:, None]
+        np.exp(e, out=e)
+        self.sums = row_sums(e)
+        value = float(np.dot(self.weights, shift + np.log(self.sums) - scale * self.x_true - biases[self.labels]))
+        self._evaluated = (theta.copy(), value)
+        return value
 
     def derivatives(self, theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-        logs = log_softmax(self._logits(theta), axis=1)
-        p = np.exp(logs)
-        w, x = self.weights, self.x
-        loss = float(-np.dot(w, logs[self.rows, self.labels]))
-        pw = p * w[:, None]
-        px = np.einsum("ik,ik->i", p, x)  # E_p[x] per sample
-        resid = pw.copy()
-        resid[self.rows, self.labels] -= w
-        grad = [np.einsum("ik,ik->", resid, x)]
-        h_aa = np.dot(w, np.einsum("ik,ik->i", p, x * x) - px**2)
+        if self._evaluated is None or not np.array_equal(self._evaluated[0], theta):
+            self.loss(theta)
+        loss = self._evaluated[1]
+        w, x, e = self.weights, self.x, self.exp_logits
+        row_weights = w / self.sums  # p = e / s
+        ex = np.multiply(e, x, out=self.work)
+        mean_x = row_sums(ex) / self.sums  # E_p[x] per sample
+        grad = [float(np.dot(w, mean_x - self.x_true))]
+        h_aa = float(np.dot(row_weights, np.einsum("ik,ik->i", ex, x)) - np.dot(w, mean_x**2))
         if not self.bias:
             return loss, np.array(grad), np.array([[h_aa]])
-        grad.extend(resid.sum(axis=0)[1:])
-        h_ab = ((pw * x).sum(axis=0) - pw.T @ px)[1:]
-        h_bb = np.diag(pw.sum(axis=0)) - pw.T @ p
+        wp, wp_mean = np.stack([row_weights, row_weights * mean_x]) @ e  # sum_i w_i p_i, sum_i w_i E_p[x] p_i
+        grad.extend((wp - self.class_weights)[1:])
+        h_ab = (row_weights @ ex - wp_mean)[1:]
+        scaled = np.multiply(e, (np.sqrt(w) / self.sums)[:, None], out=self.work)
+        gram = dsyrk(1.0, scaled.T, trans=0)  # sum_i w_i p_i p_i^T (upper triangle)
+        h_bb = np.diag(wp) - (np.triu(gram) + np.triu(gram, 1).T)
         hess = np.empty((self.n_params, self.n_params))
         hess[0, 0], hess[0, 1:], hess[1:, 0], hess[1:, 1:] = h_aa, h_ab, h_ab, h_bb[1:, 1:]
         return loss, np.array(grad), hess
