@@ -34,10 +34,40 @@ def row_max(arr: np.ndarray) -> np.ndarray:
     """Maximum of each row of an (N, K) matrix (exactly ``arr.max(axis=1)``; NaN propagates)."""
     if arr.shape[1] > _COLUMN_MAX_MAX_K:
         return arr.max(axis=1)
-    top = arr[:, 0].copy()
-    for k in range(1, arr.shape[1]):
-        np.maximum(top, arr[:, k], out=top)
+    top = np.empty(arr.shape[0], dtype=arr.dtype)
+    for rows in _row_blocks(arr):
+        _column_max(arr[rows], out=top[rows])
     return top
+
+
+def row_max_argmax(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(max, first argmax) of each row of an (N, K) matrix without NaN (``max`` / ``argmax(axis=1)``)."""
+    if arr.shape[1] > _COLUMN_MAX_MAX_K:
+        where = arr.argmax(axis=1)
+        return np.take_along_axis(arr, where[:, None], axis=1)[:, 0], where
+    top = np.empty(arr.shape[0], dtype=arr.dtype)
+    where = np.empty(arr.shape[0], dtype=np.intp)
+    for rows in _row_blocks(arr):
+        block, top_block, where_block = arr[rows], top[rows], where[rows]
+        _column_max(block, out=top_block)
+        where_block.fill(arr.shape[1] - 1)
+        for k in range(arr.shape[1] - 2, -1, -1):  # downwards, so that the lowest index of a tie wins
+            np.copyto(where_block, k, where=block[:, k] == top_block)
+    return top, where
+
+
+def _row_blocks(arr: np.ndarray) -> list[slice]:
+    """Consecutive row ranges of an (N, K) matrix holding about _BLOCK_ENTRIES entries each: a block's
+    columns stay in cache across the K column passes (one pass per column over the whole matrix
+    would read it K times from memory)."""
+    step = max(1, _BLOCK_ENTRIES // arr.shape[1])
+    return [slice(start, start + step) for start in range(0, arr.shape[0], step)]
+
+
+def _column_max(block: np.ndarray, out: np.ndarray) -> None:
+    np.copyto(out, block[:, 0])
+    for k in range(1, block.shape[1]):
+        np.maximum(out, block[:, k], out=out)
 
 
 def logsumexp_rows(arr: np.ndarray) -> np.ndarray:
@@ -57,9 +87,8 @@ def log_softmax_rows(z: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
     ``overwrite``: compute in ``z``'s own memory (for a temporary the caller no longer needs).
     """
     out = z if overwrite else z.copy()
-    step = max(1, _BLOCK_ENTRIES // out.shape[1])
-    for start in range(0, out.shape[0], step):
-        block = out[start : start + step]
+    for rows in _row_blocks(out):
+        block = out[rows]
         block -= row_max(block)[:, None]
         block -= np.log(row_sums(np.exp(block)))[:, None]
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calib.rows import log_softmax_rows, row_max, row_sums
+from calib.rows import log_softmax_rows, row_max, row_max_argmax, row_sums
 
 KINDS = ("probs", "logprobs", "logits")
 
@@ -124,14 +124,8 @@ def as_probs(scores, kind: str, name: str = "scores") -> np.ndarray:
 
 
 def top_label(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(confidence max_k q_k, prediction argmax_k q_k with ties to the lowest k) of each row; the
-    confidence is read at the prediction (one gather) instead of a second reduction over the rows."""
-    prediction = probs.argmax(axis=1)
-    if probs.flags.c_contiguous:
-        confidence = probs.ravel()[np.arange(probs.shape[0]) * probs.shape[1] + prediction]
-    else:
-        confidence = np.take_along_axis(probs, prediction[:, None], axis=1)[:, 0]
-    return confidence, prediction
+    """(confidence max_k q_k, prediction argmax_k q_k with ties to the lowest k) of each row."""
+    return row_max_argmax(probs)
 
 
 def _check_row_sums(sums: np.ndarray, name: str, kind: str) -> None:

@@ -199,18 +199,18 @@ class SoftmaxObjective:
                 grad_b = grad_b + 2.0 * self.bias_penalty * b
         return loss, np.concatenate([grad_w.ravel(), grad_b[self.free_bias]])
 
-    def _class_features(self) -> np.ndarray:
-        """Per-class features F of the "extended" parametrisation u_ij = theta_j . F_ij, shape (N, 1 or K, m).
-
-        Full W: F_ij = [x_i, 1] for every class (m = d + 1). Diagonal W: F_ij = [x_ij, 1] (m = 2),
-        with x_ij = 0 for classes j >= d (their weight is not a parameter).
+    def _class_features(self, rows: slice) -> np.ndarray:
+        """Per-class features F of the "extended" parametrisation u_ij = theta_j . F_ij for ``rows``,
+        shape (n, 1 or K, m). Full W: F_ij = [x_i, 1] for every class (m = d + 1). Diagonal W:
+        F_ij = [x_ij, 1] (m = 2), with x_ij = 0 for classes j >= d (their weight is not a parameter).
         """
-        ones = np.ones((self.n, 1))
+        x = self.x[rows]
         if not self.diagonal:
-            return np.hstack([self.x, ones])[:, None, :]
-        xj = np.zeros((self.n, self.k))
-        xj[:, : self.d] = self.x
-        return np.stack([xj, np.ones((self.n, self.k))], axis=2)
+            return np.concatenate([x, np.ones((x.shape[0], 1))], axis=1)[:, None, :]
+        feats = np.zeros((x.shape[0], self.k, 2))
+        feats[:, : self.d, 0] = x
+        feats[:, :, 1] = 1.0
+        return feats
 
     def _extended_index(self) -> np.ndarray:
         """Position in the extended parameter vector (class-major, F's columns within) of each entry of theta."""
@@ -224,22 +224,35 @@ class SoftmaxObjective:
         b_idx = classes * m + (m - 1)
         return np.concatenate([w_idx, b_idx[self.free_bias]])
 
-    def hessian(self, theta: np.ndarray, chunk: int = 8192) -> np.ndarray:
-        """Exact Hessian: (1/N) sum_i J_i^T (diag p_i - p_i p_i^T) J_i plus the penalty's 2 * weights."""
-        feats = self._class_features()
-        m = feats.shape[2]
+    def hessian(self, theta: np.ndarray, chunk: int = 4096) -> np.ndarray:
+        """Exact Hessian: (1/N) sum_i J_i^T (diag p_i - p_i p_i^T) J_i plus the penalty's 2 * weights.
+
+        In the extended parametrisation J_i^T diag(p_i) J_i is block diagonal (one m x m block per
+        class) and J_i^T p_i p_i^T J_i = a_i a_i^T with a_i = (p_ij F_ij)_j; rows are taken in chunks
+        whose buffers are reused, and sum_i a_i a_i^T accumulates in place by BLAS syrk.
+        """
+        m = 2 if self.diagonal else self.d + 1
         size = self.k * m
-        h_ext = np.zeros((size, size))
+        h_ext = np.zeros((size, size), order="F")
+        blocks = np.zeros((self.k, m, m))
         u = self.logits(theta)
+        outer = np.empty((min(chunk, self.n), self.k, m))
         for lo in range(0, self.n, chunk):
-            hi = min(lo + chunk, self.n)
-            p = np.exp(log_softmax_rows(u[lo:hi], overwrite=True))
-            f = np.broadcast_to(feats[lo:hi], (hi - lo, self.k, m))
-            a = (p[:, :, None] * f).reshape(hi - lo, size)
-            h_ext -= dsyrk(1.0, a.T, trans=0)  # upper triangle of a^T a (a.T is Fortran-ordered)
-            for j in range(self.k):
-                block = slice(j * m, (j + 1) * m)
-                h_ext[block, block] += (f[:, j, :] * p[:, j : j + 1]).T @ f[:, j, :]
+            rows = slice(lo, min(lo + chunk, self.n))
+            p = log_softmax_rows(u[rows], overwrite=True)
+            np.exp(p, out=p)
+            f = self._class_features(rows)
+            a = np.multiply(p[:, :, None], f, out=outer[: p.shape[0]])
+            h_ext = dsyrk(-1.0, a.reshape(p.shape[0], size).T, beta=1.0, c=h_ext, trans=0, overwrite_c=True)
+            if self.diagonal:
+                blocks += np.einsum("ij,ija,ijb->jab", p, f, f)
+            else:
+                shared = f[:, 0, :]
+                blocks += (p.T @ (shared[:, :, None] * shared[:, None, :]).reshape(p.shape[0], m * m)).reshape(
+                    self.k, m, m
+                )
+        for j in range(self.k):
+            h_ext[j * m : (j + 1) * m, j * m : (j + 1) * m] += blocks[j]
         h_ext = np.triu(h_ext) + np.triu(h_ext, 1).T
         idx = self._extended_index()
         hess = h_ext[np.ix_(idx, idx)] / self.n
