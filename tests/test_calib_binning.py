@@ -80,3 +80,16 @@ def test_locate_falls_back_for_uneven_edges():
     edges = np.array([0.0, 0.05, 0.5, 0.9, 1.0])
     values = np.random.default_rng(0).random(500)
     np.testing.assert_array_equal(locate(edges, values), np.searchsorted(edges, values))
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_locate_equals_searchsorted_across_blocks_and_shapes(side):
+    from calib.binning import _LOCATE_BLOCK, locate
+    from calib.ece_presets import preset_edges
+
+    edges = preset_edges(15, "float32")
+    values = np.random.default_rng(1).random(2 * _LOCATE_BLOCK + 17)
+    values[::1000] = edges[np.arange(values[::1000].size) % edges.size]  # exactly on edges, in every block
+    np.testing.assert_array_equal(locate(edges, values, side), np.searchsorted(edges, values, side=side))
+    grid = values[:600].reshape(20, 30)
+    np.testing.assert_array_equal(locate(edges, grid, side), np.searchsorted(edges, grid, side=side))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import log_softmax, logsumexp
 
-from calib.rows import log_softmax_rows, logsumexp_rows, row_max, row_max_argmax, row_sums
+from calib.rows import log_softmax_rows, logsumexp_rows, row_max, row_sums
 
 SIZES = [2, 3, 4, 10, 16, 17, 50]
 
@@ -20,7 +20,7 @@ def test_row_sums_equal_numpy_sums_up_to_the_order_of_additions(k):
 
 @pytest.mark.parametrize("k", SIZES)
 def test_row_max_is_exactly_numpy_max_with_infinities_and_strides(k):
-    arr = np.random.default_rng(k).normal(size=(400, k))
+    arr = np.random.default_rng(k).normal(size=(9000, k))  # more rows than one block
     arr[0] = -np.inf
     arr[1, k // 2] = np.inf
     arr[2, -1] = -np.inf
@@ -55,14 +55,3 @@ def test_overwrite_computes_in_place_and_default_leaves_the_input_alone():
     same = log_softmax_rows(arr, overwrite=True)
     assert same is arr
     np.testing.assert_array_equal(same, out)
-
-
-@pytest.mark.parametrize("k", SIZES)
-def test_row_max_argmax_is_numpy_max_and_first_argmax_with_ties(k):
-    rng = np.random.default_rng(k)
-    arr = rng.integers(0, 3, size=(70_000, k)).astype(np.float64)  # many ties; more rows than one block
-    arr[:5000] = rng.random((5000, k))
-    for view in (arr, arr[::7, ::-1], np.asfortranarray(arr)):
-        top, where = row_max_argmax(view)
-        np.testing.assert_array_equal(top, view.max(axis=1))
-        np.testing.assert_array_equal(where, view.argmax(axis=1))
