@@ -150,8 +150,16 @@ def _newton_step(grad: np.ndarray, hess: np.ndarray, free: np.ndarray) -> np.nda
     return step
 
 
+# A full Newton step from a decrement below this ends the fit: the iterations converge quadratically
+# (measured: next decrement about 0.5 x decrement^2, e.g. 1.4e-9 -> 1.1e-18 at K = 10 and 100), so
+# the next decrement would be ~1e-17, below the 2e-14 stopping threshold; checking it would cost
+# one more evaluation of the derivatives.
+_LAST_STEP_DECREMENT = 1e-8
+
+
 def _newton(problem: _AffineObjective, max_iter: int, tol: float = 1e-14) -> tuple[np.ndarray, bool]:
-    """Damped Newton with backtracking (Armijo); stops when half the Newton decrement is below ``tol``.
+    """Damped Newton with backtracking (Armijo); stops when half the Newton decrement is below ``tol``,
+    or after a full step taken at a decrement below _LAST_STEP_DECREMENT.
 
     The scale is kept at or above MIN_SCALE: at that bound with the gradient pushing down, only
     the biases move (a projected Newton step).
@@ -178,4 +186,6 @@ def _newton(problem: _AffineObjective, max_iter: int, tol: float = 1e-14) -> tup
         theta, t = accepted
         if t * step[0] < 0 and theta[0] < MIN_SCALE:
             theta[0] = MIN_SCALE
+        elif t == 1.0 and decrement < _LAST_STEP_DECREMENT:
+            return theta, True
     return theta, False
