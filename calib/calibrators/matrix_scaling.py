@@ -159,8 +159,7 @@ class SoftmaxObjective:
         self.bias_penalty = None if bias_penalty is None else np.asarray(bias_penalty, dtype=np.float64)
         self.weight_start = np.ones(self.w_shape) if weight_start is None else weight_start
         self.rows = np.arange(self.n)
-        self.onehot = np.zeros((self.n, self.k))
-        self.onehot[self.rows, labels] = 1.0
+        self._buffer = np.empty((self.n, self.k))  # logits, then log-softmax, then residuals: reused by every call
 
     def start(self) -> np.ndarray:
         return np.concatenate([np.asarray(self.weight_start, dtype=np.float64).ravel(), np.zeros(self.free_bias.sum())])
@@ -173,22 +172,26 @@ class SoftmaxObjective:
         b[self.free_bias] = theta[self.n_w :]
         return b
 
-    def logits(self, theta: np.ndarray) -> np.ndarray:
+    def logits(self, theta: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         w = self.weights(theta)
+        u = np.empty((self.n, self.k)) if out is None else out
         if self.diagonal:
-            u = np.zeros((self.n, self.k))
-            u[:, : self.d] = self.x * w
+            u[:, self.d :] = 0.0
+            np.multiply(self.x, w, out=u[:, : self.d])
         else:
-            u = self.x @ w.T
-        return u + self.biases(theta)
+            np.matmul(self.x, w.T, out=u)
+        u += self.biases(theta)
+        return u
 
     def loss_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         w, b = self.weights(theta), self.biases(theta)
-        logs = log_softmax_rows(self.logits(theta), overwrite=True)
+        logs = log_softmax_rows(self.logits(theta, out=self._buffer), overwrite=True)
         loss = -float(np.mean(logs[self.rows, self.labels]))
-        resid = (np.exp(logs) - self.onehot) / self.n
-        grad_w = (resid[:, : self.d] * self.x).sum(axis=0) if self.diagonal else resid.T @ self.x
-        grad_b = resid.sum(axis=0)
+        resid = np.exp(logs, out=logs)  # N (dL/du) = softmax - onehot
+        resid[self.rows, self.labels] -= 1.0
+        grad_w = np.einsum("ij,ij->j", resid[:, : self.d], self.x) if self.diagonal else resid.T @ self.x
+        grad_w /= self.n
+        grad_b = np.einsum("ij->j", resid) / self.n
         with np.errstate(over="ignore"):  # a trial step far out: an infinite loss makes the line search back off
             if self.weight_penalty is not None:
                 diff = w - self.weight_target
@@ -235,7 +238,7 @@ class SoftmaxObjective:
         size = self.k * m
         h_ext = np.zeros((size, size), order="F")
         blocks = np.zeros((self.k, m, m))
-        u = self.logits(theta)
+        u = self.logits(theta, out=self._buffer)
         outer = np.empty((min(chunk, self.n), self.k, m))
         for lo in range(0, self.n, chunk):
             rows = slice(lo, min(lo + chunk, self.n))
