@@ -25,10 +25,11 @@ def save_dataset(path: Path, labels: np.ndarray, systems: dict[str, np.ndarray],
 
 
 def require_intact(path: Path, what: str) -> Path:
-    """``path`` if it exists and matches its sha256 sidecar; otherwise a message saying how to rebuild it."""
+    """``path`` if it exists and matches its sha256 sidecar; otherwise the step stops (SystemExit, no
+    traceback) with a message saying how to build it."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{what} {path} is missing: build it with `snakemake {path}`")
+        raise SystemExit(f"{what} {path} is missing: build it with `snakemake {path}`")
     if not checksum_matches(path):
         raise SystemExit(
             f"{what} {path} does not match its checksum {checksum_path(path).name} (truncated, altered or written "

@@ -53,7 +53,7 @@ def build(cfg: DictConfig) -> tuple[pd.DataFrame, str]:
             if not path.exists():
                 missing = [s for s in real_sets(exp) if s in REAL_SETS and not obtainable(cfg, s)]
                 if not missing:
-                    raise FileNotFoundError(f"{path} is missing: build it with `snakemake {path}`")
+                    raise SystemExit(f"{path} is missing: build it with `snakemake {path}`")
                 sections += [f"Not built: the real posterior sets {missing} are not available; {HOW_TO_PROVIDE}.", ""]
                 continue
             values = pd.read_csv(path)

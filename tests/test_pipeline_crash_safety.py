@@ -61,6 +61,16 @@ def test_a_dataset_carries_its_checksum_and_a_damaged_one_is_refused_then_discar
     assert not path.exists() and not checksum_path(path).exists()
 
 
+def test_a_step_missing_its_dataset_stops_with_the_command_that_builds_it(tmp_path):
+    cmd = ["python", "-m", "pipeline.artifact", f"experiment={EXPERIMENT}", f"paths.results={tmp_path}"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1
+    assert f"dataset file {tmp_path}/data/{DATASET}.npz is missing: build it with `snakemake" in output
+    assert "Traceback" not in output and "Error executing job" not in output
+    assert not (tmp_path / VALUES).exists()
+
+
 def test_a_dataset_without_its_checksum_is_not_trusted(tmp_path):
     path = save_dataset(tmp_path / "d.npz", np.array([0, 1]), {"cal": np.log([[0.5, 0.5], [0.2, 0.8]])})
     checksum_path(path).unlink()
