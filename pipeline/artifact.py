@@ -1,24 +1,43 @@
 """Step: evaluate an experiment and render its figure or table in one process (what the workflow runs).
 
 Same outputs as ``pipeline.evaluate`` followed by ``pipeline.render``, which stay available to rerun
-either stage by hand; one process saves the start-up (Python, imports, Hydra) of a second job.
+either stage by hand; one process saves the start-up (Python, imports, Hydra) of a second job. The
+artifact is built whole or not at all: if rendering fails or is interrupted (Ctrl-C), the values
+and any file already rendered are removed, so no later run mistakes them for a finished job.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import hydra
 from omegaconf import DictConfig
 
 from pipeline.evaluate import evaluate
 from pipeline.render import render
+from pipeline.renderers import TABLE_KINDS
 from pipeline.schema import check_config
+from pipeline.targets import FIGURE_SUFFIXES, TABLE_SUFFIXES
+
+
+def build(cfg: DictConfig) -> None:
+    """Evaluate, then render; on any failure or interruption, remove what this job wrote."""
+    values = evaluate(cfg)
+    try:
+        render(cfg)
+    except BaseException:
+        exp = cfg.experiment
+        stem = Path(cfg.paths.results) / exp.paper / exp.artifact
+        for suffix in TABLE_SUFFIXES if exp.kind in TABLE_KINDS else FIGURE_SUFFIXES:
+            Path(f"{stem}{suffix}").unlink(missing_ok=True)
+        values.unlink(missing_ok=True)
+        raise
 
 
 @hydra.main(version_base=None, config_path="../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
     check_config(cfg)
-    evaluate(cfg)
-    render(cfg)
+    build(cfg)
 
 
 if __name__ == "__main__":

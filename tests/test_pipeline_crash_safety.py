@@ -71,6 +71,26 @@ def test_a_step_missing_its_dataset_stops_with_the_command_that_builds_it(tmp_pa
     assert not (tmp_path / VALUES).exists()
 
 
+def test_an_artifact_interrupted_while_rendering_leaves_neither_values_nor_figure(tmp_path, monkeypatch):
+    import pipeline.artifact
+    from pipeline.config import compose_config
+
+    simulate = ["python", "-m", "pipeline.simulate", f"dataset={DATASET}", f"paths.results={tmp_path}"]
+    subprocess.run(simulate, cwd=ROOT, check=True, capture_output=True)
+    cfg = compose_config([f"experiment={EXPERIMENT}", f"paths.results={tmp_path}"])
+    values = tmp_path / VALUES
+
+    def interrupted_render(cfg):
+        (tmp_path / "ferrer2024" / "fig8.pdf").write_bytes(b"%PDF half")  # one output written, then Ctrl-C
+        assert values.exists()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline.artifact, "render", interrupted_render)
+    with pytest.raises(KeyboardInterrupt):
+        pipeline.artifact.build(cfg)
+    assert sorted(p.name for p in (tmp_path / "ferrer2024").iterdir()) == []
+
+
 def test_a_dataset_without_its_checksum_is_not_trusted(tmp_path):
     path = save_dataset(tmp_path / "d.npz", np.array([0, 1]), {"cal": np.log([[0.5, 0.5], [0.2, 0.8]])})
     checksum_path(path).unlink()
