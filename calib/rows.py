@@ -60,8 +60,9 @@ def log_softmax_rows(z: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
     ``overwrite``: compute in ``z``'s own memory (for a temporary the caller no longer needs).
     """
     out = z if overwrite else z.copy()
-    for rows in _row_blocks(out):
-        block = out[rows]
-        block -= row_max(block)[:, None]
-        block -= np.log(row_sums(np.exp(block)))[:, None]
+    with np.errstate(over="ignore"):  # entries more than ~1.8e308 below their row's maximum: -inf, probability 0
+        for rows in _row_blocks(out):
+            block = out[rows]
+            block -= row_max(block)[:, None]
+            block -= np.log(row_sums(np.exp(block)))[:, None]
     return out

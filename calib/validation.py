@@ -72,10 +72,11 @@ def as_logprobs(scores, kind: str, name: str = "scores") -> np.ndarray:
     if kind not in KINDS:
         raise CalibInputError(f"kind must be one of {KINDS}; got {kind!r}. Say what {name} holds.")
     arr = _as_float_matrix(scores, name)
-    # One pass instead of a mask per check: the sum is NaN iff an entry is NaN or both infinities
-    # occur, and +inf iff +inf occurs without -inf.
-    total = float(np.sum(arr))
-    has_posinf = np.isnan(total) or total == np.inf
+    # One pass instead of a mask per check: the sum is finite or -inf unless an entry is NaN or +inf
+    # (or huge finite logits overflow it), and only then are the masks built.
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.sum(arr))
+    has_posinf = (np.isnan(total) or total == np.inf) and bool(np.isposinf(arr).any())
     if np.isnan(total) and np.isnan(arr).any():
         rows = np.flatnonzero(np.isnan(arr).any(axis=1))[:5].tolist()
         raise CalibInputError(f"{name} contains NaN (first rows: {rows}); remove or repair those samples")

@@ -138,3 +138,13 @@ def test_top_label_is_max_and_first_argmax_for_contiguous_and_strided_rows():
         confidence, prediction = top_label(arr)
         np.testing.assert_array_equal(prediction, [1, 0, 2, 0])
         np.testing.assert_array_equal(confidence, probs.max(axis=1))
+
+
+def test_huge_finite_logits_whose_sum_overflows_are_not_mistaken_for_infinity():
+    # 1e308 + 1e308 overflows to inf (and + -1e308 ... to nan): still finite logits, still normalized.
+    logits = np.array([[1e308, 1e308], [1e308, -1e308], [0.0, 0.0]])
+    out = as_logprobs(logits, "logits")
+    np.testing.assert_allclose(out[[0, 2]], np.log(0.5))
+    np.testing.assert_array_equal(out[1], [0.0, -np.inf])
+    with pytest.raises(CalibInputError, match=r"\+inf"):
+        as_logprobs(np.array([[np.inf, 0.0]]), "logits")
