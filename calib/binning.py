@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calib.validation import CalibInputError, check_positive_int
+from calib.validation import COMPILED_MIN_VALUES, CalibInputError, check_positive_int, top_label
 
 EDGE_RULES = ("right", "left")
 STRATEGIES = ("width", "mass")
@@ -49,6 +49,12 @@ _MAX_UNIFORM_BINS = 10**6
 _LOCATE_BLOCK = 1 << 16
 
 
+def near_uniform(edges: np.ndarray) -> bool:
+    """True when each of the M + 1 edges is within a quarter bin of k / M (and M <= 10^6)."""
+    m = edges.size - 1
+    return 1 <= m <= _MAX_UNIFORM_BINS and bool(np.max(np.abs(edges - np.arange(m + 1) / m)) <= _NEAR_UNIFORM / m)
+
+
 def locate(edges: np.ndarray, values: np.ndarray, side: str = "left") -> np.ndarray:
     """``np.searchsorted(edges, values, side)``, in O(1) per value when the edges are near k / M.
 
@@ -58,7 +64,7 @@ def locate(edges: np.ndarray, values: np.ndarray, side: str = "left") -> np.ndar
     exactly (values outside [0, 1] count 0 or M + 1 edges); other edges fall back to the binary search.
     """
     m = edges.size - 1
-    if not 1 <= m <= _MAX_UNIFORM_BINS or np.max(np.abs(edges - np.arange(m + 1) / m)) > _NEAR_UNIFORM / m:
+    if not near_uniform(edges):
         return np.searchsorted(edges, values, side=side)
     below = np.less if side == "left" else np.less_equal
     flat = values.ravel()
@@ -78,15 +84,47 @@ def locate(edges: np.ndarray, values: np.ndarray, side: str = "left") -> np.ndar
 def bin_ids_from_edges(values, edges, *, closed: str) -> np.ndarray:
     """Bin id in [0, M) of each value for M + 1 increasing ``edges`` (values within EDGE_TOLERANCE of an
     edge count as on it); values outside go to the end bins."""
-    if closed not in EDGE_RULES:
-        raise CalibInputError(f"closed must be one of {EDGE_RULES}; got {closed!r}")
+    inclusive = _inclusive(closed)
     edges = np.asarray(edges, dtype=np.float64)
     v = np.asarray(values, dtype=np.float64)
     above = np.clip(locate(edges, v), 1, edges.size - 1)
     lower, upper = edges[above - 1], edges[above]
     v = np.where(np.abs(v - lower) <= EDGE_TOLERANCE, lower, np.where(np.abs(v - upper) <= EDGE_TOLERANCE, upper, v))
-    side = "left" if closed == "right" else "right"
-    return np.clip(locate(edges, v, side=side) - 1, 0, edges.size - 2)
+    return np.clip(locate(edges, v, side="right" if inclusive else "left") - 1, 0, edges.size - 2)
+
+
+def equal_width_statistics(values, outcomes, n_bins: int, *, closed: str) -> BinStatistics:
+    """``bin_statistics`` of equal-width bins (edge rule ``closed``) of values in [0, 1] against
+    ``outcomes``; from COMPILED_MIN_VALUES values on, in one compiled pass with the same result."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.size < COMPILED_MIN_VALUES:
+        return bin_statistics(equal_width_bin_ids(v, n_bins, closed=closed), v, outcomes, n_bins)
+    from calib.single_pass import snapped_bin_sums  # loads numba: only for large inputs
+
+    v, edges = _as_unit_values(v), equal_width_edges(n_bins)
+    outcomes = np.asarray(outcomes, dtype=np.float64)
+    if outcomes.shape != v.shape:
+        raise CalibInputError(f"values and outcomes must be 1-D of equal length; got {v.shape}, {outcomes.shape}")
+    return BinStatistics.from_sums(*snapped_bin_sums(v, outcomes, edges, _inclusive(closed), EDGE_TOLERANCE))
+
+
+def equal_width_top_label_statistics(probs: np.ndarray, labels: np.ndarray, n_bins: int, *, closed: str):
+    """``equal_width_statistics`` of the top-label confidence of validated ``probs`` against the
+    argmax (first on ties) being ``labels``; the argmax is found in the same compiled pass."""
+    if probs.size < COMPILED_MIN_VALUES:
+        confidence, prediction = top_label(probs)
+        return equal_width_statistics(confidence, prediction == labels, n_bins, closed=closed)
+    from calib.single_pass import top_label_snapped_bin_sums  # loads numba: only for large inputs
+
+    sums = top_label_snapped_bin_sums(probs, labels, equal_width_edges(n_bins), _inclusive(closed), EDGE_TOLERANCE)
+    return BinStatistics.from_sums(*sums)
+
+
+def _inclusive(closed: str) -> bool:
+    """Whether a value on an edge counts as past it (left-closed bins [a, b))."""
+    if closed not in EDGE_RULES:
+        raise CalibInputError(f"closed must be one of {EDGE_RULES}; got {closed!r}")
+    return closed == "left"
 
 
 def equal_width_bin_ids(values, n_bins: int, *, closed: str) -> np.ndarray:
@@ -132,6 +170,12 @@ class BinStatistics:
     mean_score: np.ndarray
     frequency: np.ndarray
 
+    @classmethod
+    def from_sums(cls, counts: np.ndarray, score_sums: np.ndarray, outcome_sums: np.ndarray) -> BinStatistics:
+        """Statistics from per-bin counts and sums (means of empty bins are NaN)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return cls(counts, score_sums / counts, outcome_sums / counts)
+
     @property
     def occupied(self) -> np.ndarray:
         """Mask of the non-empty bins (the only ones any metric uses)."""
@@ -148,8 +192,8 @@ def bin_statistics(ids, scores, outcomes, n_bins: int) -> BinStatistics:
             "bin ids, scores and outcomes must be 1-D of equal length; "
             f"got {ids.shape}, {scores.shape}, {outcomes.shape}"
         )
-    counts = np.bincount(ids, minlength=n_bins)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_score = np.bincount(ids, weights=scores, minlength=n_bins) / counts
-        frequency = np.bincount(ids, weights=outcomes, minlength=n_bins) / counts
-    return BinStatistics(counts, mean_score, frequency)
+    return BinStatistics.from_sums(
+        np.bincount(ids, minlength=n_bins),
+        np.bincount(ids, weights=scores, minlength=n_bins),
+        np.bincount(ids, weights=outcomes, minlength=n_bins),
+    )

@@ -21,7 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import betaincinv
 
-from calib.binning import bin_ids, bin_statistics, equal_width_edges
+from calib.binning import (
+    BinStatistics,
+    bin_ids,
+    bin_statistics,
+    equal_width_edges,
+    equal_width_statistics,
+    equal_width_top_label_statistics,
+)
 from calib.validation import CalibInputError, as_labels, as_probs, as_vector, top_label
 
 NORMS = ("l1", "l2", "squared", "max")
@@ -105,10 +112,14 @@ def reliability_bins(
     hit = as_vector(outcome, "outcome", unit=True)
     if hit.shape != conf.shape:
         raise CalibInputError(f"confidence and outcome must be 1-D of equal length; got {conf.shape} and {hit.shape}")
-    ids = bin_ids(conf, n_bins, strategy=strategy, closed=closed)
-    stats = bin_statistics(ids, conf, hit, n_bins)
-    bin_edges = equal_width_edges(n_bins) if strategy == "width" else None
-    return ReliabilityBins(bin_edges, stats.counts, stats.mean_score, stats.frequency)
+    if strategy == "width":
+        return _width_bins(equal_width_statistics(conf, hit, n_bins, closed=closed), n_bins)
+    stats = bin_statistics(bin_ids(conf, n_bins, strategy=strategy, closed=closed), conf, hit, n_bins)
+    return ReliabilityBins(None, stats.counts, stats.mean_score, stats.frequency)
+
+
+def _width_bins(stats: BinStatistics, n_bins: int) -> ReliabilityBins:
+    return ReliabilityBins(equal_width_edges(n_bins), stats.counts, stats.mean_score, stats.frequency)
 
 
 def _probs_and_labels(scores, labels, kind: str) -> tuple[np.ndarray, np.ndarray]:
@@ -134,11 +145,15 @@ def binary_reliability(scores, labels, *, kind: str, n_bins: int, **binning) -> 
     return class_reliability(scores, labels, 1, kind=kind, n_bins=n_bins, **binning)
 
 
-def top_label_reliability(scores, labels, *, kind: str, n_bins: int, **binning) -> ReliabilityBins:
+def top_label_reliability(
+    scores, labels, *, kind: str, n_bins: int, closed: str = "right", strategy: str = "width"
+) -> ReliabilityBins:
     """Reliability bins of the confidence max_k q_k against argmax (first on ties) being correct (Def. 6)."""
     probs, y = _probs_and_labels(scores, labels, kind)
+    if strategy == "width":
+        return _width_bins(equal_width_top_label_statistics(probs, y, n_bins, closed=closed), n_bins)
     confidence, prediction = top_label(probs)
-    return reliability_bins(confidence, prediction == y, n_bins=n_bins, **binning)
+    return reliability_bins(confidence, prediction == y, n_bins=n_bins, closed=closed, strategy=strategy)
 
 
 def ece_binary(scores, labels, *, kind: str, n_bins: int, norm: str = "l1", average=False, debiased=False, **binning):

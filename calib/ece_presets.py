@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calib.binning import bin_statistics, locate
+from calib.binning import BinStatistics, bin_statistics, locate, near_uniform
 from calib.calibration_error import NORMS, ReliabilityBins
-from calib.validation import CalibInputError, as_labels, as_probs, check_positive_int, top_label
+from calib.validation import COMPILED_MIN_VALUES, CalibInputError, as_labels, as_probs, check_positive_int, top_label
 
 
 @dataclass(frozen=True)
@@ -74,25 +74,17 @@ def preset_reliability(scores, labels, *, kind: str, preset: str, n_bins: int | 
     spec = PRESETS[preset]
     probs = as_probs(scores, kind)
     y = as_labels(labels, probs.shape[0], probs.shape[1])
-    if probs.shape[1] == 2:
-        score, outcome = probs[:, 1], y == 1
-    elif spec.multiclass:
-        score, top = top_label(probs)
-        outcome = top == y
-    else:
+    if probs.shape[1] != 2 and not spec.multiclass:
         raise CalibInputError(
             f"preset {preset!r} ({spec.library}) is binary only: scores need K = 2 columns, got {probs.shape[1]}"
         )
     m = spec.n_bins if n_bins is None else check_positive_int(n_bins, "n_bins")
     edges = preset_edges(m, spec.edges)
-    if spec.edges == "float32":  # torchmetrics bins float32 tensors on float32 edges
-        score = score.astype(np.float32).astype(np.float64)
-    side = "left" if spec.closed == "right" else "right"
-    ids = locate(edges, score, side=side)
-    ids -= 1
     n_slots = m + 1 if spec.one_in_extra_bin else m
-    np.clip(ids, 0, n_slots - 1, out=ids)
-    stats = bin_statistics(ids, score, outcome, n_slots)
+    if probs.size >= COMPILED_MIN_VALUES and near_uniform(edges):
+        stats = _compiled_statistics(probs, y, edges, n_slots, spec)
+    else:
+        stats = _numpy_statistics(probs, y, edges, n_slots, spec)
     if spec.one_in_extra_bin:
         edges = np.r_[edges, 1.0]
     return ReliabilityBins(edges, stats.counts, stats.mean_score, stats.frequency)
@@ -103,3 +95,27 @@ def preset_ece(scores, labels, *, kind: str, preset: str, n_bins: int | None = N
     if norm not in NORMS:
         raise CalibInputError(f"norm must be one of {NORMS}; got {norm!r}")
     return preset_reliability(scores, labels, kind=kind, preset=preset, n_bins=n_bins).ece(norm)
+
+
+def _numpy_statistics(probs: np.ndarray, y: np.ndarray, edges: np.ndarray, n_slots: int, spec: EcePreset):
+    if probs.shape[1] == 2:
+        score, outcome = probs[:, 1], y == 1
+    else:
+        score, top = top_label(probs)
+        outcome = top == y
+    if spec.edges == "float32":  # torchmetrics bins float32 tensors on float32 edges
+        score = score.astype(np.float32).astype(np.float64)
+    ids = locate(edges, score, side="right" if spec.closed == "left" else "left")
+    ids -= 1
+    np.clip(ids, 0, n_slots - 1, out=ids)
+    return bin_statistics(ids, score, outcome, n_slots)
+
+
+def _compiled_statistics(probs: np.ndarray, y: np.ndarray, edges: np.ndarray, n_slots: int, spec: EcePreset):
+    """The same statistics as _numpy_statistics, in one compiled pass (for large inputs)."""
+    from calib.single_pass import preset_bin_sums, top_label_preset_bin_sums  # loads numba: only for large inputs
+
+    rule = (edges, n_slots, spec.closed == "left", spec.edges == "float32")
+    if probs.shape[1] == 2:
+        return BinStatistics.from_sums(*preset_bin_sums(probs[:, 1], y == 1, *rule))
+    return BinStatistics.from_sums(*top_label_preset_bin_sums(probs, y, *rule))
