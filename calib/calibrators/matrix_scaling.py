@@ -16,8 +16,9 @@ bias of the reference class is fixed at 0 as well.
 Both fits minimize the mean log-loss (eqs. 15, 17), plus an optional ridge term for matrix
 scaling, in float64 and deterministically, starting at the identity map (w = 1 or W = I, b = 0),
 which reproduces the input posteriors. The loss is convex (log-sum-exp of a linear map): up to
-NEWTON_MAX_PARAMS parameters it is minimized by damped Newton with the exact Hessian, beyond that
-by scipy's L-BFGS-B with the analytic gradient.
+NEWTON_MAX_PARAMS parameters it is minimized by damped Newton (on many rows warm-started from a
+strided subset, :mod:`calib.calibrators.warm_start`), beyond that by scipy's L-BFGS-B with the
+analytic gradient.
 
 This module also holds the softmax-regression objective shared with
 :mod:`calib.calibrators.dirichlet`.
@@ -33,6 +34,7 @@ from threadpoolctl import threadpool_limits
 from calib.calibrators.base import Calibrator
 from calib.calibrators.line_search import armijo_step
 from calib.calibrators.scaling import LOG_FLOOR
+from calib.calibrators.warm_start import WARM_START_TOL, warm_start_rows
 from calib.rows import log_softmax_rows
 from calib.validation import CalibInputError
 
@@ -160,6 +162,19 @@ class SoftmaxObjective:
         self.weight_start = np.ones(self.w_shape) if weight_start is None else weight_start
         self.rows = np.arange(self.n)
         self._buffer = np.empty((self.n, self.k))  # logits, then log-softmax, then residuals: reused by every call
+        self._last = None
+        self._options = {
+            "diagonal": diagonal,
+            "free_bias": free_bias,
+            "weight_penalty": weight_penalty,
+            "weight_target": weight_target,
+            "bias_penalty": bias_penalty,
+            "weight_start": weight_start,
+        }
+
+    def restricted(self, rows: slice) -> SoftmaxObjective:
+        """The same objective (mean log-loss and penalty) on a subset of the rows."""
+        return SoftmaxObjective(self.x[rows], self.labels[rows], self.k, **self._options)
 
     def start(self) -> np.ndarray:
         return np.concatenate([np.asarray(self.weight_start, dtype=np.float64).ravel(), np.zeros(self.free_bias.sum())])
@@ -184,6 +199,15 @@ class SoftmaxObjective:
         return u
 
     def loss_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """Loss and gradient at ``theta``; the last point's are kept, since a Newton iteration asks
+        again for the point its line search accepted."""
+        if self._last is not None and np.array_equal(self._last[0], theta):
+            return self._last[1], self._last[2].copy()
+        loss, grad = self._loss_grad(theta)
+        self._last = (theta.copy(), loss, grad.copy())
+        return loss, grad
+
+    def _loss_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         w, b = self.weights(theta), self.biases(theta)
         logs = log_softmax_rows(self.logits(theta, out=self._buffer), overwrite=True)
         loss = -float(np.mean(logs[self.rows, self.labels]))
@@ -276,40 +300,84 @@ NEWTON_MAX_PARAMS = 400
 def minimize_objective(problem: SoftmaxObjective, start: np.ndarray) -> tuple[np.ndarray, bool]:
     """Minimize a convex SoftmaxObjective from ``start``; returns (theta, converged). Deterministic.
 
-    Up to NEWTON_MAX_PARAMS parameters: damped Newton with the exact Hessian (pseudo-inverse over its
-    non-flat eigendirections, so directions that leave the predictions unchanged are never moved
-    along), stopping when half the Newton decrement is below 1e-15. Beyond: scipy's L-BFGS-B on the
-    analytic gradient.
+    Up to NEWTON_MAX_PARAMS parameters: damped Newton, stopping when half the Newton decrement is
+    below 1e-15. When :func:`warm_start_rows` gives a subset, Newton first solves the problem on it
+    (to WARM_START_TOL), then iterates on all rows from that subset's Hessian refined by BFGS; else
+    it uses the exact Hessian throughout. At 5·10⁴ x 10 (99 parameters) the fit took 0.27 s with the
+    exact Hessian and takes 0.08 s so. Beyond: scipy's L-BFGS-B on the analytic gradient.
     """
     start = np.asarray(start, dtype=np.float64)
     # One BLAS thread: the matrix products here are thin (N x K times K x K, a K(K+1)-square
     # Hessian), where thread start-up and synchronisation cost more than they save; on a busy
     # 2-core machine a 110 x 110 eigh took 0.2 s multithreaded against 2 ms on one thread.
     with threadpool_limits(limits=1, user_api="blas"):
-        if start.size <= NEWTON_MAX_PARAMS:
+        rows = warm_start_rows(problem.labels, problem.k, start.size)
+        if start.size > NEWTON_MAX_PARAMS:
+            theta, converged = _lbfgs(problem, start)
+        elif rows is None:
             theta, converged = _newton(problem, start)
         else:
-            theta, converged = _lbfgs(problem, start)
+            subset = problem.restricted(rows)
+            theta, _ = _newton(subset, start, tol=WARM_START_TOL)
+            theta, converged = _newton(problem, theta, curvature=subset)
     if not np.all(np.isfinite(theta)):
         raise CalibInputError("the calibration fit diverged: check the scores for extreme values")
     return theta, converged
 
 
-def _newton(problem: SoftmaxObjective, theta: np.ndarray, max_iter: int = 100, tol: float = 1e-15):
+def _newton(
+    problem: SoftmaxObjective,
+    theta: np.ndarray,
+    max_iter: int = 100,
+    tol: float = 1e-15,
+    curvature: SoftmaxObjective | None = None,
+):
+    """Damped Newton on ``problem`` from ``theta``; steps use the pseudo-inverse of the Hessian over
+    its non-flat eigendirections, so directions that leave the predictions unchanged are never moved along.
+
+    With ``curvature`` (the same objective on a subset of the rows) the steps start from the inverse
+    of that subset's Hessian at ``theta``, computed once, and refine it by BFGS updates from the
+    gradients seen (Nocedal & Wright 2006, eq. 6.17): one gradient per iteration instead of an exact
+    Hessian, converging superlinearly from a start this close. Should the decrement shrink less
+    than 4-fold in an iteration, the exact Hessian, recomputed at every iterate, takes over.
+    """
     theta = theta.copy()
+    inverse = None if curvature is None else _pseudo_inverse(curvature.hessian(theta))
+    previous, last = np.inf, None
     for _ in range(max_iter):
         loss, grad = problem.loss_grad(theta)
-        evals, evecs = np.linalg.eigh(problem.hessian(theta))
-        keep = evals > 1e-12 * max(evals[-1], 1e-300)
-        step = -evecs[:, keep] @ ((evecs[:, keep].T @ grad) / evals[keep])
+        if inverse is not None and last is not None:
+            inverse = _bfgs_update(inverse, theta - last[0], grad - last[1])
+        step = -(inverse if inverse is not None else _pseudo_inverse(problem.hessian(theta))) @ grad
         decrement = -float(grad @ step)
         if not decrement > 2 * tol:
             return theta, True
+        if decrement > previous / 4:
+            inverse = None
+        previous, last = decrement, (theta, grad)
         accepted = armijo_step(lambda th: problem.loss_grad(th)[0], theta, step, loss, decrement)
         if accepted is None:
             return theta, True  # no decrease possible at float precision: at the optimum
         theta = accepted[0]
     return theta, False
+
+
+def _pseudo_inverse(hessian: np.ndarray) -> np.ndarray:
+    """Inverse over the eigendirections with eigenvalue above 1e-12 of the largest (0 on the rest)."""
+    evals, evecs = np.linalg.eigh(hessian)
+    keep = evals > 1e-12 * max(evals[-1], 1e-300)
+    return (evecs[:, keep] / evals[keep]) @ evecs[:, keep].T
+
+
+def _bfgs_update(inverse: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """BFGS update of an inverse Hessian for the step ``s`` and gradient change ``y`` (unchanged if
+    s . y <= 0, which a convex loss gives only at float noise)."""
+    sy = float(s @ y)
+    if not sy > 0:
+        return inverse
+    hy = inverse @ y
+    rho = 1.0 / sy
+    return inverse + (rho * rho * float(y @ hy) + rho) * np.outer(s, s) - rho * (np.outer(hy, s) + np.outer(s, hy))
 
 
 def _lbfgs(problem: SoftmaxObjective, theta: np.ndarray, max_iter: int = 5000):
