@@ -29,6 +29,7 @@ from calib.calibrators import (
     VectorScaling,
     fold_ids,
 )
+from calib.calibrators.matrix_scaling import WhitenedWeights
 from calib.calibrators.platt import platt_targets
 from calib.validation import CalibInputError
 
@@ -482,17 +483,31 @@ def test_analytic_hessian_matches_finite_differences(name):
     assert np.linalg.norm(hess - numeric) < 1e-5 * np.linalg.norm(hess)
 
 
-def test_lbfgs_path_for_many_parameters_agrees_with_newton(monkeypatch):
+@pytest.mark.parametrize("make", [lambda: DirichletCalibrator(reg_lambda=0.1), MatrixScaling, VectorScaling])
+def test_lbfgs_path_for_many_parameters_agrees_with_newton(monkeypatch, make):
     import calib.calibrators.matrix_scaling as ms
 
     _, scores, y = _distorted(2000, seed=20)
-    newton = DirichletCalibrator(reg_lambda=0.1).fit(scores, y, kind="logprobs")
-    monkeypatch.setattr(ms, "NEWTON_MAX_PARAMS", 0)  # force scipy's L-BFGS-B
-    lbfgs = DirichletCalibrator(reg_lambda=0.1).fit(scores, y, kind="logprobs")
+    newton = make().fit(scores, y, kind="logprobs")
+    monkeypatch.setattr(ms, "NEWTON_MAX_PARAMS", 0)  # force scipy's L-BFGS-B (whitened for a full W)
+    lbfgs = make().fit(scores, y, kind="logprobs")
     assert lbfgs.converged_
     np.testing.assert_allclose(
         lbfgs.predict_proba(scores, kind="logprobs"), newton.predict_proba(scores, kind="logprobs"), atol=1e-6
     )
+
+
+@pytest.mark.parametrize("name", ["matrix", "dirichlet"])
+def test_whitened_coordinates_map_back_exactly_and_carry_the_gradient(name):
+    problem = _objectives()[name]
+    coordinates = WhitenedWeights(problem)
+    theta = problem.start() + 0.3 * np.random.default_rng(21).normal(size=problem.start().size)
+    phi = coordinates.to_search(theta)
+    np.testing.assert_allclose(coordinates.to_theta(phi), theta, rtol=0, atol=1e-12)
+    loss, grad = coordinates.loss_grad(phi)
+    assert loss == pytest.approx(problem.loss_grad(theta)[0], rel=1e-14)
+    numeric = _central_grad(lambda p: coordinates.loss_grad(p)[0], phi)
+    assert np.linalg.norm(grad - numeric) < 1e-5 * np.linalg.norm(grad)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -381,13 +381,59 @@ def _bfgs_update(inverse: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarra
 
 
 def _lbfgs(problem: SoftmaxObjective, theta: np.ndarray, max_iter: int = 5000):
+    """scipy's L-BFGS-B from ``theta``; a full weight matrix is searched in whitened coordinates
+    (:class:`WhitenedWeights`)."""
+    coordinates = None if problem.diagonal else WhitenedWeights(problem)
+    objective = problem.loss_grad if coordinates is None else coordinates.loss_grad
+    start = theta if coordinates is None else coordinates.to_search(theta)
     result = minimize(
-        problem.loss_grad,
-        theta,
+        objective,
+        start,
         jac=True,
         method="L-BFGS-B",
         options={"maxiter": max_iter, "maxfun": 2 * max_iter, "ftol": 1e-14, "gtol": 1e-9, "maxcor": 20},
     )
     # A line search that ends without decrease at a point of tiny gradient is at the optimum too.
     converged = bool(result.success) or float(np.max(np.abs(result.jac), initial=0.0)) < 1e-7
-    return result.x, converged
+    return (result.x if coordinates is None else coordinates.to_theta(result.x)), converged
+
+
+class WhitenedWeights:
+    """Search coordinates in which the features are centred and decorrelated: W = V M and
+    b_j = c_j - (W mu)_j for the free biases, with mu the feature mean and M = C^(-1/2) the inverse
+    square root of the feature covariance C (eigenvalues floored at 1e-12 of the largest).
+
+    The loss is the same function of (W, b); only the coordinates L-BFGS moves in change. The
+    features of matrix scaling, log-ratios to one reference class, are strongly correlated, and
+    in their raw coordinates L-BFGS needed ~10x more iterations (K = 100: 44 s against 4.7 s).
+    """
+
+    def __init__(self, problem: SoftmaxObjective):
+        self.problem = problem
+        self.mean = np.einsum("ij->j", problem.x) / problem.n
+        centred = problem.x - self.mean
+        evals, evecs = np.linalg.eigh(centred.T @ centred / problem.n)
+        evals = np.maximum(evals, 1e-12 * max(evals[-1], 1e-300))
+        self.whiten = (evecs / np.sqrt(evals)) @ evecs.T  # C^(-1/2)
+        self.unwhiten = (evecs * np.sqrt(evals)) @ evecs.T  # C^(1/2)
+
+    def _split(self, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n_w = self.problem.n_w
+        return vector[:n_w].reshape(self.problem.w_shape), vector[n_w:]
+
+    def to_theta(self, phi: np.ndarray) -> np.ndarray:
+        v, c = self._split(phi)
+        w = v @ self.whiten
+        return np.concatenate([w.ravel(), c - (w @ self.mean)[self.problem.free_bias]])
+
+    def to_search(self, theta: np.ndarray) -> np.ndarray:
+        w, b = self._split(theta)
+        return np.concatenate([(w @ self.unwhiten).ravel(), b + (w @ self.mean)[self.problem.free_bias]])
+
+    def loss_grad(self, phi: np.ndarray) -> tuple[float, np.ndarray]:
+        """Loss and gradient in the search coordinates (chain rule through to_theta)."""
+        loss, grad = self.problem.loss_grad(self.to_theta(phi))
+        grad_w, grad_b = self._split(grad)
+        total_w = grad_w.copy()
+        total_w[self.problem.free_bias] -= np.outer(grad_b, self.mean)
+        return loss, np.concatenate([(total_w @ self.whiten).ravel(), grad_b])
