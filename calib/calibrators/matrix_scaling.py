@@ -311,10 +311,9 @@ def minimize_objective(problem: SoftmaxObjective, start: np.ndarray) -> tuple[np
     # Hessian), where thread start-up and synchronisation cost more than they save; on a busy
     # 2-core machine a 110 x 110 eigh took 0.2 s multithreaded against 2 ms on one thread.
     with threadpool_limits(limits=1, user_api="blas"):
-        rows = warm_start_rows(problem.labels, problem.k, start.size)
         if start.size > NEWTON_MAX_PARAMS:
             theta, converged = _lbfgs(problem, start)
-        elif rows is None:
+        elif (rows := warm_start_rows(problem.labels, problem.k, start.size)) is None:
             theta, converged = _newton(problem, start)
         else:
             subset = problem.restricted(rows)
@@ -338,8 +337,9 @@ def _newton(
     With ``curvature`` (the same objective on a subset of the rows) the steps start from the inverse
     of that subset's Hessian at ``theta``, computed once, and refine it by BFGS updates from the
     gradients seen (Nocedal & Wright 2006, eq. 6.17): one gradient per iteration instead of an exact
-    Hessian, converging superlinearly from a start this close. Should the decrement shrink less
-    than 4-fold in an iteration, the exact Hessian, recomputed at every iterate, takes over.
+    Hessian (measured at 5·10⁴ x 10: the gradient shrinks about 10-fold per iteration). Should the
+    decrement shrink less than 4-fold in an iteration, the exact Hessian, recomputed at every
+    iterate, takes over.
     """
     theta = theta.copy()
     inverse = None if curvature is None else _pseudo_inverse(curvature.hessian(theta))
