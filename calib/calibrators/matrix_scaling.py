@@ -29,9 +29,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg.blas import dsyrk
 from scipy.optimize import minimize
-from threadpoolctl import threadpool_limits
 
 from calib.calibrators.base import Calibrator
+from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.line_search import armijo_step
 from calib.calibrators.scaling import LOG_FLOOR
 from calib.calibrators.warm_start import WARM_START_TOL, warm_start_rows
@@ -310,7 +310,7 @@ def minimize_objective(problem: SoftmaxObjective, start: np.ndarray) -> tuple[np
     # One BLAS thread: the matrix products here are thin (N x K times K x K, a K(K+1)-square
     # Hessian), where thread start-up and synchronisation cost more than they save; on a busy
     # 2-core machine a 110 x 110 eigh took 0.2 s multithreaded against 2 ms on one thread.
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         if start.size > NEWTON_MAX_PARAMS:
             theta, converged = _lbfgs(problem, start)
         elif (rows := warm_start_rows(problem.labels, problem.k, start.size)) is None:
