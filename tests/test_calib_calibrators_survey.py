@@ -31,6 +31,7 @@ from calib.calibrators import (
 )
 from calib.calibrators.matrix_scaling import WhitenedWeights
 from calib.calibrators.platt import platt_targets
+from calib.calibrators.scaling import LOG_FLOOR, _AffineObjective
 from calib.validation import CalibInputError
 
 # Minimizers compared with other points of their family: exact in theory, float rounding of a
@@ -481,6 +482,29 @@ def test_analytic_hessian_matches_finite_differences(name):
     hess = problem.hessian(theta) if hasattr(problem, "hessian") else problem.derivatives(theta)[2]
     numeric = np.array([_central_grad(lambda th, i=i: problem.loss_grad(th)[1][i], theta) for i in range(theta.size)])
     assert np.linalg.norm(hess - numeric) < 1e-5 * np.linalg.norm(hess)
+
+
+@pytest.mark.parametrize("bias, priors", [(True, None), (False, None), (True, [0.2, 0.3, 0.5])])
+def test_affine_derivatives_match_the_direct_loss_and_finite_differences(bias, priors):
+    _, logp, y = _distorted(400, seed=22)
+    k = logp.shape[1]
+    counts = np.bincount(y, minlength=k)
+    weights = np.full(y.size, 1.0 / y.size) if priors is None else (np.asarray(priors) / counts)[y]
+    problem = _AffineObjective(np.maximum(logp.T, LOG_FLOOR, order="C"), y, weights, bias)
+    rng = np.random.default_rng(23)
+    for spread in (1.0, 600.0):  # biases spanning more than 500 take the exact per-sample shift
+        theta = problem.start() + 0.3 * rng.normal(size=problem.n_params)
+        theta[1:] *= spread
+        direct = -np.dot(weights, log_softmax(theta[0] * logp + problem._biases(theta), axis=1)[np.arange(y.size), y])
+        loss, grad, hess = problem.derivatives(theta)
+        assert loss == pytest.approx(direct, rel=1e-12)
+        numeric = _central_grad(problem.loss, theta)
+        assert np.linalg.norm(grad - numeric) < 1e-5 * np.linalg.norm(grad)
+        if spread == 1.0:  # at a 600 spread one class takes all the mass and the Hessian is ~0
+            numeric_hess = np.array(
+                [_central_grad(lambda th, i=i: problem.derivatives(th)[1][i], theta) for i in range(theta.size)]
+            )
+            assert np.linalg.norm(hess - numeric_hess) < 1e-5 * np.linalg.norm(hess)
 
 
 @pytest.mark.parametrize("make", [lambda: DirichletCalibrator(reg_lambda=0.1), MatrixScaling, VectorScaling])

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.linalg.blas import dsyrk
-from threadpoolctl import threadpool_limits
 
 from calib.calibrators.base import Calibrator
+from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.line_search import armijo_step
-from calib.rows import log_softmax_rows, row_max, row_sums
+from calib.rows import log_softmax_rows
 from calib.validation import CalibInputError, as_priors, class_counts
 
 # Log-probabilities below this are treated as this value while fitting, so that a posterior of
@@ -44,8 +44,8 @@ class AffineCalibrator(Calibrator):
         else:
             counts = class_counts(labels, k, need_all=True)
             weights = (as_priors(self.priors, k) / counts)[labels]
-        problem = _AffineObjective(np.maximum(logp, LOG_FLOOR), labels, weights, self.bias)
-        with threadpool_limits(limits=1, user_api="blas"):  # thin products: threads cost more than they save
+        problem = _AffineObjective(np.maximum(logp.T, LOG_FLOOR, order="C"), labels, weights, self.bias)
+        with one_blas_thread():  # thin products: threads cost more than they save
             theta, self.converged_ = _newton(problem, max_iter=self.max_iter)
         if not np.all(np.isfinite(theta)):
             raise CalibInputError("affine calibration diverged: check the scores for extreme values")
@@ -72,8 +72,11 @@ MIN_SCALE = 1e-6
 class _AffineObjective:
     """Weighted CE of softmax(alpha x + [0, beta_1..]) with its gradient and Hessian in (alpha, beta_1..).
 
-    Works on x_c = x - max_k x_k (row by row), which changes neither the loss nor its derivatives,
-    and on e = exp(alpha x_c + beta - max(beta)) in a preallocated (N, K) buffer: every exponent is
+    Works on x_c = x - max_k x_k (sample by sample), which changes neither the loss nor its
+    derivatives, stored transposed as a (K, N) matrix: the sums over classes add K contiguous rows
+    and the biases broadcast along N, where numpy's per-sample loops over K entries cost more than
+    the arithmetic (the fit at 5·10⁴ x 10 took 0.033 s in (N, K) layout, 0.027 s so). It also works
+    on e = exp(alpha x_c + beta - max(beta)) in a preallocated (K, N) buffer: every exponent is
     at most 0 and the row sums s are at least exp(min(beta) - max(beta)), so nothing overflows and,
     while the biases span less than 500, no row sum underflows (beyond that, the exact row maximum
     is subtracted). The derivatives are weighted sums over e with row weights w / s, so the
@@ -82,13 +85,13 @@ class _AffineObjective:
     """
 
     def __init__(self, x: np.ndarray, labels: np.ndarray, weights: np.ndarray, bias: bool):
-        """``x``: the log-posteriors (N, K), a fresh array the objective takes over."""
+        """``x``: the log-posteriors transposed, (K, N) C-ordered, a fresh array the objective takes over."""
         self.labels, self.weights, self.bias = labels, weights, bias
-        self.n_params = x.shape[1] if bias else 1
+        self.n_params = x.shape[0] if bias else 1
         self.x = x  # taken over: centred in place
-        x -= row_max(x)[:, None]
-        self.x_true = self.x[np.arange(labels.size), labels]
-        self.class_weights = np.bincount(labels, weights=weights, minlength=x.shape[1])
+        x -= x.max(axis=0)
+        self.x_true = self.x[labels, np.arange(labels.size)]
+        self.class_weights = np.bincount(labels, weights=weights, minlength=x.shape[0])
         self.exp_logits = np.empty_like(x)
         self.work = np.empty_like(x)
         self._evaluated = None
@@ -97,7 +100,7 @@ class _AffineObjective:
         return np.concatenate([[1.0], np.zeros(self.n_params - 1)])
 
     def _biases(self, theta: np.ndarray) -> np.ndarray:
-        return np.concatenate([[0.0], theta[1:]]) if self.bias else np.zeros(self.x.shape[1])
+        return np.concatenate([[0.0], theta[1:]]) if self.bias else np.zeros(self.x.shape[0])
 
     def loss(self, theta: np.ndarray) -> float:
         scale, biases = theta[0], self._biases(theta)
@@ -105,14 +108,14 @@ class _AffineObjective:
         if not self.bias:
             shift = np.zeros(1)
         elif biases.max() - biases.min() < 500.0:
-            e += biases - biases.max()
+            e += (biases - biases.max())[:, None]
             shift = np.full(1, biases.max())
-        else:  # exp(-500) is far from underflow; beyond, shift each row by its exact maximum
-            e += biases
-            shift = row_max(e)
-            e -= shift[:, None]
+        else:  # exp(-500) is far from underflow; beyond, shift each sample by its exact maximum
+            e += biases[:, None]
+            shift = e.max(axis=0)
+            e -= shift
         np.exp(e, out=e)
-        self.sums = row_sums(e)
+        self.sums = e.sum(axis=0)
         value = float(np.dot(self.weights, shift + np.log(self.sums) - scale * self.x_true - biases[self.labels]))
         self._evaluated = (theta.copy(), value)
         return value
@@ -124,16 +127,17 @@ class _AffineObjective:
         w, x, e = self.weights, self.x, self.exp_logits
         row_weights = w / self.sums  # p = e / s
         ex = np.multiply(e, x, out=self.work)
-        mean_x = row_sums(ex) / self.sums  # E_p[x] per sample
+        mean_x = ex.sum(axis=0) / self.sums  # E_p[x] per sample
         grad = [float(np.dot(w, mean_x - self.x_true))]
-        h_aa = float(np.dot(row_weights, np.einsum("ik,ik->i", ex, x)) - np.dot(w, mean_x**2))
+        h_aa = float(np.dot(row_weights, np.einsum("kn,kn->n", ex, x)) - np.dot(w, mean_x**2))
         if not self.bias:
             return loss, np.array(grad), np.array([[h_aa]])
-        wp, wp_mean = np.stack([row_weights, row_weights * mean_x]) @ e  # sum_i w_i p_i, sum_i w_i E_p[x] p_i
+        # sum_i w_i p_i and sum_i w_i E_p[x] p_i
+        wp, wp_mean = (e @ np.column_stack([row_weights, row_weights * mean_x])).T
         grad.extend((wp - self.class_weights)[1:])
-        h_ab = (row_weights @ ex - wp_mean)[1:]
-        scaled = np.multiply(e, (np.sqrt(w) / self.sums)[:, None], out=self.work)
-        gram = dsyrk(1.0, scaled.T, trans=0)  # sum_i w_i p_i p_i^T (upper triangle)
+        h_ab = (ex @ row_weights - wp_mean)[1:]
+        scaled = np.multiply(e, np.sqrt(w) / self.sums, out=self.work)
+        gram = dsyrk(1.0, scaled.T, trans=1)  # sum_i w_i p_i p_i^T (upper triangle)
         h_bb = np.diag(wp) - (np.triu(gram) + np.triu(gram, 1).T)
         hess = np.empty((self.n_params, self.n_params))
         hess[0, 0], hess[0, 1:], hess[1:, 0], hess[1:, 1:] = h_aa, h_ab, h_ab, h_bb[1:, 1:]
