@@ -2,14 +2,15 @@
 
 numpy checks and bins N scores in many passes: a minimum, a maximum, row sums, an argmax that
 reduces each short row separately, bin location, three ``bincount``s. At 10^6 x 10 these passes,
-not the arithmetic, are the time. The loops here read each score once and give the same answers
-bit for bit: values are located with the arithmetic of :func:`calib.binning.locate`, and each bin
-adds its scores in row order, as ``np.bincount`` does.
+not the arithmetic, are the time. Here one loop checks the probabilities and one bins them, each
+reading every score once, with the same answers bit for bit: values are located with the
+arithmetic of :func:`calib.binning.locate`, and each bin adds its scores in row order, as
+``np.bincount`` does.
 
 Callers use them from :data:`calib.validation.COMPILED_MIN_VALUES` entries on (numba's import and
 the load of its cached machine code, about 0.3 s once per process, would dominate smaller inputs)
-and import this module only then, so a small job never loads numba. numba is a dependency because no numpy expression
-fuses these passes, and a compiled loop kept in the library beats a hand-built C extension.
+and import this module only then, so a small job never loads numba. numba is a dependency
+because no numpy expression fuses these passes, and a maintained JIT beats a hand-built C extension.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from numba import njit
 def probability_rows_summary(probs):
     """(min entry, max entry, min row sum, max row sum) of an (N, K) matrix; NaN anywhere gives NaN
     for the entries (comparisons with NaN fail, so NaN is carried explicitly). Row sums add the
-    columns left to right, as :func:`calib.rows.row_sums` does for K <= 32."""
+    columns left to right, which may differ from numpy's order by a few ulps (see
+    :func:`calib.validation._on_simplex_compiled`)."""
     lo, hi = np.inf, -np.inf
     low_sum, high_sum = np.inf, -np.inf
     nan = False
@@ -52,8 +54,8 @@ def _count_below(edges, m, v, inclusive):
 
 @njit(inline="always")
 def _snapped(edges, m, v, tolerance):
-    """v, or the edge within ``tolerance`` of it (the nearest edge is k / M's neighbour for
-    k = round(M v)), as :func:`calib.binning.bin_ids_from_edges` snaps it."""
+    """v, or the edge within ``tolerance`` of it, as :func:`calib.binning.bin_ids_from_edges` snaps
+    it: for edges near k / M the only edge that close to v is edge round(M v)."""
     nearest = min(max(int(v * m + 0.5), 0), m)
     return edges[nearest] if abs(v - edges[nearest]) <= tolerance else v
 

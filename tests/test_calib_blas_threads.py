@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from threadpoolctl import threadpool_info
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from calib.calibrators.blas_threads import one_blas_thread
 
@@ -12,8 +12,9 @@ def blas_threads() -> list[int]:
 
 
 def test_one_blas_thread_inside_and_the_old_limit_after():
-    before = blas_threads()
-    assert before  # numpy's BLAS is loaded
-    with one_blas_thread():
-        assert set(blas_threads()) == {1}
-    assert blas_threads() == before
+    with threadpool_limits(limits=2, user_api="blas"):  # a limit of 2 outside, whatever the environment sets
+        before = blas_threads()
+        assert before  # numpy's BLAS is loaded
+        with one_blas_thread():
+            assert set(blas_threads()) == {1}
+        assert blas_threads() == before

@@ -111,6 +111,7 @@ def test_published_example_through_the_compiled_path():
     expected = {"survey": 0.29, "uncertainty_calibration": 0.29, "netcal": 0.31, "torchmetrics": 0.33}
     with compiled_from(COMPILED_ONLY):
         for preset, value in expected.items():
+            # 1e-7: the torchmetrics preset bins and averages float32-rounded scores (errors ~1e-8)
             assert preset_ece(scores, labels, kind="probs", preset=preset, n_bins=10) == pytest.approx(value, abs=1e-7)
 
 
@@ -120,6 +121,7 @@ def test_probability_rows_summary_is_min_max_and_row_sum_range():
     lo, hi, low_sum, high_sum = probability_rows_summary(probs)
     sums = probs.sum(axis=1)
     assert (lo, hi) == (probs.min(), probs.max())
+    # numpy sums the 4 columns in another order: at most 3 ulps apart; 1.25 is exact in any order
     assert low_sum == pytest.approx(sums.min(), abs=1e-15) and high_sum == 1.25
     probs[3, 2] = np.nan
     assert np.isnan(probability_rows_summary(probs)).all()

@@ -77,9 +77,9 @@ class _AffineObjective:
     and the biases broadcast along N, where numpy's per-sample loops over K entries cost more than
     the arithmetic (the fit at 5·10⁴ x 10 took 0.033 s in (N, K) layout, 0.027 s so). It also works
     on e = exp(alpha x_c + beta - max(beta)) in a preallocated (K, N) buffer: every exponent is
-    at most 0 and the row sums s are at least exp(min(beta) - max(beta)), so nothing overflows and,
-    while the biases span less than 500, no row sum underflows (beyond that, the exact row maximum
-    is subtracted). The derivatives are weighted sums over e with row weights w / s, so the
+    at most 0 and the per-sample sums s are at least exp(min(beta) - max(beta)), so nothing overflows and,
+    while the biases span less than 500, no such sum underflows (beyond that, each sample's exact maximum
+    is subtracted). The derivatives are weighted sums over e with sample weights w / s, so the
     probabilities e / s are never formed; ``loss`` keeps e and s of the point it evaluated, which the
     line search accepts, so ``derivatives`` there needs no second exponential.
     """
