@@ -35,12 +35,12 @@ def row_max(arr: np.ndarray) -> np.ndarray:
     if arr.shape[1] > _COLUMN_MAX_MAX_K:
         return arr.max(axis=1)
     top = np.empty(arr.shape[0], dtype=arr.dtype)
-    for rows in _row_blocks(arr):
+    for rows in row_blocks(arr):
         _column_max(arr[rows], out=top[rows])
     return top
 
 
-def _row_blocks(arr: np.ndarray) -> list[slice]:
+def row_blocks(arr: np.ndarray) -> list[slice]:
     """Consecutive row ranges of an (N, K) matrix holding about _BLOCK_ENTRIES entries each: a block's
     columns stay in cache across the K column passes (one pass per column over the whole matrix
     would read it K times from memory)."""
@@ -54,6 +54,19 @@ def _column_max(block: np.ndarray, out: np.ndarray) -> None:
         np.maximum(out, block[:, k], out=out)
 
 
+def exp_row_sums(arr: np.ndarray) -> np.ndarray:
+    """``row_sums(np.exp(arr))``, block by block through one reused buffer: the exponentials never
+    fill a fresh matrix of ``arr``'s size (whose page faults can cost more than the exponentials)."""
+    sums = np.empty(arr.shape[0])
+    blocks = row_blocks(arr)
+    buffer = np.empty((min(blocks[0].stop, arr.shape[0]), arr.shape[1]))
+    for rows in blocks:
+        block = buffer[: arr[rows].shape[0]]
+        np.exp(arr[rows], out=block)
+        sums[rows] = row_sums(block)
+    return sums
+
+
 def log_softmax_rows(z: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
     """z_ik - log sum_j exp(z_ij) for each row of finite-maximum rows (scipy's ``log_softmax(z, axis=1)``).
 
@@ -61,7 +74,7 @@ def log_softmax_rows(z: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
     """
     out = z if overwrite else z.copy()
     with np.errstate(over="ignore"):  # entries more than ~1.8e308 below their row's maximum: -inf, probability 0
-        for rows in _row_blocks(out):
+        for rows in row_blocks(out):
             block = out[rows]
             block -= row_max(block)[:, None]
             block -= np.log(row_sums(np.exp(block)))[:, None]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calib.rows import log_softmax_rows, row_max, row_sums
+from calib.rows import exp_row_sums, log_softmax_rows, row_max, row_sums
 
 # Inputs with at least this many entries are checked and binned by the compiled loops of
 # calib.single_pass; smaller ones by numpy (they would not repay numba's load time, about 0.3 s).
@@ -96,7 +96,7 @@ def as_logprobs(scores, kind: str, name: str = "scores") -> np.ndarray:
     if kind == "logprobs":
         if arr.max() > 1e-6:
             raise CalibInputError(f"{name} (kind='logprobs') has positive values; did you mean kind='logits'?")
-        sums = row_sums(np.exp(arr))
+        sums = exp_row_sums(arr)
         _check_row_sums(sums, name, kind)
         return arr - np.log(sums)[:, None]  # sums are within 1e-4 of 1: no shift is needed
     if total == -np.inf and np.isneginf(row_max(arr)).any():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import log_softmax
 
-from calib.rows import log_softmax_rows, row_max, row_sums
+from calib.rows import exp_row_sums, log_softmax_rows, row_max, row_sums
 
 SIZES = [2, 3, 4, 10, 16, 17, 50]
 
@@ -28,6 +28,14 @@ def test_row_max_is_exactly_numpy_max_with_infinities_and_strides(k):
         np.testing.assert_array_equal(row_max(view), view.max(axis=1))
     arr[3, 0] = np.nan
     assert np.isnan(row_max(arr)[3])
+
+
+@pytest.mark.parametrize("k", SIZES)
+def test_exp_row_sums_are_the_row_sums_of_the_exponentials_across_blocks(k):
+    arr = np.random.default_rng(k).normal(size=(9000, k))  # more rows than one block
+    arr[0, 0] = -np.inf
+    for view in (arr, arr[::3, ::-1], arr[:1]):
+        np.testing.assert_array_equal(exp_row_sums(view), row_sums(np.exp(view)))
 
 
 @pytest.mark.parametrize("k", SIZES)

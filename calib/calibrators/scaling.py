@@ -17,8 +17,8 @@ from scipy.linalg.blas import dsyrk
 from calib.calibrators.base import Calibrator
 from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.line_search import armijo_step
-from calib.rows import log_softmax_rows
-from calib.validation import CalibInputError, as_priors, class_counts
+from calib.rows import log_softmax_rows, row_blocks
+from calib.validation import COMPILED_MIN_VALUES, CalibInputError, as_priors, class_counts
 
 # Log-probabilities below this are treated as this value while fitting, so that a posterior of
 # exactly 0 (log = -inf) keeps the gradient finite; exp(-700) is ~1e-304.
@@ -44,7 +44,7 @@ class AffineCalibrator(Calibrator):
         else:
             counts = class_counts(labels, k, need_all=True)
             weights = (as_priors(self.priors, k) / counts)[labels]
-        problem = _AffineObjective(np.maximum(logp.T, LOG_FLOOR, order="C"), labels, weights, self.bias)
+        problem = _AffineObjective(logp, labels, weights, self.bias)
         with one_blas_thread():  # thin products: threads cost more than they save
             theta, self.converged_ = _newton(problem, max_iter=self.max_iter)
         if not np.all(np.isfinite(theta)):
@@ -53,10 +53,29 @@ class AffineCalibrator(Calibrator):
         self.bias_ = np.concatenate([[0.0], theta[1:]]) if self.bias else np.zeros(k)
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
-        z = np.maximum(logp, LOG_FLOOR)
-        z *= self.scale_
-        z += self.bias_
-        return log_softmax_rows(z, overwrite=True)
+        passes = _compiled_passes(logp.size)
+        if passes is None:
+            z = np.maximum(logp, LOG_FLOOR)
+            z *= self.scale_
+            z += self.bias_
+            return log_softmax_rows(z, overwrite=True)
+        out = np.empty_like(logp)
+        blocks = row_blocks(out)
+        exps = np.empty((min(blocks[0].stop, out.shape[0]), out.shape[1]))  # reused: no fresh N x K matrix
+        for rows in blocks:
+            block = out[rows]
+            passes.affine_centred(logp[rows], LOG_FLOOR, self.scale_, self.bias_, block)
+            passes.subtract_log_row_sums(block, np.exp(block, out=exps[: block.shape[0]]))
+        return out
+
+
+def _compiled_passes(size: int):
+    """:mod:`calib.calibrators.affine_passes` from COMPILED_MIN_VALUES entries on, else None (numpy)."""
+    if size < COMPILED_MIN_VALUES:
+        return None
+    from calib.calibrators import affine_passes  # loads numba: only for large inputs
+
+    return affine_passes
 
 
 class TemperatureScaling(AffineCalibrator):
@@ -81,19 +100,30 @@ class _AffineObjective:
     while the biases span less than 500, no such sum underflows (beyond that, each sample's exact maximum
     is subtracted). The derivatives are weighted sums over e with sample weights w / s, so the
     probabilities e / s are never formed; ``loss`` keeps e and s of the point it evaluated, which the
-    line search accepts, so ``derivatives`` there needs no second exponential.
+    line search accepts, so ``derivatives`` there needs no second exponential. ``derivatives`` then
+    overwrites e with the rows of its Gram matrix rather than fill another N x K buffer: on this
+    machine each fresh page of a new buffer costs about 2 µs, 2 ms per 5·10⁴ x 10 matrix.
+
+    From COMPILED_MIN_VALUES entries on, the transposition, the affine map and the sums over samples
+    run in the compiled loops of :mod:`calib.calibrators.affine_passes` (two passes over e and x per
+    Newton iteration instead of about a dozen): 0.027 s -> 0.017 s for that fit with its predictions.
     """
 
-    def __init__(self, x: np.ndarray, labels: np.ndarray, weights: np.ndarray, bias: bool):
-        """``x``: the log-posteriors transposed, (K, N) C-ordered, a fresh array the objective takes over."""
+    def __init__(self, logp: np.ndarray, labels: np.ndarray, weights: np.ndarray, bias: bool):
+        """``logp``: (N, K) log-posteriors, read only."""
+        n, k = logp.shape
         self.labels, self.weights, self.bias = labels, weights, bias
-        self.n_params = x.shape[0] if bias else 1
-        self.x = x  # taken over: centred in place
-        x -= x.max(axis=0)
-        self.x_true = self.x[labels, np.arange(labels.size)]
-        self.class_weights = np.bincount(labels, weights=weights, minlength=x.shape[0])
-        self.exp_logits = np.empty_like(x)
-        self.work = np.empty_like(x)
+        self.n_params = k if bias else 1
+        passes = _compiled_passes(logp.size)
+        self._transpose = passes.floored_centred_transpose if passes else numpy_floored_centred_transpose
+        self._affine_rows = passes.affine_rows if passes else numpy_affine_rows
+        self._derivative_sums = passes.derivative_sums if passes else numpy_derivative_sums
+        self.x, self.x_true = np.empty((k, n)), np.empty(n)
+        self._transpose(logp, LOG_FLOOR, labels, self.x, self.x_true)
+        self.class_weights = np.bincount(labels, weights=weights, minlength=k)
+        self.weighted_x_true = float(np.dot(weights, self.x_true))
+        self.root_weights = np.sqrt(weights)
+        self.exp_logits = np.empty_like(self.x)
         self._evaluated = None
 
     def start(self) -> np.ndarray:
@@ -103,20 +133,22 @@ class _AffineObjective:
         return np.concatenate([[0.0], theta[1:]]) if self.bias else np.zeros(self.x.shape[0])
 
     def loss(self, theta: np.ndarray) -> float:
+        """sum_i w_i (log sum_k e_ki + shift_i - alpha x_true_i - beta_{y_i}); the label terms are
+        w . x_true and the class weights . beta."""
         scale, biases = theta[0], self._biases(theta)
-        e = np.multiply(self.x, scale, out=self.exp_logits)
-        if not self.bias:
-            shift = np.zeros(1)
-        elif biases.max() - biases.min() < 500.0:
-            e += (biases - biases.max())[:, None]
-            shift = np.full(1, biases.max())
+        e = self.exp_logits
+        if biases.max() - biases.min() < 500.0:
+            self._affine_rows(self.x, scale, biases - biases.max(), e)
+            shift = biases.max() * self.class_weights.sum()
         else:  # exp(-500) is far from underflow; beyond, shift each sample by its exact maximum
-            e += biases[:, None]
-            shift = e.max(axis=0)
-            e -= shift
+            self._affine_rows(self.x, scale, biases, e)
+            shifts = e.max(axis=0)
+            e -= shifts
+            shift = np.dot(self.weights, shifts)
         np.exp(e, out=e)
         self.sums = e.sum(axis=0)
-        value = float(np.dot(self.weights, shift + np.log(self.sums) - scale * self.x_true - biases[self.labels]))
+        value = np.dot(self.weights, np.log(self.sums)) + shift - scale * self.weighted_x_true
+        value = float(value - np.dot(self.class_weights, biases))
         self._evaluated = (theta.copy(), value)
         return value
 
@@ -124,24 +156,54 @@ class _AffineObjective:
         if self._evaluated is None or not np.array_equal(self._evaluated[0], theta):
             self.loss(theta)
         loss = self._evaluated[1]
-        w, x, e = self.weights, self.x, self.exp_logits
-        row_weights = w / self.sums  # p = e / s
-        ex = np.multiply(e, x, out=self.work)
-        mean_x = ex.sum(axis=0) / self.sums  # E_p[x] per sample
-        grad = [float(np.dot(w, mean_x - self.x_true))]
-        h_aa = float(np.dot(row_weights, np.einsum("kn,kn->n", ex, x)) - np.dot(w, mean_x**2))
+        e = self.exp_logits
+        mean_term, h_aa, wp, wp_mean, wpx = self._derivative_sums(
+            self.x, e, self.sums, self.weights, self.root_weights, self.bias
+        )
+        grad = [mean_term - self.weighted_x_true]
         if not self.bias:
             return loss, np.array(grad), np.array([[h_aa]])
-        # sum_i w_i p_i and sum_i w_i E_p[x] p_i
-        wp, wp_mean = (e @ np.column_stack([row_weights, row_weights * mean_x])).T
+        self._evaluated = None  # e now holds sqrt(w_i) p_ki, no longer the exponentials of theta
         grad.extend((wp - self.class_weights)[1:])
-        h_ab = (ex @ row_weights - wp_mean)[1:]
-        scaled = np.multiply(e, np.sqrt(w) / self.sums, out=self.work)
-        gram = dsyrk(1.0, scaled.T, trans=1)  # sum_i w_i p_i p_i^T (upper triangle)
+        h_ab = (wpx - wp_mean)[1:]
+        gram = dsyrk(1.0, e.T, trans=1)  # sum_i w_i p_i p_i^T (upper triangle)
         h_bb = np.diag(wp) - (np.triu(gram) + np.triu(gram, 1).T)
         hess = np.empty((self.n_params, self.n_params))
         hess[0, 0], hess[0, 1:], hess[1:, 0], hess[1:, 1:] = h_aa, h_ab, h_ab, h_bb[1:, 1:]
         return loss, np.array(grad), hess
+
+
+def numpy_floored_centred_transpose(logp, floor, labels, x, x_true) -> None:
+    """x[k, i] = max(logp[i, k], floor) - max_j max(logp[i, j], floor) (the (K, N) layout) and
+    x_true[i] = x[labels[i], i]."""
+    np.maximum(logp.T, floor, out=x)
+    x -= x.max(axis=0)
+    x_true[:] = x[labels, np.arange(labels.size)]
+
+
+def numpy_affine_rows(x, scale, offsets, out) -> None:
+    """out[k, i] = scale x[k, i] + offsets[k]."""
+    np.multiply(x, scale, out=out)
+    out += offsets[:, None]
+
+
+def numpy_derivative_sums(x, e, sums, weights, root_weights, with_classes):
+    """Sums over samples for the derivatives, with p_ki = e_ki / s_i and E_i the mean under p_i:
+    (sum_i w_i E_i[x], sum_i w_i Var_i[x], and per class k: sum_i w_i p_ki, sum_i w_i E_i[x] p_ki,
+    sum_i w_i p_ki x_ki). With ``with_classes``, ``e`` is then overwritten by sqrt(w_i) p_ki (for the
+    Gram matrix sum_i w_i p_i p_i^T); without, the per-class sums are zeros."""
+    ex = e * x
+    mean = ex.sum(axis=0) / sums
+    row_weights = weights / sums
+    mean_term = float(np.dot(weights, mean))
+    curvature = float(np.dot(row_weights, np.einsum("kn,kn->n", ex, x)) - np.dot(weights, mean**2))
+    if not with_classes:
+        zeros = np.zeros(x.shape[0])
+        return mean_term, curvature, zeros, zeros, zeros
+    class_p, class_mean = (e @ np.column_stack([row_weights, row_weights * mean])).T
+    class_x = ex @ row_weights
+    e *= root_weights / sums
+    return mean_term, curvature, class_p, class_mean, class_x
 
 
 def _newton_step(grad: np.ndarray, hess: np.ndarray, free: np.ndarray) -> np.ndarray:
