@@ -61,7 +61,7 @@ def test_derivative_sums_match_numpy(with_classes):
     results, scaled = [], []
     for sums_of in (scaling.numpy_derivative_sums, affine_passes.derivative_sums):
         work = e.copy()
-        results.append(sums_of(x, work, sums, weights, np.sqrt(weights), with_classes))
+        results.append(sums_of(x, work, sums, weights, np.sqrt(weights), with_classes, np.empty((3, sums.size))))
         scaled.append(work)
     for ours, reference in zip(results[1], results[0], strict=True):
         np.testing.assert_allclose(ours, reference, rtol=1e-12, atol=0)
@@ -81,7 +81,7 @@ def test_compiled_objective_matches_numpy_and_the_direct_loss(monkeypatch, bias,
         outputs = []
         for threshold in (np.inf, 0):
             monkeypatch.setattr(scaling, "COMPILED_MIN_VALUES", threshold)
-            outputs.append(_AffineObjective(logp, labels, weights, bias).derivatives(theta))
+            outputs.append(_AffineObjective(logp.copy(), labels, weights, bias).derivatives(theta))
         biases = np.r_[0.0, theta[1:]] if bias else 0.0
         floored = np.maximum(logp, LOG_FLOOR)
         direct = -np.dot(weights, log_softmax(theta[0] * floored + biases, axis=1)[np.arange(labels.size), labels])

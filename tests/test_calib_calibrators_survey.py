@@ -490,7 +490,7 @@ def test_affine_derivatives_match_the_direct_loss_and_finite_differences(bias, p
     k = logp.shape[1]
     counts = np.bincount(y, minlength=k)
     weights = np.full(y.size, 1.0 / y.size) if priors is None else (np.asarray(priors) / counts)[y]
-    problem = _AffineObjective(logp, y, weights, bias)
+    problem = _AffineObjective(logp.copy(), y, weights, bias)  # taken over
     rng = np.random.default_rng(23)
     for spread in (1.0, 600.0):  # biases spanning more than 500 take the exact per-sample shift
         theta = problem.start() + 0.3 * rng.normal(size=problem.n_params)

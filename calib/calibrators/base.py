@@ -2,7 +2,7 @@
 
 Inputs are posteriors of a named ``kind`` ("probs", "logprobs" or "logits"); outputs are
 normalized posteriors. Subclasses implement ``_fit(logp, labels)`` and ``_transform(logp)`` on
-validated float64 log-posteriors.
+validated float64 log-posteriors: a fresh array each time, which they own and may overwrite.
 """
 
 from __future__ import annotations

@@ -53,20 +53,20 @@ class AffineCalibrator(Calibrator):
         self.bias_ = np.concatenate([[0.0], theta[1:]]) if self.bias else np.zeros(k)
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
+        """In ``logp``'s own memory (see :mod:`calib.calibrators.base`)."""
         passes = _compiled_passes(logp.size)
         if passes is None:
-            z = np.maximum(logp, LOG_FLOOR)
+            z = np.maximum(logp, LOG_FLOOR, out=logp)
             z *= self.scale_
             z += self.bias_
             return log_softmax_rows(z, overwrite=True)
-        out = np.empty_like(logp)
-        blocks = row_blocks(out)
-        exps = np.empty((min(blocks[0].stop, out.shape[0]), out.shape[1]))  # reused: no fresh N x K matrix
+        blocks = row_blocks(logp)
+        exps = np.empty((min(blocks[0].stop, logp.shape[0]), logp.shape[1]))  # reused: no fresh N x K matrix
         for rows in blocks:
-            block = out[rows]
-            passes.affine_centred(logp[rows], LOG_FLOOR, self.scale_, self.bias_, block)
+            block = logp[rows]
+            passes.affine_centred(block, LOG_FLOOR, self.scale_, self.bias_, block)
             passes.subtract_log_row_sums(block, np.exp(block, out=exps[: block.shape[0]]))
-        return out
+        return logp
 
 
 def _compiled_passes(size: int):
@@ -95,22 +95,22 @@ class _AffineObjective:
     derivatives, stored transposed as a (K, N) matrix: the sums over classes add K contiguous rows
     and the biases broadcast along N, where numpy's per-sample loops over K entries cost more than
     the arithmetic (the fit at 5·10⁴ x 10 took 0.033 s in (N, K) layout, 0.027 s so). It also works
-    on e = exp(alpha x_c + beta - max(beta)) in a preallocated (K, N) buffer: every exponent is
+    on e = exp(alpha x_c + beta - max(beta)) in a (K, N) buffer (the input's memory): every exponent is
     at most 0 and the per-sample sums s are at least exp(min(beta) - max(beta)), so nothing overflows and,
     while the biases span less than 500, no such sum underflows (beyond that, each sample's exact maximum
     is subtracted). The derivatives are weighted sums over e with sample weights w / s, so the
     probabilities e / s are never formed; ``loss`` keeps e and s of the point it evaluated, which the
     line search accepts, so ``derivatives`` there needs no second exponential. ``derivatives`` then
-    overwrites e with the rows of its Gram matrix rather than fill another N x K buffer: on this
-    machine each fresh page of a new buffer costs about 2 µs, 2 ms per 5·10⁴ x 10 matrix.
+    overwrites e with the rows of its Gram matrix, and e is the input's memory, rather than fresh
+    N x K buffers: on this machine each fresh page costs about 2 µs, 2 ms per 5·10⁴ x 10 matrix.
 
     From COMPILED_MIN_VALUES entries on, the transposition, the affine map and the sums over samples
     run in the compiled loops of :mod:`calib.calibrators.affine_passes` (two passes over e and x per
-    Newton iteration instead of about a dozen): 0.027 s -> 0.017 s for that fit with its predictions.
+    Newton iteration instead of about a dozen): 0.027 s -> 0.015 s for that fit with its predictions.
     """
 
     def __init__(self, logp: np.ndarray, labels: np.ndarray, weights: np.ndarray, bias: bool):
-        """``logp``: (N, K) log-posteriors, read only."""
+        """``logp``: (N, K) log-posteriors, a fresh array taken over: its memory holds e."""
         n, k = logp.shape
         self.labels, self.weights, self.bias = labels, weights, bias
         self.n_params = k if bias else 1
@@ -123,7 +123,8 @@ class _AffineObjective:
         self.class_weights = np.bincount(labels, weights=weights, minlength=k)
         self.weighted_x_true = float(np.dot(weights, self.x_true))
         self.root_weights = np.sqrt(weights)
-        self.exp_logits = np.empty_like(self.x)
+        self.exp_logits = logp.reshape(k, n)  # a view of logp's memory, read in full above
+        self.sums, self.work = np.empty(n), np.empty((3, n))  # reused by every evaluation
         self._evaluated = None
 
     def start(self) -> np.ndarray:
@@ -146,8 +147,8 @@ class _AffineObjective:
             e -= shifts
             shift = np.dot(self.weights, shifts)
         np.exp(e, out=e)
-        self.sums = e.sum(axis=0)
-        value = np.dot(self.weights, np.log(self.sums)) + shift - scale * self.weighted_x_true
+        np.sum(e, axis=0, out=self.sums)
+        value = np.dot(self.weights, np.log(self.sums, out=self.work[0])) + shift - scale * self.weighted_x_true
         value = float(value - np.dot(self.class_weights, biases))
         self._evaluated = (theta.copy(), value)
         return value
@@ -158,7 +159,7 @@ class _AffineObjective:
         loss = self._evaluated[1]
         e = self.exp_logits
         mean_term, h_aa, wp, wp_mean, wpx = self._derivative_sums(
-            self.x, e, self.sums, self.weights, self.root_weights, self.bias
+            self.x, e, self.sums, self.weights, self.root_weights, self.bias, self.work
         )
         grad = [mean_term - self.weighted_x_true]
         if not self.bias:
@@ -187,14 +188,14 @@ def numpy_affine_rows(x, scale, offsets, out) -> None:
     out += offsets[:, None]
 
 
-def numpy_derivative_sums(x, e, sums, weights, root_weights, with_classes):
+def numpy_derivative_sums(x, e, sums, weights, root_weights, with_classes, work):
     """Sums over samples for the derivatives, with p_ki = e_ki / s_i and E_i the mean under p_i:
     (sum_i w_i E_i[x], sum_i w_i Var_i[x], and per class k: sum_i w_i p_ki, sum_i w_i E_i[x] p_ki,
     sum_i w_i p_ki x_ki). With ``with_classes``, ``e`` is then overwritten by sqrt(w_i) p_ki (for the
-    Gram matrix sum_i w_i p_i p_i^T); without, the per-class sums are zeros."""
+    Gram matrix sum_i w_i p_i p_i^T); without, the per-class sums are zeros. ``work``: (3, N) scratch."""
     ex = e * x
-    mean = ex.sum(axis=0) / sums
-    row_weights = weights / sums
+    mean = np.divide(ex.sum(axis=0), sums, out=work[0])
+    row_weights = np.divide(weights, sums, out=work[1])
     mean_term = float(np.dot(weights, mean))
     curvature = float(np.dot(row_weights, np.einsum("kn,kn->n", ex, x)) - np.dot(weights, mean**2))
     if not with_classes:
@@ -202,7 +203,7 @@ def numpy_derivative_sums(x, e, sums, weights, root_weights, with_classes):
         return mean_term, curvature, zeros, zeros, zeros
     class_p, class_mean = (e @ np.column_stack([row_weights, row_weights * mean])).T
     class_x = ex @ row_weights
-    e *= root_weights / sums
+    e *= np.divide(root_weights, sums, out=work[2])
     return mean_term, curvature, class_p, class_mean, class_x
 
 
