@@ -112,7 +112,7 @@ class _AffineObjective:
     def __init__(self, logp: np.ndarray, labels: np.ndarray, weights: np.ndarray, bias: bool):
         """``logp``: (N, K) log-posteriors, a fresh array taken over: its memory holds e."""
         n, k = logp.shape
-        self.labels, self.weights, self.bias = labels, weights, bias
+        self.weights, self.bias = weights, bias
         self.n_params = k if bias else 1
         passes = _compiled_passes(logp.size)
         self._transpose = passes.floored_centred_transpose if passes else numpy_floored_centred_transpose
