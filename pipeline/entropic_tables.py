@@ -23,6 +23,7 @@ from calib.data.ecd_simulation import simulate
 from calib.entropic import ecd_terms, entropic_bins, single_datum_bound
 from calib.plots.reliability import reliability_bars
 from calib.plots.style import figure_style, save_figure
+from pipeline.companions import SD, companion, monte_carlo_records
 from pipeline.io import write_table
 from pipeline.named_metrics import MetricOptions, calibrated_posteriors
 from pipeline.real_tables import system_set
@@ -120,11 +121,7 @@ def simulation_table(exp: DictConfig, data: DataSources) -> list[dict]:
                 entropic_bins(_binary(p1), y, kind="probs", n_bins=exp.n_bins), _setting_label(sigma)
             ):
                 cells.setdefault((record["row"], record["column"]), []).append(record["value"])
-    records = []
-    for (row, column), draws in cells.items():
-        records.append({"row": row, "column": column, "value": float(np.mean(draws))})
-        records.append({"row": row, "column": f"{column} sd", "value": float(np.std(draws, ddof=1))})
-    return records
+    return [record for (row, column), draws in cells.items() for record in monte_carlo_records(row, column, draws)]
 
 
 def render_simulation_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
@@ -136,7 +133,7 @@ def render_simulation_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -
         [row]
         + [
             _shown(wide.loc[row].get(c))
-            + ("" if pd.isna(wide.loc[row].get(c)) else f" ± {wide.loc[row, f'{c} sd']:.4f}")
+            + ("" if pd.isna(wide.loc[row].get(c)) else f" ± {wide.loc[row, companion(c, SD)]:.4f}")
             for c in columns
         ]
         for row in rows
@@ -210,23 +207,18 @@ def render_simulation_figures(exp: DictConfig, values: pd.DataFrame, stem: Path)
 
 
 def table2_check(exp: DictConfig, data: DataSources) -> list[dict]:
-    """ResNet18's single-datum bins (p = 0.62 and 0.7868, y = 1) and its weighted sums.
+    """ResNet18's single-datum bins: ECE, ESCE and ECD of one prediction p with label y = 1.
 
-    The weighted sums combine our two bins with the published bins 1 and 10 at the counts the notes
-    solve for (N = 140: 71 in bin 1, 67 in bin 10), a check of the table's consistency.
+    The inputs are the printed ECE of bins 7 and 8 (p = 1 - ECE: 0.62 and 0.7868, notes to paper
+    004, Sect. 2.3); the ESCE and ECD that follow are a consistency check of the paper's arithmetic.
     """
     records = []
-    single = {}
     for b, p in exp.single_datum_bins.items():
         bins = entropic_bins(_binary(np.array([p])), np.array([1]), kind="probs", n_bins=10)
-        single[int(b)] = {m: float(getattr(bins, m.lower())[int(b) - 1]) for m in METRICS}
-        records += [{"row": str(b), "column": f"ResNet18 {m}", "value": v} for m, v in single[int(b)].items()]
-    counts = {int(b): n for b, n in exp.outer_counts.items()}
-    total = sum(counts.values()) + len(single)
-    for m in METRICS:
-        outer = sum(n * exp.published_outer_bins[m][str(b)] for b, n in counts.items())
-        weighted = (outer + sum(v[m] for v in single.values())) / total
-        records.append({"row": WEIGHTED, "column": f"ResNet18 {m}", "value": weighted})
+        records += [
+            {"row": str(b), "column": f"ResNet18 {m}", "value": float(getattr(bins, m.lower())[int(b) - 1])}
+            for m in METRICS
+        ]
     return records
 
 

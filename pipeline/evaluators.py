@@ -8,6 +8,8 @@ points, and values are fractions (percentages are applied only when rendering).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from omegaconf import DictConfig
 
@@ -16,6 +18,7 @@ from calib.decisions import bayes_decisions, check_costs
 from calib.divergences import expected_divergence_to_constant
 from calib.risk_curves import bayes_risk_curve
 from calib.scores import brier, brier_losses, cross_entropy, semi_empirical_cross_entropy
+from pipeline.companions import UPSTREAM
 from pipeline.config import compose_config
 from pipeline.named_metrics import MetricOptions, calibrated_posteriors, compute
 from pipeline.sources import DataSources
@@ -90,16 +93,24 @@ def bayes_risk_curves(exp: DictConfig, data: DataSources) -> list[dict]:
 
 
 def metric_panels(exp: DictConfig, data: DataSources) -> list[dict]:
-    """Figs. 5-6: each named metric of each system (see :mod:`pipeline.named_metrics`)."""
+    """Figs. 5-6: each named metric of each system (see :mod:`pipeline.named_metrics`).
+
+    With ``upstream_rerun: true`` the calibration metrics are computed again the way the authors'
+    code computes them (:mod:`pipeline.authors_code`, same folds), as their ``[upstream]`` companions.
+    """
     labels, systems, extras = data.dataset(exp.datasets[0])
     options = _options(exp)
+    reruns = [(f" {UPSTREAM}", replace(options, implementation="authors"))] if exp.get("upstream_rerun") else []
     records = []
     for system in exp.systems:
-        cache: dict = {}
         folds = _authors_folds(exp, extras, system)
-        for name in [*exp.overall, *exp.calibration]:
-            value = compute(name, systems[system], labels, options, folds=folds, cache=cache)
-            records.append({"row": system, "column": name, "value": value})
+        for suffix, opts, names in [("", options, [*exp.overall, *exp.calibration])] + [
+            (suffix, opts, list(exp.calibration)) for suffix, opts in reruns
+        ]:
+            cache: dict = {}
+            for name in names:
+                value = compute(name, systems[system], labels, opts, folds=folds, cache=cache)
+                records.append({"row": system, "column": f"{name}{suffix}", "value": value})
     return records
 
 

@@ -20,11 +20,13 @@ from calib.calibration_loss import calibration_loss_from_posteriors
 from calib.calibrators import AffineCalibrator, HistogramBinning, IsotonicCalibrator, TemperatureScaling, calibrate
 from calib.decisions import imbalanced_costs, normalized_risk, zero_one_costs
 from calib.scores import brier, cross_entropy
+from pipeline.authors_code import UpstreamAffine, UpstreamHistogramBinning, upstream_ece
 
 _RCL = re.compile(r"^RCL-(CE|BS)-([DTHP])(xv|tt)$")
 METRIC_NAMES = ("NCE", "NBS", "NRisk-01", "NRisk-01r", "NRisk-imb", "ECE", "ECEbin", "ECEmc")
 RCL_NAMES = tuple(f"RCL-{e}-{c}{p}" for e in ("CE", "BS") for c in "DTHP" for p in ("xv", "tt"))
 ZERO_PROBABILITY_POLICIES = ("floor", "nan")
+IMPLEMENTATIONS = ("calib", "authors")
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,10 @@ class MetricOptions:
     ``rcl_zero_probability``: what RCL does with posteriors holding an exact 0 (log = -inf). ``floor``
     (ours) fits the calibrator on log-posteriors floored at -700; ``nan`` reports NaN, as the paper-000
     authors' code does (their CE is then infinite, or their float32 affine fit returns NaN).
+
+    ``implementation``: ``calib`` (ours: exact float64 fits) or ``authors`` (the paper-000 authors'
+    float32 L-BFGS fits, histogram binning and ECE bins, :mod:`pipeline.authors_code`), used to rerun
+    a cell the way upstream computed it when checking the cause of a deviation.
     """
 
     ece_bins: int
@@ -43,8 +49,11 @@ class MetricOptions:
     n_folds: int
     seed: int
     rcl_zero_probability: str = "floor"
+    implementation: str = "calib"
 
     def __post_init__(self):
+        if self.implementation not in IMPLEMENTATIONS:
+            raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}; got {self.implementation!r}")
         if self.rcl_zero_probability not in ZERO_PROBABILITY_POLICIES:
             raise ValueError(
                 f"rcl_zero_probability must be one of {ZERO_PROBABILITY_POLICIES}; got {self.rcl_zero_probability!r}"
@@ -53,6 +62,8 @@ class MetricOptions:
 
 def make_calibrator(letter: str, options: MetricOptions):
     """D = affine (eq. 23), T = temperature scaling, H = histogram binning, P = PAV (isotonic)."""
+    if options.implementation == "authors" and letter in "DTH":
+        return UpstreamHistogramBinning(options.histogram_bins) if letter == "H" else UpstreamAffine(bias=letter == "D")
     if letter == "D":
         return AffineCalibrator()
     if letter == "T":
@@ -82,6 +93,8 @@ def compute(
     ``cache`` memoizes calibrated posteriors across metrics that share them.
     """
     k = logp.shape[1]
+    if options.implementation == "authors" and name in ("ECE", "ECEbin", "ECEmc"):
+        return upstream_ece(logp, labels, n_bins=options.ece_bins, binary=name != "ECEmc")
     simple = {
         "NCE": lambda: cross_entropy(logp, labels, kind="logprobs", normalize=True),
         "NBS": lambda: brier(logp, labels, kind="logprobs", scaling="mean", normalize=True),

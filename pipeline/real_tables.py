@@ -6,6 +6,7 @@ sets the registry marks unavailable (SITW: scores missing upstream) are listed, 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from omegaconf import DictConfig
 
 from calib.data.real import PosteriorSet, one_vs_other
 from calib.data.registry import REAL_SETS
+from pipeline.companions import UPSTREAM, monte_carlo_records
 from pipeline.io import write_table
 from pipeline.named_metrics import MetricOptions, calibrated_posteriors, compute
 from pipeline.sources import DataSources
@@ -33,8 +35,18 @@ def system_set(system: DictConfig, data: DataSources) -> PosteriorSet:
 
 
 def real_metrics_table(exp: DictConfig, data: DataSources) -> list[dict]:
-    """Table 2: each metric of raw and calibrated posteriors (calibrators refitted per row's RCL)."""
+    """Table 2: each metric of raw and calibrated posteriors (calibrators refitted per row's RCL).
+
+    A row with ``fold_seeds: S`` (calh: the authors' histogram-binning folds were drawn from an
+    unrecoverable global NumPy state) is a Monte-Carlo cell over the calibrator's fold seeds 0..S-1
+    (:func:`pipeline.companions.monte_carlo_records`); the metrics' own folds (RCL) keep ``options.seed``.
+    With ``upstream_rerun: true`` every other cell is computed again the way the authors' code computes
+    it (:mod:`pipeline.authors_code`) and written as its ``[upstream]`` companion.
+    """
     options = MetricOptions(**exp.options)
+    variants = {"": options}
+    if exp.get("upstream_rerun", False):
+        variants[f" {UPSTREAM}"] = replace(options, implementation="authors")
     records = []
     for system in exp.systems:
         if unavailable_reason(system):
@@ -42,21 +54,35 @@ def real_metrics_table(exp: DictConfig, data: DataSources) -> list[dict]:
         pset = system_set(system, data)
         raw, labels = pset.logprobs(), pset.labels
         binary = pset.n_classes == 2
-        raw_cache: dict = {}
+        metrics = [m for m in exp.metrics if binary or m not in exp.binary_only_metrics]
         print(f"evaluate: {system.label} ({pset.n_samples} samples, {pset.n_classes} classes)", flush=True)
-        for row, spec in exp.posteriors.items():
-            if spec is None:
-                logp, cache = raw, raw_cache
-            elif spec.get("binary_only") and not binary:
-                continue
-            else:
-                logp = calibrated_posteriors(spec.calibrator, spec.protocol, raw, labels, options, cache=raw_cache)
-                cache = {}
-            for metric in exp.metrics:
-                if metric in exp.binary_only_metrics and not binary:
+        for suffix, opts in variants.items():
+            raw_cache: dict = {}
+            for row, spec in exp.posteriors.items():
+                if spec is not None and spec.get("binary_only") and not binary:
                     continue
-                value = compute(metric, logp, labels, options, cache=cache)
-                records.append({"row": f"{system.label} {row}", "column": metric, "value": value})
+                key = f"{system.label} {row}"
+                if spec is not None and "fold_seeds" in spec:
+                    if suffix:  # its own spread over fold seeds is the allowance; no upstream rerun
+                        continue
+                    draws = {m: [] for m in metrics}
+                    for seed in range(spec.fold_seeds):
+                        fold_options = replace(opts, seed=seed)
+                        logp = calibrated_posteriors(spec.calibrator, spec.protocol, raw, labels, fold_options)
+                        cache: dict = {}
+                        for metric in metrics:
+                            draws[metric].append(compute(metric, logp, labels, opts, cache=cache))
+                    for metric in metrics:
+                        records += monte_carlo_records(key, f"{metric}{suffix}", draws[metric])
+                    continue
+                if spec is None:
+                    logp, cache = raw, raw_cache
+                else:
+                    logp = calibrated_posteriors(spec.calibrator, spec.protocol, raw, labels, opts, cache=raw_cache)
+                    cache = {}
+                for metric in metrics:
+                    value = compute(metric, logp, labels, opts, cache=cache)
+                    records.append({"row": key, "column": f"{metric}{suffix}", "value": value})
     return records
 
 

@@ -28,6 +28,7 @@ from calib.kernel import brier_losses_sum, calibration_sharpness, kde, nadaraya_
 from calib.plots.reliability import reliability_bars
 from calib.plots.style import figure_style, save_figure
 from calib.scores import cross_entropy
+from pipeline.companions import INPUT_ROUNDING, companion
 from pipeline.io import write_table
 from pipeline.sources import DataSources
 
@@ -134,13 +135,33 @@ def render_recalibration_table(exp: DictConfig, values: pd.DataFrame, stem: Path
 
 
 def mrr_closed_form_check(exp: DictConfig, data: DataSources) -> list[dict]:
-    """The published MRR row's NLL and Brier from its accuracy a, ECE and K (h = a + ECE or a - ECE)."""
-    a, ece, k = exp.mrr.accuracy / 100, exp.mrr.ece / 100, exp.n_classes
-    candidates = [mrr_metrics(a, h, k) for h in (a + ece, a - ece)]
+    """MRR's NLL and Brier in closed form from a table's printed accuracy a and ECE (the inputs).
+
+    MRR's confidence is h = a + ECE or a - ECE (the sign of a - h is not printed; notes to paper 002,
+    Sect. 5). Both readings are written ("NLL (h = a + ECE)", ...). The cell itself is the midpoint of
+    the closed form's range over both signs and over the inputs' rounding intervals (printed x 100
+    to ``decimals`` places: +- half a unit each), and its ``[input rounding]`` companion is half that
+    range: the report's tolerance for a number derived from rounded inputs. The published NLL and
+    Brier are never read here; the comparison is a consistency check of the paper's arithmetic.
+    """
+    k, half = exp.n_classes, 0.5 * 10.0 ** -int(exp.mrr.decimals) / 100
+    a0, ece0 = exp.mrr.accuracy / 100, exp.mrr.ece / 100
     records = []
-    for metric, published in (("NLL", exp.mrr.nll / 100), ("Brier", exp.mrr.brier / 100)):
-        best = min((c[metric] for c in candidates), key=lambda v: abs(v - published))
-        records.append({"row": "MRR", "column": metric, "value": best})
+    for sign, name in ((1, "a + ECE"), (-1, "a - ECE")):
+        point = mrr_metrics(a0, a0 + sign * ece0, k)
+        records += [{"row": "MRR", "column": f"{m} (h = {name})", "value": point[m]} for m in ("NLL", "Brier")]
+    corners = [
+        mrr_metrics(a, a + sign * ece, k)
+        for a in (a0 - half, a0 + half)
+        for ece in (ece0 - half, ece0 + half)
+        for sign in (1, -1)
+    ]
+    for metric in ("NLL", "Brier"):
+        low, high = min(c[metric] for c in corners), max(c[metric] for c in corners)
+        records += [
+            {"row": "MRR", "column": metric, "value": (low + high) / 2},
+            {"row": "MRR", "column": companion(metric, INPUT_ROUNDING), "value": (high - low) / 2},
+        ]
     return records
 
 

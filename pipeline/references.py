@@ -1,18 +1,54 @@
-"""Published numbers (configs/reference/*.csv) set against ours, cell by cell.
+"""Published numbers (configs/reference/*.csv) set against ours, cell by cell, with an honest status.
 
-An experiment's ``reference`` block says how to read its published file: ``layout: wide`` (one
-row per ``row`` value, one column per metric; ``row`` may list several key columns, joined with
-spaces) or ``long`` (one published value per line, with ``column`` a template over the file's
-columns); ``skip_values`` are printed placeholders with no number (e.g. "-"); ``percent_columns``
-are patterns of columns the paper prints in percent; ``round`` rounds ours as the paper printed;
-``not_reproducible`` lists ``{row, column, reason}`` patterns of cells we cannot recompute;
-``tolerances`` is a list of ``{row, column, tol}`` patterns, first match wins; ``tol: null`` reports
-the difference without judging it, and ``sd_factor: k`` allows k of our own sds (column "<col> sd").
-A published ``inf`` or ``nan`` passes only if ours is the same.
+This is the comparing step: it reads the published numbers and our values; the steps that compute
+our values never read them (a test scans the pipeline for it).
+
+Every published cell gets one status:
+
+- ``pass``: ``|ours - published| <= tolerance``;
+- ``deviation``: outside the tolerance, with a declared cause whose *check* holds. The check is
+  computed here from our values, never assumed (see :data:`CHECKS`); when it does not hold the
+  cell is a ``fail``;
+- ``fail``: outside the tolerance, no verified cause;
+- ``input``: a published number that our computation takes as input;
+- ``informational``: set beside a different model or network, a second reading of an artifact, or a
+  consistency check of the paper's own arithmetic: shown with its difference, not a reproduction;
+- ``not-run-here``: the inputs are public but cannot be obtained on this machine; ``cause`` says what
+  would run it;
+- ``not-reproducible``: the inputs do not exist publicly; ``cause`` says why.
+
+Only ``pass``, ``deviation`` and ``fail`` are verdicts on our reproduction. Each published number is
+counted once: an experiment that re-reads a published file in a second reading declares
+``reading: second`` (and ``reading_cause``, what the reading is) and its rows are listed, never counted.
+
+The tolerance is derived, never chosen: half a unit of the last digit the paper printed (from the
+published text, e.g. ``0.60`` -> 0.005; a ``decimals`` rule states the digits where the file cannot
+keep them), plus, for a Monte-Carlo cell, :data:`K_SD` standard deviations measured over seeds (the
+evaluator's companion cell ``"<column> [sd]"``, :mod:`pipeline.companions`), plus, for a closed form
+of printed inputs, the spread that the inputs' own rounding gives (``"<column> [input rounding]"``).
+``tolerance_basis`` says which.
+
+The ``reference`` block of an experiment config:
+
+``file``, ``layout`` (``wide``: one row per ``row`` value, one column per metric, ``row`` may list
+several key columns joined by spaces; ``long``: one value per line, ``column`` a template over the
+file's columns, ``value`` the value column), ``skip_values`` (printed placeholders with no number),
+``percent_columns`` (columns printed in percent; ours are fractions), ``reading`` (``primary``, the
+default, or ``second``), ``decimals`` (``{row, column, decimals}`` rules), ``exact`` (``{row,
+column}``: the paper states the value exactly, e.g. 0; tolerance :data:`EXACT_TOLERANCE`),
+``cells`` (``{row, column, status, cause}``: cells that are not verdicts, ``status`` one of
+:data:`NON_VERDICTS`), ``deviations`` (``{row, column, cause, check}``) and ``second_readings``
+(``{row, column, ours, cause}``: the same cell against another of our values, listed as informational
+lines whose ``reading`` names that value). Patterns are fnmatch patterns; the first matching rule of
+a list wins.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -20,88 +56,303 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 
-REPORT_COLUMNS = ["paper", "artifact", "row", "column", "published", "ours", "difference", "tolerance", "status"]
+from pipeline.companions import INPUT_ROUNDING, SD, SHARE_INF, SHARE_NAN, companion
+
+REPORT_COLUMNS = [
+    "paper", "artifact", "row", "column", "published", "ours", "difference", "tolerance", "tolerance_basis",
+    "status", "cause", "reading",
+]  # fmt: skip
+VERDICTS = ("pass", "deviation", "fail")
+NON_VERDICTS = ("input", "informational", "not-run-here", "not-reproducible")
+STATUSES = VERDICTS + NON_VERDICTS
+# A Monte-Carlo cell is judged within this many of our standard deviations over seeds (about 0.3 % of
+# draws fall outside 3 sd of a normal mean), stated once for every experiment.
+K_SD = 3
+# "Exactly 0" in a paper is judged up to float64 rounding of our computation, not to a printed digit.
+EXACT_TOLERANCE = 1e-12
+
+
+def half_unit(printed: str) -> float:
+    """Half a unit of the last printed digit of a number as printed: ``"0.60"`` -> 0.005, ``"75"`` -> 0.5.
+
+    Examples
+    --------
+    A printed ``inf`` or ``nan`` has no digit: its half unit is 0 (ours must be the same).
+
+    >>> half_unit("0.0074"), half_unit("-3"), half_unit("12.5"), half_unit("nan")
+    (5e-05, 0.5, 0.05, 0.0)
+    """
+    number = Decimal(printed.strip())
+    if not number.is_finite():
+        return 0.0
+    exponent = number.as_tuple().exponent
+    return 0.5 * 10.0 ** int(exponent)
 
 
 def published_cells(ref: DictConfig, reference_dir: Path) -> pd.DataFrame:
-    """The published values as (row, column, published)."""
+    """The published values as (row, column, published, printed): the number and its printed text."""
     path = Path(reference_dir) / ref.file
     if not path.exists():
         raise FileNotFoundError(f"reference file {path} is missing; it ships with the project under configs/reference/")
     keys = [ref.row] if isinstance(ref.row, str) else list(ref.row)
+    skip = list(ref.get("skip_values", []))
     text = pd.read_csv(path, dtype=str, keep_default_na=False)
-    table = pd.read_csv(path, dtype=dict.fromkeys(keys, str), na_values=list(ref.get("skip_values", [])))
     if ref.layout == "wide":
-        long = table.melt(id_vars=keys, var_name="column", value_name="published")
-        printed = text.melt(id_vars=keys, var_name="column", value_name="printed").printed
-        long = long.assign(row=long[keys].astype(str).agg(" ".join, axis=1))
-        kept = ~printed.isin(list(ref.get("skip_values", [])))
-        return long.loc[kept, ["row", "column", "published"]].reset_index(drop=True)
-    keep = ~text[ref.value].isin(list(ref.get("skip_values", [])))
-    table = table[keep]
+        long = text.melt(id_vars=keys, var_name="column", value_name="printed")
+        long = long.assign(row=long[keys].agg(" ".join, axis=1))
+    else:
+        long = pd.DataFrame(
+            {
+                "row": text[ref.row],
+                "column": [ref.column.format(**rec) for rec in text.to_dict("records")],
+                "printed": text[ref.value],
+            }
+        )
+    long = long[~long.printed.isin(skip)]
     return pd.DataFrame(
         {
-            "row": table[ref.row].astype(str),
-            "column": [ref.column.format(**rec) for rec in table.to_dict("records")],
-            "published": table[ref.value],
+            "row": long.row.to_numpy(),
+            "column": long.column.to_numpy(),
+            "published": long.printed.astype(float).to_numpy(),
+            "printed": long.printed.to_numpy(),
         }
-    ).reset_index(drop=True)
+    )
 
 
 def _first_match(rules, row: str, column: str):
-    for rule in rules:
-        if fnmatch(row, rule.get("row", "*")) and fnmatch(column, rule.get("column", "*")):
+    for rule in rules or []:
+        if fnmatch(row, str(rule.get("row", "*"))) and fnmatch(column, str(rule.get("column", "*"))):
             return rule
     return None
 
 
-def tolerance_for(ref: DictConfig, row: str, column: str, ours: pd.Series | None = None) -> float | None:
-    """The first matching tolerance rule (None: report the difference, do not judge it).
+def _is_percent(ref: DictConfig, column: str) -> bool:
+    return any(fnmatch(column, p) for p in ref.get("percent_columns", []))
 
-    A rule ``{sd_factor: k}`` allows k times our own standard deviation of the cell, read from our
-    value in column "<column> sd" (e.g. the spread over seeds of a simulation the paper ran once).
+
+@dataclass(frozen=True)
+class Tolerance:
+    """A cell's tolerance in printed units, its printed-digit part, and the sentence that derives it."""
+
+    value: float
+    half: float
+    basis: str
+
+
+def tolerance_for(ref: DictConfig, row: str, column: str, printed: str, ours: pd.Series) -> Tolerance:
+    """The derived tolerance of one cell (see the module docstring); ``ours`` holds our values and companions."""
+    scale = 100.0 if _is_percent(ref, column) else 1.0
+    if _first_match(ref.get("exact"), row, column) is not None:
+        return Tolerance(EXACT_TOLERANCE, EXACT_TOLERANCE, "the paper states the value exactly: float64 rounding")
+    rule = _first_match(ref.get("decimals"), row, column)
+    if rule is not None:
+        half, printed_as = 0.5 * 10.0 ** -int(rule.decimals), f"{int(rule.decimals)} decimals"
+    else:
+        half, printed_as = half_unit(printed), f"'{printed.strip()}'"
+    value, basis = half, f"half a unit of the printed digit ({printed_as}): {half:g}"
+    sd = ours.get((row, companion(column, SD)), np.nan) * scale
+    if np.isfinite(sd):  # a Monte-Carlo cell: its evaluator measured the spread over seeds
+        value += K_SD * sd
+        basis += f" + {K_SD} sd over seeds ({sd:.3g})"
+    spread = ours.get((row, companion(column, INPUT_ROUNDING)), np.nan) * scale
+    if np.isfinite(spread):
+        value += spread
+        basis += f" + the printed inputs' rounding ({spread:.3g})"
+    return Tolerance(value, half, basis)
+
+
+def _same(published: float, value: float) -> bool:
+    """Non-finite numbers: nan matches nan, inf matches the same infinity."""
+    return (math.isnan(published) and math.isnan(value)) or published == value
+
+
+def within(published: float, value: float, tol: float, shares: tuple[float, float] | None = None) -> bool:
+    """``value`` reproduces ``published``: equal non-finite numbers, or finite and within ``tol``.
+
+    A Monte-Carlo cell passes ``shares`` (the shares of seeds whose draw was +inf and nan): a published
+    inf or nan is then within our distribution when at least one seed drew it.
     """
-    rule = _first_match(ref.tolerances, row, column)
-    if rule is None:
-        raise ValueError(f"no tolerance rule matches cell ({row}, {column}); add a catch-all rule")
-    if "sd_factor" in rule:
-        sd = np.nan if ours is None else ours.get((row, f"{column} sd"), np.nan)
-        if not np.isfinite(sd):
-            raise ValueError(f"rule sd_factor for cell ({row}, {column}) needs our value in column '{column} sd'")
-        percent = any(fnmatch(column, p) for p in ref.get("percent_columns", []))
-        return float(rule.sd_factor) * float(sd) * (100.0 if percent else 1.0)
-    return None if rule.tol is None else float(rule.tol)
+    if shares is not None and not math.isfinite(published):
+        share_inf, share_nan = shares
+        return share_nan > 0 if math.isnan(published) else published > 0 and share_inf > 0
+    if not (math.isfinite(published) and math.isfinite(value)):
+        return _same(published, value)
+    return abs(value - published) <= tol * (1 + 1e-9)
 
 
-def _status(published: float, value: float, tol: float | None) -> str:
-    if not np.isfinite(published):
-        same = (np.isnan(published) and np.isnan(value)) or published == value
-        return "pass" if same else "fail"
-    if tol is None:
-        return "reported"
-    diff = value - published
-    return "pass" if np.isfinite(diff) and abs(diff) <= tol + 1e-9 else "fail"
+def _shares(ours: pd.Series, row: str, column: str) -> tuple[float, float] | None:
+    inf, nan = (ours.get((row, companion(column, kind)), np.nan) for kind in (SHARE_INF, SHARE_NAN))
+    return None if np.isnan(inf) or np.isnan(nan) else (float(inf), float(nan))
 
 
-def compare(exp: DictConfig, values: pd.DataFrame, reference_dir: Path) -> pd.DataFrame:
-    """One report line per published cell: ours (as printed), difference, tolerance and status."""
+# --- deviation checks -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cell:
+    """What a check sees of one published cell."""
+
+    row: str
+    column: str
+    published: float
+    printed: str
+    ours: float
+    tolerance: Tolerance
+    scale: float
+
+
+def _check_rerun(check: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
+    """Our computation rerun the way upstream runs it (e.g. float32 L-BFGS fits) gives the published value."""
+    name = check.rerun
+    rerun = companion(cell.column, f"[{name}]")
+    value = ours.get((cell.row, rerun), np.nan) * cell.scale
+    sd = ours.get((cell.row, companion(rerun, SD)), np.nan) * cell.scale
+    tol, shares = cell.tolerance.value, None
+    if np.isfinite(sd):  # a Monte-Carlo rerun: its own spread over seeds
+        tol = cell.tolerance.half + K_SD * sd
+        shares = _shares(ours, cell.row, rerun)
+    holds = within(cell.published, value, tol, shares)
+    return holds, f"the {name} rerun gives {_fmt(value)} (tolerance {tol:.3g})"
+
+
+def _check_reading(check: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
+    """The same published cell passes in another reading of the artifact (another experiment)."""
+    other = verdicts.get((check.reading, cell.row, cell.column))
+    if other is None:
+        return False, f"experiment {check.reading} has no verdict on this cell"
+    holds, value = other
+    return holds, f"{check.reading} gives {_fmt(value)}, {'within' if holds else 'outside'} its tolerance"
+
+
+def _check_truncated(check: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
+    """The paper truncated (towards zero) where it should have rounded: ours truncated equals the print."""
+    digits = -Decimal(cell.printed.strip()).as_tuple().exponent
+    truncated = math.trunc(cell.ours * 10**digits) / 10**digits
+    holds = math.isclose(truncated, cell.published, abs_tol=1e-12)
+    return holds, f"ours truncated to {digits} decimals is {truncated:g}"
+
+
+def _check_corrected(check: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
+    """The value the paper's own printed inputs give (e.g. 11 / 15), which ours must reproduce."""
+    corrected = float(check.corrected)
+    holds = abs(cell.ours - corrected) <= cell.tolerance.value
+    return holds, f"the paper's own inputs give {corrected:g} ({check.source}); ours is {_fmt(cell.ours)}"
+
+
+CHECKS: dict[str, Callable[[DictConfig, Cell, pd.Series, dict], tuple[bool, str]]] = {
+    "rerun": _check_rerun,
+    "reading": _check_reading,
+    "truncated": _check_truncated,
+    "corrected": _check_corrected,
+}
+
+
+def _check_kind(check) -> str:
+    if isinstance(check, str):
+        return check
+    (kind,) = [k for k in check if k in CHECKS]
+    return kind
+
+
+def _fmt(value: float) -> str:
+    return "nan" if pd.isna(value) else f"{value:.6g}"
+
+
+def _our_value(ours: pd.Series, row: str, column: str, scale: float) -> float:
+    return float(ours.get((row, column), np.nan)) * scale
+
+
+def compare(
+    exp: DictConfig,
+    values: pd.DataFrame | None,
+    reference_dir: Path,
+    verdicts: dict | None = None,
+    *,
+    missing: str = "",
+) -> pd.DataFrame:
+    """One line per published cell of ``exp``: ours, difference, derived tolerance, status and cause.
+
+    ``verdicts`` maps (experiment, row, column) to (within tolerance, ours) for the experiments compared so
+    far; it is updated with this one's, so a ``reading`` check can consult another reading. ``values`` is
+    None when the artifact could not be built here; ``missing`` says why, and its undeclared cells are
+    ``not-run-here`` with that cause.
+    """
     ref = exp.reference
+    verdicts = {} if verdicts is None else verdicts
+    if values is None:
+        values = pd.DataFrame({"row": [], "column": [], "x": [], "value": []})
     ours = values[values.x.isna()].set_index(["row", "column"]).value
+    primary = ref.get("reading", "primary") == "primary"
+    reading = "primary" if primary else ref.reading_cause
+    name = f"{exp.paper}_{exp.artifact}"
     lines = []
     for cell in published_cells(ref, reference_dir).itertuples(index=False):
-        value = ours.get((cell.row, cell.column), np.nan)
-        if any(fnmatch(cell.column, p) for p in ref.get("percent_columns", [])):
-            value = 100 * value
-        if "round" in ref and np.isfinite(value):
-            value = round(value, int(ref["round"]))
-        published = float(cell.published)
-        unreproducible = _first_match(ref.get("not_reproducible", []), cell.row, cell.column)
-        if unreproducible is not None:
-            tol, status, value = None, f"not-reproducible: {unreproducible.reason}", np.nan
+        scale = 100.0 if _is_percent(ref, cell.column) else 1.0
+        value = _our_value(ours, cell.row, cell.column, scale)
+        declared = _first_match(ref.get("cells"), cell.row, cell.column)
+        tol, status, cause = None, None, ""
+        computed = (cell.row, cell.column) in ours.index
+        if computed and (declared is None or declared.status in ("informational", "input")):
+            tol = tolerance_for(ref, cell.row, cell.column, cell.printed, ours)
+        if declared is not None:
+            status, cause = declared.status, declared.cause
+            if tol is not None and status == "informational":
+                inside = within(cell.published, value, tol.value, _shares(ours, cell.row, cell.column))
+                cause += f" ({'within' if inside else 'outside'} tolerance)"
+        elif missing:
+            status, cause = "not-run-here", missing
+        elif tol is None:
+            status, cause = "fail", "ours is missing: the evaluator wrote no value for this cell"
         else:
-            tol = tolerance_for(ref, cell.row, cell.column, ours)
-            status = _status(published, value, tol)
-        with np.errstate(invalid="ignore"):
-            diff = value - published
-        lines.append([exp.paper, exp.artifact, cell.row, cell.column, published, value, diff, tol, status])
+            inside = within(cell.published, value, tol.value, _shares(ours, cell.row, cell.column))
+            verdicts[(name, cell.row, cell.column)] = (inside, value)
+            status = "pass" if inside else "fail"
+            if not inside:
+                status, cause = _explain(ref, Cell(cell.row, cell.column, cell.published, cell.printed, value, tol,
+                                                   scale), ours, verdicts)  # fmt: skip
+        if not primary and status in VERDICTS:
+            status, cause = "informational", f"second reading: {reading}; {status}"
+        lines.append(_line(exp, cell, value, tol, status, cause, reading))
+        lines += _second_readings(exp, cell, ours, scale)
     return pd.DataFrame(lines, columns=REPORT_COLUMNS)
+
+
+def _line(exp: DictConfig, cell, value: float, tol: Tolerance | None, status: str, cause: str, reading: str) -> list:
+    with np.errstate(invalid="ignore"):
+        diff = value - cell.published
+    return [
+        exp.paper, exp.artifact, cell.row, cell.column, cell.published, value, diff,
+        None if tol is None else tol.value, "" if tol is None else tol.basis, status, cause, reading,
+    ]  # fmt: skip
+
+
+def _second_readings(exp: DictConfig, cell, ours: pd.Series, scale: float) -> list[list]:
+    """Informational lines for the same published cell against our value in another reading.
+
+    A rule ``{row, column, ours, cause}`` names our value by a template over the cell's ``column``
+    (e.g. ``"{column} exact"``); a reading with no value for this cell adds no line.
+    """
+    lines = []
+    for rule in exp.reference.get("second_readings", []):
+        if not (fnmatch(cell.row, str(rule.get("row", "*"))) and fnmatch(cell.column, str(rule.get("column", "*")))):
+            continue
+        column = rule.ours.format(column=cell.column)
+        if (cell.row, column) not in ours.index:
+            continue
+        value = _our_value(ours, cell.row, column, scale)
+        tol = tolerance_for(exp.reference, cell.row, column, cell.printed, ours)
+        inside = within(cell.published, value, tol.value)
+        cause = f"second reading: {rule.cause} ({'within' if inside else 'outside'} tolerance)"
+        lines.append(_line(exp, cell, value, tol, "informational", cause, column))
+    return lines
+
+
+def _explain(ref: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[str, str]:
+    """``deviation`` with the cause and its measurement when a declared cause's check holds, else ``fail``."""
+    rule = _first_match(ref.get("deviations"), cell.row, cell.column)
+    if rule is None:
+        return "fail", "no verified cause"
+    holds, measured = CHECKS[_check_kind(rule.check)](rule.check, cell, ours, verdicts)
+    if holds:
+        return "deviation", f"{rule.cause}: {measured}"
+    return "fail", f"declared cause not confirmed ({rule.cause}): {measured}"

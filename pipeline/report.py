@@ -1,8 +1,11 @@
-"""Step: the reproduction report, ``results/report.md`` and ``results/reproduction.csv``.
+"""Step: the reproduction report, ``results/report.md``, ``reproduction.csv`` and its summaries.
 
-For every experiment with a ``reference`` block, each published number is set beside ours with
-the difference, the tolerance and pass / fail; artifacts without published numbers are listed with
-the authors' figure to compare by eye.
+For every experiment with a ``reference`` block, each published number is set beside ours with the
+difference, the derived tolerance and its basis, one status of :data:`pipeline.references.STATUSES`
+and its cause (:mod:`pipeline.references`). The report opens with the per-paper counts, then lists
+every deviation and fail with its cause, then the claims the papers make in words and whether they
+hold on our data (:mod:`pipeline.claims`), then each paper's artifacts. Artifacts without published
+numbers are listed with the authors' figure to compare by eye.
 """
 
 from __future__ import annotations
@@ -14,96 +17,141 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from calib.data.registry import REAL_SETS
+from pipeline.claims import CLAIM_COLUMNS, claims_table
 from pipeline.config import experiment_names, load_experiment
 from pipeline.io import values_path, write_csv, write_text
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
-from pipeline.references import REPORT_COLUMNS, compare
+from pipeline.references import NON_VERDICTS, REPORT_COLUMNS, STATUSES, VERDICTS, compare
 from pipeline.renderers import TABLE_KINDS
 from pipeline.schema import check_config
 from pipeline.targets import real_sets
 
 AUTHOR_FIGURES = "../shared/reference/figures"
+SUMMARY_COLUMNS = ["paper", "published", *STATUSES]
 
 
 def _fmt(value: float) -> str:
-    return "nan" if pd.isna(value) else f"{value:.6g}"
+    return "" if pd.isna(value) and not isinstance(value, float) else "nan" if pd.isna(value) else f"{value:.6g}"
 
 
-def build(cfg: DictConfig) -> tuple[pd.DataFrame, str]:
-    """The reproduction table and the Markdown report for every configured experiment."""
-    results = Path(cfg.paths.results)
-    frames, sections = (
-        [],
-        [
-            "# Reproduction report",
-            "",
-            "Each published number beside ours; `difference` = ours - published, in the printed units.",
-            "",
-        ],
-    )
-    experiments = [load_experiment(name) for name in experiment_names()]
-    for paper, title in cfg.papers.items():
-        sections += [f"## {paper}: {title}", ""]
-        mine = [e.experiment for e in experiments if e.experiment.paper == paper]
-        if not mine:
-            sections += ["No experiments of this paper are configured yet.", ""]
-        for exp in mine:
-            sections += [f"### {exp.artifact}: {exp.title}", ""]
-            path = values_path(results, exp)
-            if not path.exists():
-                missing = [s for s in real_sets(exp) if s in REAL_SETS and not obtainable(cfg, s)]
-                if not missing:
-                    raise SystemExit(f"{path} is missing: build it with `snakemake {path}`")
-                sections += [f"Not built: the real posterior sets {missing} are not available; {HOW_TO_PROVIDE}.", ""]
-                continue
-            values = pd.read_csv(path)
-            if "note" in exp:
-                sections += [f"Note: {exp.note}", ""]
-            if "reference" not in exp:
-                stem = results / paper / exp.artifact
-                if exp.kind in TABLE_KINDS:
-                    table = Path(f"{stem}.md")
-                    shown = table.read_text().split("\n", 2)[-1] if table.exists() else f"(see `{table}`)"
-                    sections += ["No published numbers: this table is ours.", "", shown, ""]
-                else:
-                    theirs = sorted(Path(AUTHOR_FIGURES).glob(f"{paper}_{exp.artifact.split('_')[0]}*"))
-                    where = ", ".join(f"`{p}`" for p in theirs) or "the paper, if it has one (no image is stored)"
-                    sections += [f"No published numbers; compare `{stem}.png` with the authors' figure in {where}.", ""]
-                continue
-            table = compare(exp, values, Path(cfg.paths.references))
-            frames.append(table)
-            counts = table.status.value_counts().to_dict()
-            sections += [", ".join(f"{k}: {v}" for k, v in sorted(counts.items())), ""]
-            shown = table.drop(columns=["paper", "artifact"]).assign(
-                published=table.published.map(_fmt), ours=table.ours.map(_fmt), difference=table.difference.map(_fmt)
-            )
-            sections += [shown.to_markdown(index=False), ""]
-    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=REPORT_COLUMNS)
-    total = frame.status.value_counts().to_dict()
-    per_paper = summary(frame, list(cfg.papers)).to_markdown(index=False)
-    sections.insert(4, "Overall: " + ", ".join(f"{k}: {v}" for k, v in sorted(total.items())) + "\n")
-    sections.insert(5, per_paper + "\n")
-    return frame, "\n".join(sections)
+def _values(cfg: DictConfig, exp: DictConfig) -> tuple[pd.DataFrame | None, str]:
+    """Our values of ``exp``, or None and why they are missing (real sets this machine cannot obtain)."""
+    path = values_path(Path(cfg.paths.results), exp)
+    if path.exists():
+        return pd.read_csv(path), ""
+    missing = [s for s in real_sets(exp) if s in REAL_SETS and not obtainable(cfg, s)]
+    if not missing:
+        raise SystemExit(f"{path} is missing: build it with `snakemake {path}`")
+    return None, f"the real posterior sets {missing} are not available here; {HOW_TO_PROVIDE}"
+
+
+def comparisons(cfg: DictConfig, experiments: list[DictConfig]) -> pd.DataFrame:
+    """Every published cell of every experiment, compared (two passes, so ``reading`` checks see all verdicts)."""
+    loaded = {f"{e.paper}_{e.artifact}": (e, *_values(cfg, e)) for e in experiments if "reference" in e}
+    verdicts: dict = {}
+    for _ in range(2):
+        frames = [
+            compare(exp, values, Path(cfg.paths.references), verdicts, missing=why)
+            for exp, values, why in loaded.values()
+        ]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=REPORT_COLUMNS)
 
 
 def summary(frame: pd.DataFrame, papers: list[str]) -> pd.DataFrame:
-    """Per paper: published numbers compared, and how many pass, fail, are reported or not reproducible."""
-    status = frame.status.str.replace(r"^not-reproducible.*", "not reproducible", regex=True)
-    counts = pd.crosstab(frame.paper, status).reindex(index=papers, fill_value=0)
-    columns = ["pass", "fail", "reported", "not reproducible"]
-    counts = counts.reindex(columns=columns, fill_value=0)
-    return counts.assign(published=counts.sum(axis=1))[["published", *columns]].rename_axis("paper").reset_index()
+    """Per paper: how many published numbers, and how many have each status (each number counted once)."""
+    primary = frame[frame.reading == "primary"]
+    counts = pd.crosstab(primary.paper, primary.status).reindex(index=papers, columns=list(STATUSES), fill_value=0)
+    counts.insert(0, "published", counts.sum(axis=1))
+    return counts.rename_axis("paper").reset_index()[SUMMARY_COLUMNS]
+
+
+def misses(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every deviation and fail (primary readings), with its cause."""
+    shown = frame[(frame.reading == "primary") & frame.status.isin(["deviation", "fail"])]
+    return shown[[c for c in REPORT_COLUMNS if c not in ("tolerance_basis", "reading")]]
+
+
+def _table(frame: pd.DataFrame) -> str:
+    shown = frame.assign(
+        published=frame.published.map(_fmt),
+        ours=frame.ours.map(_fmt),
+        difference=frame.difference.map(_fmt),
+        tolerance=frame.tolerance.map(lambda t: "" if pd.isna(t) else f"{t:.3g}"),
+    )
+    return shown.to_markdown(index=False)
+
+
+def _artifact_section(cfg: DictConfig, exp: DictConfig, frame: pd.DataFrame) -> list[str]:
+    results = Path(cfg.paths.results)
+    lines = [f"### {exp.artifact}: {exp.title}", ""]
+    if "note" in exp:
+        lines += [f"Note: {exp.note}", ""]
+    values, why = _values(cfg, exp)
+    if values is None:
+        lines += [f"Not built: {why}.", ""]
+    if "reference" in exp:
+        mine = frame[(frame.paper == exp.paper) & (frame.artifact == exp.artifact)]
+        counts = mine.status.value_counts()
+        lines += [", ".join(f"{s}: {counts[s]}" for s in STATUSES if s in counts), ""]
+        lines += [_table(mine.drop(columns=["paper", "artifact", "tolerance_basis"])), ""]
+    elif values is not None:
+        stem = results / exp.paper / exp.artifact
+        if exp.kind in TABLE_KINDS:
+            table = Path(f"{stem}.md")
+            shown = table.read_text().split("\n", 2)[-1] if table.exists() else f"(see `{table}`)"
+            lines += ["No published numbers: this table is ours.", "", shown, ""]
+        else:
+            theirs = sorted(Path(AUTHOR_FIGURES).glob(f"{exp.paper}_{exp.artifact.split('_')[0]}*"))
+            where = ", ".join(f"`{p}`" for p in theirs) or "the paper, if it has one (no image is stored)"
+            lines += [f"No published numbers; compare `{stem}.png` with the authors' figure in {where}.", ""]
+    return lines
+
+
+def build(cfg: DictConfig) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """The cell-by-cell comparison, the claims table and the Markdown report."""
+    experiments = [load_experiment(name).experiment for name in experiment_names()]
+    frame = comparisons(cfg, experiments)
+    claims = claims_table(cfg, experiments)
+    papers = list(cfg.papers)
+    counts = summary(frame, papers)
+    lines = [
+        "# Reproduction report",
+        "",
+        "Each published number beside ours; `difference` = ours - published, in the printed units. "
+        f"Verdicts: {', '.join(VERDICTS)}; not verdicts: {', '.join(NON_VERDICTS)} (see pipeline/references.py). "
+        "Each published number is counted once; second readings are listed, not counted.",
+        "",
+        counts.to_markdown(index=False),
+        "",
+        "## Deviations and fails",
+        "",
+    ]
+    missed = misses(frame)
+    lines += [_table(missed), ""] if len(missed) else ["None.", ""]
+    lines += ["## The papers' claims on our data", ""]
+    lines += [claims.to_markdown(index=False), ""] if len(claims) else ["No claims are checked.", ""]
+    for paper, title in cfg.papers.items():
+        lines += [f"## {paper}: {title}", ""]
+        mine = [e for e in experiments if e.paper == paper]
+        if not mine:
+            lines += ["No experiments of this paper are configured yet.", ""]
+        for exp in mine:
+            lines += _artifact_section(cfg, exp, frame)
+    return frame, claims, "\n".join(lines)
 
 
 @hydra.main(version_base=None, config_path="../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
     check_config(cfg)
-    frame, text = build(cfg)
+    frame, claims, text = build(cfg)
     results = Path(cfg.paths.results)
     write_csv(results / "reproduction.csv", frame)
     write_csv(results / "reproduction_summary.csv", summary(frame, list(cfg.papers)))
+    write_csv(results / "reproduction_misses.csv", misses(frame))
+    write_csv(results / "claims.csv", claims.reindex(columns=CLAIM_COLUMNS))
     write_text(results / "report.md", text)
-    print(f"report: {len(frame)} published numbers compared: {frame.status.value_counts().to_dict()}")
+    counted = frame[frame.reading == "primary"].status.value_counts().to_dict()
+    print(f"report: {len(frame)} lines, published numbers by status: {counted}")
 
 
 if __name__ == "__main__":

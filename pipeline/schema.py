@@ -34,7 +34,7 @@ KIND_KEYS = {
     "ecd_simulation_figures": ("figure", "generator", "n_bins", "n_samples", "seed", "sigmas"),
     "ecd_simulation_table": ("generator", "n_bins", "n_repeats", "n_samples", "reference", "seed", "sigmas"),
     "ecd_single_datum": ("grid",),
-    "ecd_table2_check": ("outer_counts", "published_outer_bins", "reference", "single_datum_bins"),
+    "ecd_table2_check": ("reference", "single_datum_bins"),
     "ecd_temperature_sweep": (
         "half_width", "monte_carlo_temperatures", "n_repeats", "n_samples", "seed", "temperatures", "weight",
     ),
@@ -46,7 +46,9 @@ KIND_KEYS = {
     "heldout_table": ("calibrators", "options", "systems"),
     "hosmer_lemeshow_table": ("index_name", "n_bins", "reference"),
     "marker_pitfall": (),
-    "metric_panels": ("calibration", "datasets", "folds", "options", "overall", "reference", "systems"),
+    "metric_panels": (
+        "calibration", "datasets", "folds", "options", "overall", "reference", "systems", "upstream_rerun",
+    ),
     "miscalibration_table": (
         "binnings", "calibration_fraction", "distances", "lenses", "min_size", "n_bins", "n_bootstrap",
         "n_consistency", "n_resamples", "reference", "seed", "set", "temperature_scaled",
@@ -55,11 +57,13 @@ KIND_KEYS = {
     "multiclass_calibration": ("bins", "calibrator", "data", "min_count", "simplex_resolution"),
     "notion_simplex": ("example",),
     "psr_curves": ("costs", "datasets", "grid"),
-    "real_metrics_table": ("binary_only_metrics", "metrics", "options", "posteriors", "reference", "systems"),
+    "real_metrics_table": (
+        "binary_only_metrics", "metrics", "options", "posteriors", "reference", "systems", "upstream_rerun",
+    ),
     "real_set_summary": ("systems",),
     "recalibration_table": ("methods", "n_bins", "set", "split", "synthetic"),
     "reliability_comparison": ("methods", "n_bins", "set", "split"),
-    "resampling_null": ("n_bins", "n_resamples", "reference", "seed"),
+    "resampling_null": ("n_bins", "n_resamples", "n_seeds", "reference", "seed"),
     "semi_empirical_table": ("datasets", "folds", "options", "reference", "references", "systems"),
     "sharpness_diagrams": (
         "bandwidths", "grid_points", "kernels", "methods", "n_bins", "n_eval", "n_repeats", "seed", "set", "split",
@@ -177,8 +181,8 @@ def _empty_bin_policies() -> Iterable[str]:
 
 _COUNTS = (
     "n_bins", "bins", "fine_bins", "ece_bins", "histogram_bins", "n_boot", "n_bootstrap", "n_consistency",
-    "n_resamples", "n_repeats", "n_samples", "n_series", "n_eval", "n_points", "n_runs", "epochs", "batch_size",
-    "hidden", "grid_points", "min_count", "min_size", "simplex_resolution", "sizes", "ks",
+    "n_resamples", "n_repeats", "n_seeds", "fold_seeds", "n_samples", "n_series", "n_eval", "n_points", "n_runs",
+    "epochs", "batch_size", "hidden", "grid_points", "min_count", "min_size", "simplex_resolution", "sizes", "ks",
 )  # fmt: skip
 _POSITIVE = (
     "bandwidth", "bandwidths", "variance", "scale", "temperature", "temperatures", "monte_carlo_temperatures",
