@@ -236,6 +236,12 @@ rule report:
         summary=report(
             f"{RESULTS}/reproduction_summary.csv", caption="pipeline/html/reproduction.rst", category="Reproduction summary"
         ),
+        misses=report(
+            f"{RESULTS}/reproduction_misses.csv",
+            caption="pipeline/html/reproduction_misses.rst",
+            category="Reproduction summary",
+        ),
+        claims=report(f"{RESULTS}/claims.csv", caption="pipeline/html/claims.rst", category="Reproduction summary"),
     params:
         results=lambda wildcards, output: Path(output.markdown).parent,
     log:

@@ -3,19 +3,9 @@
 This is the comparing step: it reads the published numbers and our values; the steps that compute
 our values never read them (a test scans the pipeline for it).
 
-Every published cell gets one status:
-
-- ``pass``: ``|ours - published| <= tolerance``;
-- ``deviation``: outside the tolerance, with a declared cause whose *check* holds. The check is
-  computed here from our values, never assumed (see :data:`CHECKS`); when it does not hold the
-  cell is a ``fail``;
-- ``fail``: outside the tolerance, no verified cause;
-- ``input``: a published number that our computation takes as input;
-- ``informational``: set beside a different model or network, a second reading of an artifact, or a
-  consistency check of the paper's own arithmetic: shown with its difference, not a reproduction;
-- ``not-run-here``: the inputs are public but cannot be obtained on this machine; ``cause`` says what
-  would run it;
-- ``not-reproducible``: the inputs do not exist publicly; ``cause`` says why.
+Every published cell gets one status of :mod:`pipeline.statuses`; a ``deviation`` needs a declared
+cause whose check is computed here from our values, never assumed (see :data:`CHECKS`); when the
+check does not hold the cell is a ``fail``.
 
 Only ``pass``, ``deviation`` and ``fail`` are verdicts on our reproduction. Each published number is
 counted once: an experiment that re-reads a published file in a second reading declares
@@ -37,7 +27,7 @@ file's columns, ``value`` the value column), ``skip_values`` (printed placeholde
 default, or ``second``), ``decimals`` (``{row, column, decimals}`` rules), ``exact`` (``{row,
 column}``: the paper states the value exactly, e.g. 0; tolerance :data:`EXACT_TOLERANCE`),
 ``cells`` (``{row, column, status, cause}``: cells that are not verdicts, ``status`` one of
-:data:`NON_VERDICTS`), ``deviations`` (``{row, column, cause, check}``) and ``second_readings``
+:data:`pipeline.statuses.NON_VERDICTS`), ``deviations`` (``{row, column, cause, check}``) and ``second_readings``
 (``{row, column, ours, cause}``: the same cell against another of our values, listed as informational
 lines whose ``reading`` names that value). Patterns are fnmatch patterns; the first matching rule of
 a list wins.
@@ -57,14 +47,12 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from pipeline.companions import INPUT_ROUNDING, SD, SHARE_INF, SHARE_NAN, companion
+from pipeline.statuses import VERDICTS
 
 REPORT_COLUMNS = [
     "paper", "artifact", "row", "column", "published", "ours", "difference", "tolerance", "tolerance_basis",
     "status", "cause", "reading",
 ]  # fmt: skip
-VERDICTS = ("pass", "deviation", "fail")
-NON_VERDICTS = ("input", "informational", "not-run-here", "not-reproducible")
-STATUSES = VERDICTS + NON_VERDICTS
 # A Monte-Carlo cell is judged within this many of our standard deviations over seeds (about 0.3 % of
 # draws fall outside 3 sd of a normal mean), stated once for every experiment.
 K_SD = 3

@@ -21,9 +21,10 @@ from pipeline.claims import CLAIM_COLUMNS, claims_table
 from pipeline.config import experiment_names, load_experiment
 from pipeline.io import values_path, write_csv, write_text
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
-from pipeline.references import NON_VERDICTS, REPORT_COLUMNS, STATUSES, VERDICTS, compare
+from pipeline.references import REPORT_COLUMNS, compare
 from pipeline.renderers import TABLE_KINDS
 from pipeline.schema import check_config
+from pipeline.statuses import NON_VERDICTS, STATUSES, VERDICTS
 from pipeline.targets import real_sets
 
 AUTHOR_FIGURES = "../shared/reference/figures"
@@ -81,6 +82,20 @@ def _table(frame: pd.DataFrame) -> str:
     return shown.to_markdown(index=False)
 
 
+def _claims_section(claims: pd.DataFrame) -> list[str]:
+    """Per paper: which claim holds (yes / no) on which of our artifacts, then what each claim says."""
+    lines = []
+    for paper, mine in claims.groupby("paper", sort=False):
+        texts = list(dict.fromkeys(mine.claim))
+        number = {text: str(i) for i, text in enumerate(texts, 1)}
+        grid = mine.assign(claim=mine.claim.map(number)).pivot(index="artifact", columns="claim", values="holds")
+        grid = grid.reindex(columns=[number[t] for t in texts]).fillna("")
+        lines += [f"### {paper}", "", grid.reset_index().to_markdown(index=False), ""]
+        sources = mine.drop_duplicates("claim").set_index("claim").source
+        lines += [f"{number[t]}. {t} ({sources[t]})" for t in texts] + [""]
+    return lines
+
+
 def _artifact_section(cfg: DictConfig, exp: DictConfig, frame: pd.DataFrame) -> list[str]:
     results = Path(cfg.paths.results)
     lines = [f"### {exp.artifact}: {exp.title}", ""]
@@ -118,7 +133,7 @@ def build(cfg: DictConfig) -> tuple[pd.DataFrame, pd.DataFrame, str]:
         "# Reproduction report",
         "",
         "Each published number beside ours; `difference` = ours - published, in the printed units. "
-        f"Verdicts: {', '.join(VERDICTS)}; not verdicts: {', '.join(NON_VERDICTS)} (see pipeline/references.py). "
+        f"Verdicts: {', '.join(VERDICTS)}; not verdicts: {', '.join(NON_VERDICTS)} (see pipeline/statuses.py). "
         "Each published number is counted once; second readings are listed, not counted.",
         "",
         counts.to_markdown(index=False),
@@ -129,7 +144,7 @@ def build(cfg: DictConfig) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     missed = misses(frame)
     lines += [_table(missed), ""] if len(missed) else ["None.", ""]
     lines += ["## The papers' claims on our data", ""]
-    lines += [claims.to_markdown(index=False), ""] if len(claims) else ["No claims are checked.", ""]
+    lines += _claims_section(claims) if len(claims) else ["No claims are checked.", ""]
     for paper, title in cfg.papers.items():
         lines += [f"## {paper}: {title}", ""]
         mine = [e for e in experiments if e.paper == paper]

@@ -98,6 +98,20 @@ ROOT_KEYS = (
 )  # fmt: skip
 
 
+REFERENCE_KEYS = (
+    "file", "layout", "row", "column", "value", "skip_values", "percent_columns", "reading", "reading_cause",
+    "decimals", "exact", "cells", "deviations", "second_readings",
+)  # fmt: skip
+# Each rule list of a reference block, with the keys of its rules.
+REFERENCE_RULES = {
+    "decimals": ("row", "column", "decimals"),
+    "exact": ("row", "column"),
+    "cells": ("row", "column", "status", "cause"),
+    "deviations": ("row", "column", "cause", "check"),
+    "second_readings": ("row", "column", "ours", "cause"),
+}
+DEVIATION_CHECKS = ("rerun", "reading", "truncated", "corrected")
+
 # Longer lists of allowed values are cut after this many (the closest match is always suggested).
 _LISTED = 30
 
@@ -267,9 +281,38 @@ def check_experiment(exp: DictConfig, path: str = "experiment", kinds: dict | No
     if kind not in kinds:
         raise ConfigError(_message(f"{path}.kind", f"unknown experiment kind {kind!r}", kinds, kind))
     _check_keys(exp, path, COMMON_EXPERIMENT_KEYS + ("reference",) + kinds[kind])
+    if "reference" in exp:
+        check_reference(exp.reference, f"{path}.reference")
     if isinstance(exp.get("options"), DictConfig):
         _check_keys(exp.options, f"{path}.options", OPTIONS_KEYS)
     _check_values(exp, path, _rules_for(kind))
+
+
+def check_reference(ref: DictConfig, path: str) -> None:
+    """A reference block's keys, its rules' keys, each declared status and each deviation's check."""
+    from pipeline.statuses import NON_VERDICTS
+
+    _check_keys(ref, path, REFERENCE_KEYS)
+    if ref.get("layout") not in ("wide", "long"):
+        raise ConfigError(_message(f"{path}.layout", "unknown layout", ("wide", "long"), ref.get("layout")))
+    if ref.get("reading", "primary") not in ("primary", "second"):
+        raise ConfigError(_message(f"{path}.reading", "unknown reading", ("primary", "second"), ref.reading))
+    if ref.get("reading", "primary") == "second" and "reading_cause" not in ref:
+        raise ConfigError(_message(f"{path}.reading_cause", "a second reading needs a reading_cause"))
+    for name, keys in REFERENCE_RULES.items():
+        for i, rule in enumerate(ref.get(name, [])):
+            here = f"{path}.{name}[{i}]"
+            _check_keys(rule, here, keys)
+            if name == "cells" and rule.get("status") not in NON_VERDICTS:
+                given = rule.get("status")
+                raise ConfigError(_message(f"{here}.status", "not a status a config may declare", NON_VERDICTS, given))
+            if name != "exact" and "cause" in keys and not rule.get("cause"):
+                raise ConfigError(_message(f"{here}.cause", "every declared status or deviation needs its cause"))
+            if name == "deviations":
+                check = rule.get("check")
+                kind = check if isinstance(check, str) else next(iter(check), None) if check else None
+                if kind not in DEVIATION_CHECKS:
+                    raise ConfigError(_message(f"{here}.check", "unknown check", DEVIATION_CHECKS, kind))
 
 
 def check_dataset(ds: DictConfig, path: str = "dataset") -> None:

@@ -1,4 +1,4 @@
-"""Tests of pipeline.references: reading published tables, tolerance rules and the cell-by-cell comparison."""
+"""Tests of pipeline.references: reading published tables, derived tolerances, statuses and checked causes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,18 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from pipeline.references import REPORT_COLUMNS, compare, published_cells, tolerance_for
+from pipeline.companions import monte_carlo_records
+from pipeline.references import (
+    EXACT_TOLERANCE,
+    K_SD,
+    REPORT_COLUMNS,
+    compare,
+    half_unit,
+    published_cells,
+    tolerance_for,
+)
+from pipeline.report import misses, summary
+from pipeline.statuses import STATUSES
 
 
 def _write(tmp_path, name: str, text: str):
@@ -21,51 +32,41 @@ def _cells(frame: pd.DataFrame) -> dict:
     return {(r.row, r.column): r.published for r in frame.itertuples(index=False)}
 
 
+# ---------------------------------------------------------------------------------------------- half_unit
+
+
+@pytest.mark.parametrize(
+    ("printed", "expected"),
+    [("0.60", 0.005), ("0.6", 0.05), ("75", 0.5), ("-3", 0.5), ("1.000", 0.0005), ("4.995", 0.0005),
+     ("0.0003", 0.00005), ("-0.0006", 0.00005), ("10.00", 0.005), ("nan", 0.0), ("inf", 0.0), ("-inf", 0.0)],
+)  # fmt: skip
+def test_half_unit_of_the_printed_digit(printed, expected):
+    assert half_unit(printed) == pytest.approx(expected, rel=1e-12, abs=0)
+
+
 # ---------------------------------------------------------------------------------------------- published_cells
 
 WIDE = """\
 system,posteriors,NCE,ECE,RCL
-S1 big,raw,0.512,12.5,nan
+S1 big,raw,0.512,12.50,nan
 S1 big,cal,0.300,,inf
 10,raw,,3.0,-inf
 """
 
 
-def test_wide_layout_with_two_key_columns(tmp_path):
+def test_wide_layout_keeps_the_printed_text(tmp_path):
     ref = OmegaConf.create({"file": "t.csv", "layout": "wide", "row": ["system", "posteriors"], "skip_values": [""]})
     frame = published_cells(ref, _write(tmp_path, "t.csv", WIDE))
-    assert list(frame.columns) == ["row", "column", "published"]
+    assert list(frame.columns) == ["row", "column", "published", "printed"]
+    assert set(frame.row) == {"S1 big raw", "S1 big cal", "10 raw"}  # a numeric-looking key stays text
+    printed = {(r.row, r.column): r.printed for r in frame.itertuples(index=False)}
+    assert printed[("S1 big raw", "ECE")] == "12.50" and printed[("10 raw", "ECE")] == "3.0"
     cells = _cells(frame)
-    # rows are the key columns joined by a space; a numeric-looking key stays text ("10", not "10.0")
-    assert set(frame.row) == {"S1 big raw", "S1 big cal", "10 raw"}
-    assert set(frame.column) == {"NCE", "ECE", "RCL"}
-    assert cells[("S1 big raw", "NCE")] == pytest.approx(0.512)
     assert cells[("S1 big raw", "ECE")] == pytest.approx(12.5)
-    assert cells[("10 raw", "ECE")] == pytest.approx(3.0)
-    # empty cells are placeholders: dropped
-    assert ("S1 big cal", "ECE") not in cells
-    assert ("10 raw", "NCE") not in cells
-    assert len(frame) == 7
-    # printed nan / inf are numbers to reproduce: kept
-    assert math.isnan(cells[("S1 big raw", "RCL")])
-    assert cells[("S1 big cal", "RCL")] == math.inf
+    assert ("S1 big cal", "ECE") not in cells and ("10 raw", "NCE") not in cells  # placeholders dropped
+    assert math.isnan(cells[("S1 big raw", "RCL")]) and cells[("S1 big cal", "RCL")] == math.inf
     assert cells[("10 raw", "RCL")] == -math.inf
-    assert frame.index.tolist() == list(range(len(frame)))
-
-
-def test_wide_layout_with_a_single_key_column(tmp_path):
-    text = "system,NCE,ECE\nA,0.1,-\nB,-,0.4\n"
-    ref = OmegaConf.create({"file": "t.csv", "layout": "wide", "row": "system", "skip_values": ["-"]})
-    cells = _cells(published_cells(ref, _write(tmp_path, "t.csv", text)))
-    assert cells == {("A", "NCE"): pytest.approx(0.1), ("B", "ECE"): pytest.approx(0.4)}
-
-
-def test_wide_layout_without_skip_values_keeps_every_cell(tmp_path):
-    text = "system,NCE,ECE\nA,0.1,0.2\nB,0.3,nan\n"
-    ref = OmegaConf.create({"file": "t.csv", "layout": "wide", "row": "system"})
-    frame = published_cells(ref, _write(tmp_path, "t.csv", text))
-    assert len(frame) == 4
-    assert math.isnan(_cells(frame)[("B", "ECE")])
+    assert len(frame) == 7
 
 
 LONG = """\
@@ -73,34 +74,19 @@ reference,system,N,percent
 true,cal,200,-3
 true,mcs,2000,5
 affcalxv,cal,200,12
+affcalxv,mcs,2000,-
 """
 
 
 def test_long_layout_with_a_column_template(tmp_path):
     ref = OmegaConf.create(
-        {"file": "t.csv", "layout": "long", "row": "reference", "column": "{system} N={N}", "value": "percent"}
-    )
+        {"file": "t.csv", "layout": "long", "row": "reference", "column": "{system} N={N}", "value": "percent",
+         "skip_values": ["-"]}
+    )  # fmt: skip
     frame = published_cells(ref, _write(tmp_path, "t.csv", LONG))
-    assert list(frame.columns) == ["row", "column", "published"]
     assert frame.row.tolist() == ["true", "true", "affcalxv"]
     assert frame.column.tolist() == ["cal N=200", "mcs N=2000", "cal N=200"]
     assert frame.published.tolist() == [-3, 5, 12]
-
-
-def test_long_layout_drops_skip_values(tmp_path):
-    text = LONG + "affcalxv,mcs,2000,-\n"
-    ref = OmegaConf.create(
-        {
-            "file": "t.csv",
-            "layout": "long",
-            "row": "reference",
-            "column": "{system} N={N}",
-            "value": "percent",
-            "skip_values": ["-"],
-        }
-    )
-    frame = published_cells(ref, _write(tmp_path, "t.csv", text))
-    assert ("affcalxv", "mcs N=2000") not in _cells(frame)
 
 
 def test_missing_reference_file(tmp_path):
@@ -111,47 +97,37 @@ def test_missing_reference_file(tmp_path):
 
 # ---------------------------------------------------------------------------------------------- tolerance_for
 
-RULES = OmegaConf.create(
-    {
-        "tolerances": [
-            {"row": "* calh", "tol": None},
-            {"row": "* raw", "column": "RCL-*", "tol": 0.05},
-            {"row": "* raw", "tol": 0.0005},
-            {"column": "RCL-*", "tol": 0.5},
-            {"row": "X *", "tol": 2},
-        ]
-    }
-)
+
+def _ours(cells: dict) -> pd.Series:
+    return pd.Series(cells, dtype=float)
 
 
-@pytest.mark.parametrize(
-    ("row", "column", "expected"),
-    [
-        ("SST2 raw", "RCL-CE-Dxv", 0.05),  # rules 2, 3 and 4 match: the first wins
-        ("SST2 raw", "NCE", 0.0005),
-        ("SST2 cal", "RCL-CE-Dxv", 0.5),
-        ("SST2 calh", "RCL-CE-Dxv", None),  # tol: null
-        ("SST2 calh", "NCE", None),
-        ("X cal", "NCE", 2.0),
-    ],
-)
-def test_tolerance_for_first_matching_rule(row, column, expected):
-    tol = tolerance_for(RULES, row, column)
-    if expected is None:
-        assert tol is None
-    else:
-        assert isinstance(tol, float)
-        assert tol == pytest.approx(expected)
+def test_tolerance_is_half_a_unit_of_the_printed_digit():
+    ref = OmegaConf.create({"percent_columns": ["ECE"]})
+    tol = tolerance_for(ref, "a", "NCE", "0.512", _ours({}))
+    assert tol.value == pytest.approx(0.0005) and "'0.512'" in tol.basis
+    assert tolerance_for(ref, "a", "ECE", "12.5", _ours({})).value == pytest.approx(0.05)
 
 
-def test_tolerance_for_rule_order_matters():
-    ref = OmegaConf.create({"tolerances": [{"tol": 0.1}, {"row": "* raw", "tol": 0.0005}]})
-    assert tolerance_for(ref, "A raw", "NCE") == pytest.approx(0.1)
+def test_decimals_rule_and_exact_rule():
+    ref = OmegaConf.create({"decimals": [{"column": "NCE", "decimals": 3}], "exact": [{"row": "perfect"}]})
+    assert tolerance_for(ref, "a", "NCE", "0.5", _ours({})).value == pytest.approx(0.0005)
+    exact = tolerance_for(ref, "perfect", "eta", "0", _ours({}))
+    assert exact.value == EXACT_TOLERANCE and "exactly" in exact.basis
 
 
-def test_tolerance_for_without_a_matching_rule():
-    with pytest.raises(ValueError, match=r"no tolerance rule matches cell \(SST2 cal, NCE\)"):
-        tolerance_for(RULES, "SST2 cal", "NCE")
+def test_monte_carlo_cells_add_k_sd_in_printed_units():
+    ref = OmegaConf.create({"percent_columns": ["ECE"]})
+    ours = _ours({("a", "ECE [sd]"): 0.002, ("a", "NCE [sd]"): 0.01})
+    assert tolerance_for(ref, "a", "ECE", "1.2", ours).value == pytest.approx(0.05 + K_SD * 0.2)
+    tol = tolerance_for(ref, "a", "NCE", "0.50", ours)
+    assert tol.value == pytest.approx(0.005 + K_SD * 0.01) and "sd over seeds" in tol.basis
+
+
+def test_input_rounding_widens_the_tolerance():
+    ref = OmegaConf.create({"percent_columns": ["*"]})
+    tol = tolerance_for(ref, "MRR", "NLL", "144.66", _ours({("MRR", "NLL [input rounding]"): 0.0004}))
+    assert tol.value == pytest.approx(0.005 + 0.04) and "inputs' rounding" in tol.basis
 
 
 # ---------------------------------------------------------------------------------------------- compare
@@ -171,7 +147,7 @@ OURS = {
     ("A raw", "NCE"): 0.5004,  # within 0.0005
     ("A raw", "NRisk"): 0.502,  # outside 0.0005
     ("A raw", "ECE"): 0.1231,  # 12.31 % against 12.3, tolerance 0.05
-    ("A calh", "NCE"): 0.45,  # tol null
+    ("A calh", "NCE"): 0.45,
     ("B raw", "NCE"): math.inf,
     ("B raw", "NRisk"): math.nan,
     ("C raw", "NCE"): 0.3,
@@ -191,20 +167,19 @@ def _experiment(**reference):
         "row": ["system", "posteriors"],
         "skip_values": [""],
         "percent_columns": ["ECE*"],
-        "not_reproducible": [{"row": "SITW*", "reason": "scores missing upstream"}],
-        "tolerances": [{"row": "* calh", "tol": None}, {"column": "ECE*", "tol": 0.05}, {"tol": 0.0005}],
+        "cells": [
+            {"row": "SITW*", "status": "not-reproducible", "cause": "scores missing upstream"},
+            {"row": "A calh", "status": "informational", "cause": "another network"},
+        ],
     }
     block.update(reference)
     return OmegaConf.create({"paper": "p000", "artifact": "table9", "reference": block})
 
 
 def _values(ours: dict) -> pd.DataFrame:
-    lines = [
-        {"row": r, "column": c, "x": np.nan, "value": v, "ci_low": np.nan, "ci_high": np.nan}
-        for (r, c), v in ours.items()
-    ]
+    lines = [{"row": r, "column": c, "x": np.nan, "value": v} for (r, c), v in ours.items()]
     # curve points (x not NaN) are not table cells and must be ignored
-    lines.append({"row": "A raw", "column": "NCE", "x": 0.5, "value": 99.0, "ci_low": 98.0, "ci_high": 100.0})
+    lines.append({"row": "A raw", "column": "NCE", "x": 0.5, "value": 99.0})
     return pd.DataFrame(lines)
 
 
@@ -218,33 +193,23 @@ def report(tmp_path):
 def test_compare_report_shape(report):
     frame, lines = report
     assert list(frame.columns) == REPORT_COLUMNS
-    assert set(frame.paper) == {"p000"} and set(frame.artifact) == {"table9"}
-    # one line per published cell (empty cells skipped), none for our extra values
-    assert len(frame) == 13
-    assert ("Z raw", "NCE") not in lines
-    assert ("A calh", "NRisk") not in lines
+    assert set(frame.status) <= set(STATUSES)
+    assert len(frame) == 13  # one line per published cell, none for our extra values
+    assert ("Z raw", "NCE") not in lines and ("A calh", "NRisk") not in lines
 
 
-def test_compare_within_and_outside_tolerance(report):
+def test_compare_within_and_outside_the_derived_tolerance(report):
     _, lines = report
     inside = lines[("A raw", "NCE")]
-    assert inside.status == "pass"
-    assert inside.ours == pytest.approx(0.5004)  # the curve point with x = 0.5 was not used
-    assert inside.difference == pytest.approx(0.0004)
-    assert inside.tolerance == pytest.approx(0.0005)
+    assert inside.status == "pass" and inside.ours == pytest.approx(0.5004)  # the curve point was not used
+    assert inside.tolerance == pytest.approx(0.0005) and "half a unit" in inside.tolerance_basis
     outside = lines[("A raw", "NRisk")]
-    assert outside.status == "fail"
+    assert outside.status == "fail" and outside.cause == "no verified cause"
     assert outside.difference == pytest.approx(0.002)
-    assert lines[("E raw", "NCE")].status == "pass"  # |difference| == tol passes
-
-
-def test_compare_percent_columns(report):
-    _, lines = report
-    line = lines[("A raw", "ECE")]
-    assert line.ours == pytest.approx(12.31)
-    assert line.difference == pytest.approx(0.01)
-    assert line.tolerance == pytest.approx(0.05)
-    assert line.status == "pass"
+    assert lines[("E raw", "NCE")].status == "pass"  # |difference| == tolerance passes
+    percent = lines[("A raw", "ECE")]
+    assert percent.ours == pytest.approx(12.31) and percent.tolerance == pytest.approx(0.05)
+    assert percent.status == "pass"
 
 
 def test_compare_non_finite_published_values(report):
@@ -256,56 +221,115 @@ def test_compare_non_finite_published_values(report):
     assert lines[("E raw", "ECE")].status == "fail"  # finite vs inf
 
 
-def test_compare_tol_null_reports_the_difference(report):
+def test_compare_declared_cells_keep_ours_and_say_why(report):
     _, lines = report
-    line = lines[("A calh", "NCE")]
-    assert line.status == "reported"
-    assert line.tolerance is None or math.isnan(line.tolerance)
-    assert line.ours == pytest.approx(0.45)
-    assert line.difference == pytest.approx(0.05)
-
-
-def test_compare_not_reproducible_cells(report):
-    _, lines = report
+    other = lines[("A calh", "NCE")]
+    assert other.status == "informational" and other.ours == pytest.approx(0.45)
+    assert other.cause == "another network (outside tolerance)"
     for column in ("NCE", "NRisk"):
         line = lines[("SITW x raw", column)]
-        assert line.status == "not-reproducible: scores missing upstream"
-        assert math.isnan(line.ours) and math.isnan(line.difference)
-        assert line.published == pytest.approx(0.9 if column == "NCE" else 0.8)
+        assert line.status == "not-reproducible" and line.cause == "scores missing upstream"
 
 
 def test_compare_published_cell_without_ours_fails(report):
     _, lines = report
     line = lines[("D raw", "NCE")]
-    assert line.status == "fail"
-    assert math.isnan(line.ours)
+    assert line.status == "fail" and math.isnan(line.ours) and "no value" in line.cause
 
 
-def test_compare_rounds_ours_as_printed(tmp_path):
-    _write(tmp_path, "t.csv", "system,posteriors,ECE\nA,raw,12.3\nB,raw,inf\n")
-    values = _values({("A raw", "ECE"): 0.1234, ("B raw", "ECE"): math.inf})
-    rounded = compare(_experiment(round=1, tolerances=[{"tol": 0}]), values, tmp_path)
-    assert rounded.ours.tolist()[0] == pytest.approx(12.3)
-    assert rounded.status.tolist() == ["pass", "pass"]
-    unrounded = compare(_experiment(tolerances=[{"tol": 0}]), values, tmp_path)
-    assert unrounded.ours.tolist()[0] == pytest.approx(12.34)
-    assert unrounded.status.tolist() == ["fail", "pass"]
+def test_an_artifact_not_built_here_is_not_run_here(tmp_path):
+    _write(tmp_path, "t.csv", PUBLISHED)
+    frame = compare(_experiment(), None, tmp_path, missing="the real sets are not in the mirror")
+    assert set(frame.status) == {"not-run-here", "not-reproducible", "informational"}
+    assert (frame[frame.status == "not-run-here"].cause == "the real sets are not in the mirror").all()
 
 
-def test_compare_long_layout(tmp_path):
-    _write(tmp_path, "t.csv", LONG)
-    exp = _experiment(
-        layout="long",
-        row="reference",
-        column="{system} N={N}",
-        value="percent",
-        percent_columns=["*"],
-        round=0,
-        not_reproducible=[],
-        tolerances=[{"row": "*xv", "tol": 2}, {"tol": 0}],
-    )
-    values = _values({("true", "cal N=200"): -0.0312, ("true", "mcs N=2000"): 0.044, ("affcalxv", "cal N=200"): 0.139})
-    frame = compare(exp, values, tmp_path)
-    assert frame.status.tolist() == ["pass", "fail", "pass"]
-    assert frame.ours.tolist() == [-3.0, 4.0, 14.0]
-    assert frame.difference.tolist() == [0.0, -1.0, 2.0]
+# ---------------------------------------------------------------------------------------------- deviations
+
+DEVIATING = "system,posteriors,NCE,ECE\nA,raw,0.500,12.3\n"
+
+
+def _deviation(tmp_path, check, ours: dict, cause="a cause"):
+    _write(tmp_path, "t.csv", DEVIATING)
+    exp = _experiment(cells=[], deviations=[{"column": "NCE", "cause": cause, "check": check}])
+    return {r.column: r for r in compare(exp, _values(ours), tmp_path, {}).itertuples(index=False)}
+
+
+def test_rerun_check_holds_only_when_the_rerun_lands_on_the_published_number(tmp_path):
+    held = _deviation(tmp_path, {"rerun": "upstream"}, {("A raw", "NCE"): 0.51, ("A raw", "NCE [upstream]"): 0.5003})
+    assert held["NCE"].status == "deviation"
+    assert held["NCE"].cause.startswith("a cause: the upstream rerun gives 0.5003")
+    missed = _deviation(tmp_path, {"rerun": "upstream"}, {("A raw", "NCE"): 0.51, ("A raw", "NCE [upstream]"): 0.507})
+    assert missed["NCE"].status == "fail" and missed["NCE"].cause.startswith("declared cause not confirmed")
+    absent = _deviation(tmp_path, {"rerun": "upstream"}, {("A raw", "NCE"): 0.51})
+    assert absent["NCE"].status == "fail"
+
+
+def test_rerun_check_of_a_monte_carlo_rerun_uses_its_own_spread(tmp_path):
+    ours = {("A raw", "NCE"): 0.51, ("A raw", "NCE [upstream]"): 0.503, ("A raw", "NCE [upstream] [sd]"): 0.001}
+    assert _deviation(tmp_path, {"rerun": "upstream"}, ours)["NCE"].status == "deviation"  # 0.003 <= 0.0005 + 3e-3
+    ours[("A raw", "NCE [upstream] [sd]")] = 0.0005
+    assert _deviation(tmp_path, {"rerun": "upstream"}, ours)["NCE"].status == "fail"
+
+
+def test_truncation_and_corrected_value_checks(tmp_path):
+    assert _deviation(tmp_path, "truncated", {("A raw", "NCE"): 0.5009})["NCE"].status == "deviation"
+    assert _deviation(tmp_path, "truncated", {("A raw", "NCE"): 0.5011})["NCE"].status == "fail"
+    corrected = {"corrected": 0.498, "source": "11 / 15"}
+    assert _deviation(tmp_path, corrected, {("A raw", "NCE"): 0.4984})["NCE"].status == "deviation"
+    assert _deviation(tmp_path, corrected, {("A raw", "NCE"): 0.4990})["NCE"].status == "fail"
+
+
+def test_reading_check_consults_the_other_reading(tmp_path):
+    _write(tmp_path, "t.csv", DEVIATING)
+    verdicts: dict = {}
+    other = OmegaConf.create(
+        {"paper": "p000", "artifact": "table9b", "reference": {**_experiment(cells=[]).reference, "reading": "second",
+                                                                "reading_cause": "the other generator"}}
+    )  # fmt: skip
+    second = compare(other, _values({("A raw", "NCE"): 0.5002}), tmp_path, verdicts)
+    assert set(second.status) == {"informational"}  # a second reading is never a verdict
+    assert second[second.column == "NCE"].cause.item() == "second reading: the other generator; pass"
+    assert second[second.column == "ECE"].cause.item().startswith("second reading: the other generator; fail")
+    exp = _experiment(cells=[], deviations=[{"cause": "the text's generator", "check": {"reading": "p000_table9b"}}])
+    primary = compare(exp, _values({("A raw", "NCE"): 0.9}), tmp_path, verdicts)
+    assert primary[primary.column == "NCE"].status.item() == "deviation"
+    assert primary[primary.column == "ECE"].status.item() == "fail"
+
+
+def test_second_readings_are_listed_beside_the_primary_cell(tmp_path):
+    _write(tmp_path, "t.csv", DEVIATING)
+    rule = {"column": "*", "ours": "{column} exact", "cause": "exact arithmetic"}
+    exp = _experiment(cells=[], second_readings=[rule])
+    ours = {("A raw", "NCE"): 0.5, ("A raw", "NCE exact"): 0.5012, ("A raw", "ECE"): 0.123}
+    frame = compare(exp, _values(ours), tmp_path)
+    assert frame.reading.tolist() == ["primary", "NCE exact", "primary"]  # ECE has no exact value: no line
+    second = frame.iloc[1]
+    assert second.status == "informational" and second.cause == "second reading: exact arithmetic (outside tolerance)"
+
+
+# ---------------------------------------------------------------------------------------------- Monte-Carlo cells
+
+
+def test_monte_carlo_records_and_non_finite_outcomes(tmp_path):
+    records = {r["column"]: r["value"] for r in monte_carlo_records("A raw", "NCE", [0.4, 0.6, math.inf, 0.5])}
+    assert records == {"NCE": 0.5, "NCE [sd]": pytest.approx(0.1), "NCE [share inf]": 0.25, "NCE [share nan]": 0.0}
+    assert monte_carlo_records("a", "b", [math.nan, math.nan])[0]["value"] != monte_carlo_records("a", "b", [1])[0]
+    _write(tmp_path, "t.csv", "system,posteriors,NCE,ECE\nA,raw,inf,nan\n")
+    ours = {(r["row"], r["column"]): r["value"] for r in monte_carlo_records("A raw", "NCE", [0.4, 0.6, math.inf])}
+    ours |= {(r["row"], r["column"]): r["value"] for r in monte_carlo_records("A raw", "ECE", [0.4, 0.6, 0.5])}
+    frame = compare(_experiment(cells=[]), _values(ours), tmp_path)
+    assert frame.status.tolist() == ["pass", "fail"]  # one seed drew inf; no seed drew nan
+
+
+# ---------------------------------------------------------------------------------------------- summaries
+
+
+def test_summary_counts_each_published_number_once(tmp_path):
+    _write(tmp_path, "t.csv", PUBLISHED)
+    frame = compare(_experiment(second_readings=[{"ours": "{column}", "cause": "same"}]), _values(OURS), tmp_path)
+    assert (frame.reading != "primary").sum() > 0
+    counts = summary(frame, ["p000", "p001"]).set_index("paper")
+    assert counts.loc["p000", "published"] == 13 and counts.loc["p001", "published"] == 0
+    assert counts.loc["p000", list(STATUSES)].sum() == 13
+    assert set(misses(frame).status) == {"fail"}

@@ -120,3 +120,22 @@ def test_a_step_stops_before_any_work_with_the_message(tmp_path):
     assert done.returncode == 1
     assert "config error at experiment.n_binz: unknown key" in done.stderr
     assert "Traceback" not in done.stderr and not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("patch", "expected"),
+    [
+        ({"tolerances": [{"tol": 0.1}]}, "reference.tolerances: unknown key"),
+        ({"layout": "tall"}, "reference.layout: unknown layout"),
+        ({"cells": [{"status": "pass", "cause": "looked fine"}]}, r"cells\[0\].status: not a status a config may"),
+        ({"cells": [{"status": "input"}]}, r"cells\[0\].cause: every declared status"),
+        ({"deviations": [{"cause": "c", "check": {"tolerance": 1}}]}, r"deviations\[0\].check: unknown check"),
+        ({"reading": "second"}, "reading_cause: a second reading needs"),
+    ],
+)
+def test_a_reference_block_is_checked(patch, expected):
+    cfg = compose_config(["experiment=ferrer2024_fig4"])
+    with open_dict(cfg):
+        cfg.experiment.reference.merge_with(OmegaConf.create(patch))
+    with pytest.raises(ConfigError, match=expected):
+        check_config(cfg)

@@ -16,6 +16,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pipeline.claims import REASSESSING
+from pipeline.config import experiment_names, load_experiment
+from pipeline.references import half_unit, published_cells
+from pipeline.statuses import STATUSES, VERDICTS
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -34,53 +39,117 @@ def results(tmp_path_factory) -> Path:
     return out
 
 
-def test_every_published_number_is_reproduced(results):
+# Per paper, how many published numbers have each status (each counted once). A change to any of
+# these is a change to what the project claims: the README states them (test_readme_states_the_summary).
+EXPECTED_SUMMARY = {
+    #                   published pass deviation fail input informational not-run-here not-reproducible
+    "ferrer2024": (574, 535, 4, 0, 0, 0, 0, 35),
+    "silvafilho2023": (134, 132, 2, 0, 0, 0, 0, 0),
+    "reassessing": (180, 0, 0, 0, 24, 12, 144, 0),
+    "vaicenavicius2019": (99, 3, 0, 0, 0, 96, 0, 0),
+    "ecd2025": (180, 48, 51, 0, 2, 4, 0, 75),
+}
+
+
+def test_reproduction_summary(results):
+    summary = pd.read_csv(results / "reproduction_summary.csv").set_index("paper")
+    assert list(summary.columns) == ["published", *STATUSES]
+    assert {paper: tuple(row) for paper, row in summary.iterrows()} == EXPECTED_SUMMARY
     report = pd.read_csv(results / "reproduction.csv")
-    assert list(report.columns) == [
-        "paper",
-        "artifact",
-        "row",
-        "column",
-        "published",
-        "ours",
-        "difference",
-        "tolerance",
-        "status",
-    ]
-    ferrer = report[report.paper == "ferrer2024"]
-    assert set(ferrer.artifact) == {"fig4", "fig6", "table1", "table2"}
-    assert len(ferrer) == 8 + 40 + 84 + 442
-    survey = report[report.paper == "silvafilho2023"]
-    assert set(survey.artifact) == {"table1", "table2", "table4", "table5", "table6", "table7", "table8"} | {
-        "ece_summary",
-        "fig21",
+    assert set(report.status) <= set(STATUSES)
+    assert set(report.reading[report.status.isin(VERDICTS)]) == {"primary"}  # second readings are never verdicts
+
+
+def test_readme_states_the_summary(results):
+    """Every reproduction figure the README states is the build's, so README and report cannot drift apart."""
+    readme = (ROOT / "README.md").read_text()
+    summary = pd.read_csv(results / "reproduction_summary.csv").set_index("paper")
+    stated = re.findall(r"^\| (\w+) \|" + r" (\d+) \|" * 8 + "$", readme, re.M)
+    assert {paper: tuple(map(int, counts)) for paper, *counts in stated} == {
+        paper: tuple(row) for paper, row in summary.iterrows()
     }
-    judged = report[~report.status.str.startswith(("reported", "not-reproducible"))]
-    assert (judged.status == "pass").all(), judged[judged.status != "pass"].to_string()
-    assert set(report.status[report.status.str.startswith("not-reproducible")]) == {
-        "not-reproducible: scores missing upstream",
-        "not-reproducible: printed 75 is a typo: 11 / 15 = 73 %",
-        "not-reproducible: the paper's logits are not available",
-        "not-reproducible: an input of the closed form",
-        "not-reproducible: an input of the closed form (ECE = ACE = SmoothECE = |a - h|)",
-        "not-reproducible: the paper's models and test data are not identified",
-        "not-reproducible: an input of the weighted-sum check",
-    }
+    report = pd.read_csv(results / "reproduction.csv")
+    deviations = report[(report.reading == "primary") & (report.status == "deviation")]
+    ferrer = deviations[deviations.paper == "ferrer2024"]
+    assert re.search(r"Four\s+cells\s+of\s+Table\s+2\s+and\s+Fig\.\s+6", readme) and len(ferrer) == 4
+    calh = report[report.row.str.endswith(" calh") & (report.status == "pass")]
+    assert int(re.search(r"over 50 fold seeds \(all (\d+) pass\)", readme).group(1)) == len(calh)
+    logit = deviations[deviations.artifact == "table1_logit"]
+    assert int(re.search(r"misses (\d+) of 99\s+cells", readme).group(1)) == len(logit)
+    held, total = map(int, re.search(r"holds\s+in full on (\d+) of our (\d+) tables", readme).groups())
+    claims = pd.read_csv(results / "claims.csv").query("paper == 'reassessing'")
+    per_table = claims.groupby("artifact").holds.apply(lambda h: (h == "yes").all())
+    assert (held, total) == (int(per_table.sum()), len(per_table))
+
+
+def test_each_published_number_is_counted_once(results):
+    report = pd.read_csv(results / "reproduction.csv", keep_default_na=False, na_values=[""])
+    primary = report[report.reading == "primary"]
+    published = {}
+    for name in experiment_names():
+        exp = load_experiment(name).experiment
+        if "reference" in exp and exp.reference.get("reading", "primary") == "primary":
+            cells = published_cells(exp.reference, ROOT / "configs" / "reference")
+            for cell in cells.itertuples(index=False):
+                key = (exp.reference.file, cell.row, cell.column)
+                assert key not in published, f"{key} is read by two primary readings"
+                published[key] = (exp.paper, exp.artifact)
+    assert len(primary) == len(published)
+    assert not primary.duplicated(["paper", "artifact", "row", "column"]).any()
+
+
+def test_every_computed_cell_shows_ours_and_every_miss_its_cause(results):
+    report = pd.read_csv(results / "reproduction.csv", keep_default_na=False, na_values=[""])
+    for status in ("pass", "deviation", "fail", "informational"):
+        lines = report[report.status == status]
+        assert lines.ours.notna().all() or status == "fail", status  # ours written whenever we computed it
+    for status in ("deviation", "fail", "input", "informational", "not-run-here", "not-reproducible"):
+        assert (report[report.status == status].cause.fillna("") != "").all(), status
+    misses = pd.read_csv(results / "reproduction_misses.csv")
+    assert len(misses) == (report[report.reading == "primary"].status.isin(["deviation", "fail"])).sum()
+    markdown = (results / "report.md").read_text()
+    assert "## Deviations and fails" in markdown
+    for line in misses.itertuples(index=False):
+        assert line.cause[:60] in markdown
+
+
+def test_no_deterministic_cell_passes_beyond_half_a_unit_of_its_printed_digit(results):
+    report = pd.read_csv(results / "reproduction.csv", keep_default_na=False, na_values=[""])
+    judged = report[report.status.isin(VERDICTS)]
+    assert (judged.tolerance_basis.fillna("") != "").all()
+    for name in experiment_names():
+        exp = load_experiment(name).experiment
+        if "reference" not in exp:
+            continue
+        printed = {
+            (c.row, c.column): half_unit(c.printed)
+            for c in published_cells(exp.reference, ROOT / "configs" / "reference").itertuples(index=False)
+        }
+        mine = judged[(judged.paper == exp.paper) & (judged.artifact == exp.artifact)]
+        for line in mine.itertuples(index=False):
+            extra = ("sd over seeds", "inputs' rounding", "exactly")
+            if not any(word in line.tolerance_basis for word in extra):
+                assert line.tolerance == pytest.approx(printed[(line.row, line.column)], rel=1e-9), line
+            else:
+                assert line.tolerance >= printed[(line.row, line.column)] or "exactly" in line.tolerance_basis
 
 
 def test_table2_acceptance(results):
-    # raw / calp to the printed precision, cal / calt within the issue's tolerances (the config's rules);
-    # calh reported only, except the inf / nan cells, which the paper-exact histogram policy reproduces.
     report = pd.read_csv(results / "reproduction.csv").query("paper == 'ferrer2024' and artifact == 'table2'")
     sitw = report[report.row.str.startswith("SITW")]
-    assert len(sitw) == 35 and (sitw.status == "not-reproducible: scores missing upstream").all()
+    assert len(sitw) == 35 and (sitw.status == "not-reproducible").all()
     calh = report[report.row.str.endswith("calh") & ~report.row.str.startswith("SITW")]
-    nonfinite = calh[~pd.Series(calh.published).abs().lt(1e9)]
-    assert len(nonfinite) == 9 and (nonfinite.status == "pass").all()
-    assert (calh.drop(nonfinite.index).status == "reported").all()
-    raw = report[report.row.str.endswith(" raw") & ~report.row.str.startswith("SITW")]
-    assert (raw.difference.abs() <= raw.tolerance + 1e-9).all()
-    assert (raw.query("column in ['NRisk-01', 'NRisk-01r', 'NRisk-imb', 'NCE']").tolerance == 0.0005).all()
+    assert len(calh) == 49 and (calh.status == "pass").all()
+    assert calh.tolerance_basis.str.contains("sd over seeds").all()  # Monte-Carlo over fold seeds
+    values = pd.read_csv(results / "ferrer2024" / "table2_values.csv")
+    assert (values.column == "NCE [share inf]").sum() == 7  # one per binary set's calh row
+    deviations = report[report.status == "deviation"]
+    assert set(zip(deviations.row, deviations.column, strict=True)) == {
+        ("FVCAUS XvPLDA cal", "RCL-CE-Dxv"),
+        ("FVCAUS XvPLDA calp", "RCL-CE-Dxv"),
+        ("CIFAR100 Vgg19 cal", "ECEmc"),
+    }
+    assert deviations.cause.str.contains("the upstream rerun gives").all()
     table = (results / "ferrer2024" / "table2.md").read_text()
     assert re.search(r"SITW XvPLDA\s+\| -", table) and "not reproducible: scores missing upstream" in table
     summary = pd.read_csv(results / "ferrer2024" / "table3.csv").set_index("dataset")
@@ -89,19 +158,19 @@ def test_table2_acceptance(results):
 
 
 def test_table1_true_and_tt_rows_match_exactly(results):
-    # The issue's acceptance: exact in the true and *tt rows (they do not depend on folds).
+    # The true and *tt rows do not depend on folds; the xv rows use the authors' replayed folds.
     report = pd.read_csv(results / "reproduction.csv").query("paper == 'ferrer2024' and artifact == 'table1'")
     exact = report[~report.row.str.endswith("xv")]
     assert len(exact) == 4 * 12  # true, affcaltt, temcaltt, hiscaltt
-    assert (exact.difference == 0).all()
-    assert (report.difference.abs() <= 2).all()
+    assert (exact.difference.abs() < 0.5).all() and (report.status == "pass").all()
+    assert (report.tolerance == 0.5).all()  # printed as integers
 
 
-def test_fig6_overall_metrics_within_0002(results):
+def test_fig6_to_the_printed_digit(results):
     report = pd.read_csv(results / "reproduction.csv").query("paper == 'ferrer2024' and artifact == 'fig6'")
     overall = report[report.column.isin(["NRisk-01", "NRisk-01r", "NRisk-imb", "NCE", "NBS"])]
-    assert len(overall) == 20
-    assert (overall.difference.abs() < 0.002).all()
+    assert len(overall) == 20 and (overall.status == "pass").all() and (overall.tolerance == 0.00005).all()
+    assert report.status.value_counts().to_dict() == {"pass": 39, "deviation": 1}
 
 
 def test_every_artifact_is_written(results):
@@ -164,43 +233,21 @@ def test_an_altered_mirror_file_stops_the_fetch_with_a_clear_message(tmp_path):
     assert not target.parent.exists() or not list(target.parent.iterdir())  # no temporary file left either
 
 
-def _survey_scalar(results: Path, fig: str, row: str, column: str) -> float:
-    values = pd.read_csv(results / "silvafilho2023" / f"{fig}_values.csv")
-    return float(values[(values.row == row) & (values.column == column)].value.iloc[0])
+def _claims(results: Path) -> pd.DataFrame:
+    return pd.read_csv(results / "claims.csv")
 
 
-def test_survey_synthetic_figures_show_the_published_outcomes(results):
-    # notes/001 Sec. 8.2, the measurable outcomes of Figs. 12-20
-    assert 0.1 < _survey_scalar(results, "fig12", "under", "score min") < 0.15  # "barely outside [0.1, 0.9]"
-    assert 0.85 < _survey_scalar(results, "fig12", "under", "score max") < 0.92
-    for model in ("under", "over", "mlp"):  # binning: at most 10 output values, and it works on every model
-        assert _survey_scalar(results, "fig13", model, "distinct outputs") <= 10
-        assert _survey_scalar(results, "fig13", model, "ECE calibrated") < 0.02
-        assert _survey_scalar(results, "fig14", model, "ECE calibrated") < 0.02  # isotonic works on all three
-    platt = {m: _survey_scalar(results, "fig15", m, "ECE calibrated") for m in ("under", "over", "mlp")}
-    beta = {m: _survey_scalar(results, "fig16", m, "ECE calibrated") for m in ("under", "over", "mlp")}
-    assert platt["over"] > 0.5 * _survey_scalar(results, "fig15", "over", "ECE raw")  # Platt fails on over-confidence
-    assert platt["mlp"] > _survey_scalar(results, "fig15", "mlp", "ECE raw")  # ... and makes the MLP worse
-    assert beta["over"] < platt["over"]  # beta does better there
-    assert abs(beta["under"] - beta["over"]) < 0.005  # after beta the two pseudo-models look alike
-    for fig in ("fig17", "fig18", "fig19", "fig20"):  # every multiclass calibrator improves the MLP's log-loss
-        assert _survey_scalar(results, fig, "all", "NLL calibrated") <= _survey_scalar(results, fig, "all", "NLL raw")
-    # temperature scaling keeps the accuracy
-    assert _survey_scalar(results, "fig17", "all", "accuracy calibrated") == _survey_scalar(
-        results, "fig17", "all", "accuracy raw"
-    )
+def test_survey_and_vaicenavicius_claims_hold_on_our_data(results):
+    claims = _claims(results)
+    for paper, count in (("silvafilho2023", 13), ("vaicenavicius2019", 3)):
+        mine = claims[claims.paper == paper]
+        assert len(mine) == count, paper
+        assert (mine.holds == "yes").all(), mine[mine.holds != "yes"].to_string()
+    report = (results / "report.md").read_text()
+    assert "## The papers' claims on our data" in report and "Theorem 2" in report
 
 
-def _reassessing_tables(results: Path) -> dict[str, pd.DataFrame]:
-    tables = {}
-    for path in sorted((results / "reassessing").glob("table_*_values.csv")):
-        values = pd.read_csv(path)
-        table = values.pivot(index="row", columns="column", values="value")
-        tables[path.name] = table.drop(index="truth", errors="ignore").drop(columns="fitted scale", errors="ignore")
-    return tables
-
-
-# Where the paper's Sec. 6.8 claims do not hold on our models (the paper saw them hold on its six):
+# Where paper 002's Sect. 6.8 claims do not hold on our models (the paper saw them hold on its six):
 # a finding, kept exact so that any change shows up. Claim numbers follow notes/002 Sec. 6.8.
 PATTERN_EXCEPTIONS = {
     "cifar100_vgg19": {5},
@@ -217,34 +264,27 @@ PATTERN_EXCEPTIONS = {
 }
 
 
-def _failed_claims(t: pd.DataFrame) -> set[int]:
-    mrr, base, ts, hb, ir = (t.loc[m] for m in ("MRR", "baseline", "TS", "HB", "IR"))
-    finite = t.NLL[np.isfinite(t.NLL)]
-    holds = {
-        1: all(mrr[c] <= t[c].min() + 1e-12 for c in ("ECE", "ACE", "SmoothECE")),
-        2: hb["accuracy"] <= base["accuracy"] and ir["accuracy"] <= base["accuracy"],
-        3: ts["NLL"] == t.NLL.min() and ts["Brier"] == t.Brier.min(),
-        4: bool(np.isinf(hb["NLL"]) and np.isinf(ir["NLL"])),
-        5: mrr["NLL"] == finite.max(),
-        6: mrr["Brier"] == t.Brier.max(),
-        7: ts["NLL"] < base["NLL"] and ts["Brier"] < base["Brier"],
-        8: hb["ACE"] >= hb["ECE"],
-    }
-    return {claim for claim, ok in holds.items() if not ok}
-
-
 def test_reassessing_tables_show_the_papers_pattern(results):
-    tables = _reassessing_tables(results)
+    tables = sorted((results / "reassessing").glob("table_*_values.csv"))
     assert len(tables) == 17
-    for name, t in tables.items():
+    for path in tables:
+        t = pd.read_csv(path).pivot(index="row", columns="column", values="value")
         mrr = t.loc["MRR"]
         # by construction: MRR's one confidence value makes ECE = ACE = smooth ECE = |a - h|, and TS, MRR
         # and the baseline keep the argmax
-        ece, ace, smooth = mrr["ECE"], mrr["ACE"], mrr["SmoothECE"]
-        assert ace == pytest.approx(ece, abs=1e-12) and smooth == pytest.approx(ece, abs=1e-6), name
-        assert t.loc["TS", "accuracy"] == t.loc["baseline", "accuracy"] == mrr["accuracy"], name
-        model = name.removeprefix("table_").removesuffix("_values.csv")
-        assert _failed_claims(t) == PATTERN_EXCEPTIONS.get(model, set()), model
+        assert mrr["ACE"] == pytest.approx(mrr["ECE"], abs=1e-12)
+        assert mrr["SmoothECE"] == pytest.approx(mrr["ECE"], abs=1e-6)
+        assert t.loc["TS", "accuracy"] == t.loc["baseline", "accuracy"] == mrr["accuracy"], path.name
+    claims = _claims(results)
+    claims = claims[claims.paper == "reassessing"]
+    assert len(claims) == 17 * 8
+    failed = {}
+    for line in claims[claims.holds == "no"].itertuples(index=False):
+        number = [text for text, _ in REASSESSING].index(line.claim) + 1
+        failed.setdefault(line.artifact.removeprefix("table_"), set()).add(number)
+    assert failed == PATTERN_EXCEPTIONS
+    held_everywhere = 17 - len(PATTERN_EXCEPTIONS)
+    assert held_everywhere == 6  # "the pattern holds in full on 6 of our 17 tables" (README)
 
 
 def test_temperature_scaling_recovers_the_synthetic_scale(results):
@@ -256,11 +296,13 @@ def test_temperature_scaling_recovers_the_synthetic_scale(results):
         assert fitted * scale == pytest.approx(1.0, abs=0.04), name
 
 
-def test_reassessing_published_mrr_rows_follow_their_closed_form(results):
+def test_reassessing_mrr_rows_are_a_consistency_check_that_holds(results):
     report = pd.read_csv(results / "reproduction.csv").query("paper == 'reassessing'")
-    checked = report[report.status == "pass"]
-    assert len(checked) == 12  # NLL and Brier of six tables
-    assert set(checked.row) == {"MRR"} and (checked.difference.abs() <= 0.05).all()
+    checked = report[report.status == "informational"]
+    assert len(checked) == 12 and set(checked.row) == {"MRR"} and set(checked.column) == {"NLL", "Brier"}
+    assert checked.cause.str.endswith("(within tolerance)").all()
+    assert checked.tolerance_basis.str.contains("inputs' rounding").all()
+    assert set(report.status) == {"informational", "input", "not-run-here"}
 
 
 def test_fig8_intervals_bracket_plausible_values(results):
@@ -270,59 +312,26 @@ def test_fig8_intervals_bracket_plausible_values(results):
     assert ((nbs.ci_low <= nbs.value) & (nbs.value <= nbs.ci_high)).all()
 
 
-def _values(results: Path, artifact: str) -> pd.DataFrame:
-    frame = pd.read_csv(results / "vaicenavicius2019" / f"{artifact}_values.csv")
-    return frame[frame.x.isna()].pivot(index="row", columns="column", values="value")
-
-
-def test_gaussian_mixture_eta_and_theorem_2(results):
-    # eta by quadrature 0.5638 (paper: about 0.56); 10 equal bins converge below it (Theorem 2), 100 bins
-    # match it at n = 10^6 (sampling sd about 5e-4, so 2e-3 is four sds).
-    eta = _values(results, "gmm_eta").loc["uncalibrated"]
-    assert abs(eta.eta_tv - 0.5638) < 5e-4
-    assert eta.limit_10 < eta.eta_tv - 0.004 and abs(eta.estimate_10 - eta.limit_10) < 2e-3
-    assert abs(eta.estimate_100 - eta.eta_tv) < 2e-3
-
-
-MODELS_003 = ("resnet20", "vgg19", "repvgg_a2", "resnet50", "lenet5", "wrn16_4")
-
-
-def test_equal_canonical_bins_inflate_the_diffuse_lenet(results):
-    # The paper's reading of Tables 3-5 on our six CIFAR-10 models: under H0 the equal canonical grid
-    # alone gives the diffuse LeNet-5 an eta_hat several times any sharper model's, and several times
-    # its own data-dependent-bin value; the maximum lens does not show it.
-    tables = {m: _values(results, f"tables_{m}") for m in MODELS_003}
-    lenet = tables["lenet5"].loc["Canonical TV"]
-    others = [tables[m].loc["Canonical TV", "equal_labels_null"] for m in MODELS_003 if m != "lenet5"]
-    assert lenet.equal_labels_null > 5 * max(others)
-    assert lenet.equal_labels_null > 5 * lenet.dd_labels_null
-    assert tables["lenet5"].loc["Maximum TV", "equal_labels_null"] < 0.05
-
-
-def test_consistency_tests_separate_raw_from_temperature_scaled(results):
-    # Every raw model is rejected under the maximum lens; after temperature scaling ResNet-20 is not.
-    for m in MODELS_003:
-        assert _values(results, f"tables_{m}").loc["Maximum TV", ["equal_p", "dd_p"]].max() < 0.01
-    scaled = _values(results, "tables_resnet20_ts").loc["Maximum TV"]
-    assert min(scaled.equal_p, scaled.dd_p, scaled.equal_labels_p) > 0.05
-
-
 def _ecd_values(results: Path, artifact: str) -> pd.DataFrame:
     return pd.read_csv(results / "ecd2025" / f"{artifact}_values.csv")
 
 
-def test_ecd_table1_matches_in_one_reading_and_not_in_the_other(results):
+def test_ecd_table1_primary_reading_misses_where_the_other_reading_matches(results):
     report = pd.read_csv(results / "reproduction.csv")
     ecd = report[report.paper == "ecd2025"]
-    assert (ecd[ecd.artifact == "table1"].status == "pass").sum() == 99
+    second = ecd[ecd.artifact == "table1"]
+    assert (second.status == "informational").all() and (second.reading != "primary").all()
+    assert second.cause.str.endswith("; pass").all()  # every cell within 3 sd in the probability-noise reading
     logit = ecd[ecd.artifact == "table1_logit"].set_index(["row", "column"])
-    assert (logit.status[logit.index.get_level_values(1).str.startswith("eps=0")] == "pass").all()
+    calibrated = logit.index.get_level_values(1).str.startswith("eps=0")
+    assert (logit.status[calibrated] == "pass").all()
+    assert set(logit.status[~calibrated]) == {"pass", "deviation"}
     for column in ("sigma=0.5 ECD", "sigma=2 ECD", "sigma=0.5 ECE"):
         cell = logit.loc[("Weighted Sum", column)]
-        assert cell.status == "reported" and cell.ours < 0.2 * cell.published
+        assert cell.status == "deviation" and cell.ours < 0.2 * cell.published
     table2 = ecd[ecd.artifact == "table2"]
-    assert (table2.status == "pass").sum() == 9  # ResNet18 bins 7, 8 and the weighted sums
-    assert (table2.status.eq("pass") | table2.status.str.startswith("not-reproducible")).all()
+    assert table2.status.value_counts().to_dict() == {"not-reproducible": 75, "informational": 4, "input": 2}
+    assert table2[table2.status == "informational"].cause.str.endswith("(within tolerance)").all()
 
 
 def test_expected_ecd_against_temperature(results):
