@@ -5,11 +5,9 @@ our values never read them (a test scans the pipeline for it).
 
 Every published cell gets one status of :mod:`pipeline.statuses`; a ``deviation`` needs a declared
 cause whose check is computed here from our values, never assumed (see :data:`CHECKS`); when the
-check does not hold the cell is a ``fail``.
-
-Only ``pass``, ``deviation`` and ``fail`` are verdicts on our reproduction. Each published number is
-counted once: an experiment that re-reads a published file in a second reading declares
-``reading: second`` (and ``reading_cause``, what the reading is) and its rows are listed, never counted.
+check does not hold the cell is a ``fail``. Each published number is counted once: an experiment
+that re-reads a published file in a second reading declares ``reading: second`` (and
+``reading_cause``, what the reading is); its lines are informational, never counted.
 
 The tolerance is derived, never chosen: half a unit of the last digit the paper printed (from the
 published text, e.g. ``0.60`` -> 0.005; a ``decimals`` rule states the digits where the file cannot
@@ -27,10 +25,10 @@ file's columns, ``value`` the value column), ``skip_values`` (printed placeholde
 default, or ``second``), ``decimals`` (``{row, column, decimals}`` rules), ``exact`` (``{row,
 column}``: the paper states the value exactly, e.g. 0; tolerance :data:`EXACT_TOLERANCE`),
 ``cells`` (``{row, column, status, cause}``: cells that are not verdicts, ``status`` one of
-:data:`pipeline.statuses.NON_VERDICTS`), ``deviations`` (``{row, column, cause, check}``) and ``second_readings``
-(``{row, column, ours, cause}``: the same cell against another of our values, listed as informational
-lines whose ``reading`` names that value). Patterns are fnmatch patterns; the first matching rule of
-a list wins.
+:data:`pipeline.statuses.NON_VERDICTS`), ``deviations`` (``{row, column, cause, check}``) and
+``second_readings`` (``{row, column, ours, cause}``: the same cell against another of our values,
+listed as informational lines whose ``reading`` names that value). Patterns are fnmatch patterns;
+the first matching rule of a list wins.
 """
 
 from __future__ import annotations
@@ -278,28 +276,27 @@ def compare(
         scale = 100.0 if _is_percent(ref, cell.column) else 1.0
         value = _our_value(ours, cell.row, cell.column, scale)
         declared = _first_match(ref.get("cells"), cell.row, cell.column)
-        tol, status, cause = None, None, ""
-        computed = (cell.row, cell.column) in ours.index
-        if computed and (declared is None or declared.status in ("informational", "input")):
+        compared = declared is None or declared.status in ("informational", "input")  # shown with a tolerance
+        tol = None
+        if compared and (cell.row, cell.column) in ours.index:
             tol = tolerance_for(ref, cell.row, cell.column, cell.printed, ours)
+        inside = tol is not None and within(cell.published, value, tol.value, _shares(ours, cell.row, cell.column))
         if declared is not None:
             status, cause = declared.status, declared.cause
             if tol is not None and status == "informational":
-                inside = within(cell.published, value, tol.value, _shares(ours, cell.row, cell.column))
                 cause += f" ({'within' if inside else 'outside'} tolerance)"
         elif missing:
             status, cause = "not-run-here", missing
         elif tol is None:
             status, cause = "fail", "ours is missing: the evaluator wrote no value for this cell"
         else:
-            inside = within(cell.published, value, tol.value, _shares(ours, cell.row, cell.column))
             verdicts[(name, cell.row, cell.column)] = (inside, value)
-            status = "pass" if inside else "fail"
+            status, cause = "pass", ""
             if not inside:
-                status, cause = _explain(ref, Cell(cell.row, cell.column, cell.published, cell.printed, value, tol,
-                                                   scale), ours, verdicts)  # fmt: skip
+                judged = Cell(cell.row, cell.column, cell.published, cell.printed, value, tol, scale)
+                status, cause = _explain(ref, judged, ours, verdicts)
         if not primary and status in VERDICTS:
-            status, cause = "informational", f"second reading: {reading}; {status}"
+            status, cause = "informational", f"second reading: {reading}; {status}" + (f" ({cause})" if cause else "")
         lines.append(_line(exp, cell, value, tol, status, cause, reading))
         lines += _second_readings(exp, cell, ours, scale)
     return pd.DataFrame(lines, columns=REPORT_COLUMNS)

@@ -43,7 +43,7 @@ def results(tmp_path_factory) -> Path:
 # these is a change to what the project claims: the README states them (test_readme_states_the_summary).
 EXPECTED_SUMMARY = {
     #                   published pass deviation fail input informational not-run-here not-reproducible
-    "ferrer2024": (574, 535, 4, 0, 0, 0, 0, 35),
+    "ferrer2024": (574, 519, 4, 0, 0, 16, 0, 35),
     "silvafilho2023": (134, 132, 2, 0, 0, 0, 0, 0),
     "reassessing": (180, 0, 0, 0, 24, 12, 144, 0),
     "vaicenavicius2019": (99, 3, 0, 0, 0, 96, 0, 0),
@@ -169,8 +169,10 @@ def test_table1_true_and_tt_rows_match_exactly(results):
 def test_fig6_to_the_printed_digit(results):
     report = pd.read_csv(results / "reproduction.csv").query("paper == 'ferrer2024' and artifact == 'fig6'")
     overall = report[report.column.isin(["NRisk-01", "NRisk-01r", "NRisk-imb", "NCE", "NBS"])]
-    assert len(overall) == 20 and (overall.status == "pass").all() and (overall.tolerance == 0.00005).all()
-    assert report.status.value_counts().to_dict() == {"pass": 39, "deviation": 1}
+    assert len(overall) == 20 and (overall.tolerance == 0.00005).all()
+    # the NRisk and NCE cells were never printed (a re-run of the authors' code): listed, not judged
+    assert overall.cause.str.endswith("(within tolerance)").sum() == 16
+    assert report.status.value_counts().to_dict() == {"pass": 23, "informational": 16, "deviation": 1}
 
 
 def test_every_artifact_is_written(results):
