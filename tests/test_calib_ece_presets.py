@@ -53,6 +53,19 @@ def test_linspace_edges_move_a_score_of_point_three():
     assert np.flatnonzero(survey.counts).tolist() == [2]
 
 
+def test_torchmetrics_edges_are_its_float32_linspace():
+    # torch.linspace(0, 1, 16, dtype=float32)[3] is 0.20000002, one float32 ulp above float32(0.2) =
+    # float32(3 / 15): at torchmetrics' default 15 bins a score of 0.2 goes to [2/15, 3/15), 0.4 to
+    # [5/15, 6/15) for the same reason, while 0.6 sits above its edge 0.59999996 and stays in bin 9.
+    edges = preset_edges(15, "float32")
+    assert edges[3] == np.float32(0.20000002) > np.float32(0.2)
+    assert edges[9] == np.float32(0.59999996) < np.float32(0.6)
+    bins = preset_reliability(_binary([0.2, 0.4, 0.6]), [1, 1, 1], kind="probs", preset="torchmetrics", n_bins=15)
+    assert np.flatnonzero(bins.counts).tolist() == [2, 5, 9]
+    # at 10 bins torch's edges are k / 10 rounded to float32, so the README example holds
+    np.testing.assert_array_equal(preset_edges(10, "float32"), (np.arange(11) / 10).astype(np.float32))
+
+
 def test_multiclass_presets_use_the_top_label_confidence():
     scores = np.array([[0.6, 0.3, 0.1], [0.2, 0.7, 0.1], [0.1, 0.1, 0.8]])
     labels = [0, 0, 2]
