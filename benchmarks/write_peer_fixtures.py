@@ -12,8 +12,8 @@ and compare calib's results with the stored ones:
   (tests/test_calib_trivial.py).
 - ``ece_presets.json``: netcal ``ECE`` and torchmetrics ``binary_calibration_error`` /
   ``multiclass_calibration_error`` (L1) with their per-bin counts and torchmetrics' bin edges, on
-  uniform scores and on scores that sit on bin edges (multiples of 1/10, 1/15, 1/20, with 0, 0.5 and
-  1), binary and top-label, at 10, 15 and 20 bins (tests/test_calib_ece_presets.py).
+  uniform and softmax scores and on scores that sit on bin edges (multiples of 1/10, 1/15, 1/20, with
+  0, 0.5 and 1), binary and top-label, at 10, 15 and 20 bins (tests/test_calib_ece_presets.py).
 
 relplot and uncertainty-calibration are light and in the ``test`` extra, so the suite calls them live.
 
