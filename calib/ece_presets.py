@@ -4,20 +4,23 @@ The same scores give different ECEs in different libraries because of four choic
 (a score on an inner edge goes to the lower bin, "right-closed" (a, b], or the upper bin), how the
 edges are computed (k / M exactly, or ``linspace`` with edges such as 0.30000000000000004), where
 p = 1.0 lands, and whether a binary problem is read as the positive-class probability or as the
-top-label confidence. Read from each library's source (versions as of 2026):
+top-label confidence. Read from each library's source (versions as of 2026), and checked bin by bin
+against netcal 1.4.0 and torchmetrics 1.9.0 (outputs in tests/fixtures/peers/) and uncertainty-calibration:
 
-| preset                    | library, function                      | on an edge | edges     | p = 1.0    | M  |
-|---------------------------|----------------------------------------|------------|-----------|------------|----|
-| ``survey``                | Silva Filho et al. 2023, Sect. 4.1     | lower bin  | k / M     | last bin   | 10 |
-| ``sklearn``               | scikit-learn ``calibration_curve``     | lower bin  | linspace  | last bin   | 5  |
-| ``netcal``                | netcal ``ECE``                         | upper bin  | linspace  | last bin   | 10 |
-| ``torchmetrics``          | torchmetrics ``*CalibrationError``     | upper bin  | float32   | extra bin  | 15 |
-| ``uncertainty_calibration`` | uncertainty-calibration ``get_ece``  | lower bin  | k / M     | last bin   | 15 |
+| preset                      | library, function                   | on an edge | edges            | p = 1.0   | M  |
+|-----------------------------|-------------------------------------|------------|------------------|-----------|----|
+| ``survey``                  | Silva Filho et al. 2023, Sect. 4.1  | lower bin  | k / M            | last bin  | 10 |
+| ``sklearn``                 | scikit-learn ``calibration_curve``  | lower bin  | linspace         | last bin  | 5  |
+| ``netcal``                  | netcal ``ECE``                      | upper bin  | linspace         | last bin  | 10 |
+| ``torchmetrics``            | torchmetrics ``*CalibrationError``  | upper bin  | float32 linspace | extra bin | 15 |
+| ``uncertainty_calibration`` | uncertainty-calibration ``get_ece`` | lower bin  | k / M            | last bin  | 15 |
 
 "lower bin" is right-closed (a, b]; "upper bin" is left-closed [a, b). Every preset reads a binary
 problem (K = 2) as the probability of class 1 and K > 2 as the top-label confidence, except
 sklearn, which has no multiclass curve. netcal clips scores to [eps, 1 - eps]; torchmetrics puts
-p = 1.0 in an (M + 1)-th bin of its own and bins float32 scores on float32 edges, as here.
+p = 1.0 in an (M + 1)-th bin of its own and bins float32 scores on the edges of a float32
+``torch.linspace``, as here. Those are not all k / M rounded to float32: at its default M = 15, six
+differ by an ulp, and the scores 0.2, 0.4 and 7/15 fall below their edges (0.2 into [2/15, 3/15)).
 All weigh bins by their counts and skip empty ones. Example (tested): p = (0.45, 0.5, 0.55, 0.95, 1.0)
 with labels (1, 0, 1, 1, 0) and 10 bins gives 0.29 for survey, sklearn and uncertainty_calibration,
 0.31 for netcal and 0.33 for torchmetrics.
@@ -56,15 +59,32 @@ PRESETS = {
 
 
 def preset_edges(n_bins: int, edges: str) -> np.ndarray:
-    """M + 1 edges: ``exact`` k / M, ``linspace`` (float64) or ``float32`` (k / M rounded to float32)."""
+    """M + 1 edges: ``exact`` k / M, ``linspace`` (float64) or ``float32`` (torchmetrics' float32 linspace)."""
     m = check_positive_int(n_bins, "n_bins")
     if edges == "exact":
         return np.arange(m + 1) / m
     if edges == "linspace":
         return np.linspace(0.0, 1.0, m + 1)
     if edges == "float32":
-        return (np.arange(m + 1) / m).astype(np.float32).astype(np.float64)
+        return torch_linspace_float32(m)
     raise CalibInputError(f"edges must be 'exact', 'linspace' or 'float32'; got {edges!r}")
+
+
+def torch_linspace_float32(m: int) -> np.ndarray:
+    """``torch.linspace(0, 1, m + 1, dtype=torch.float32)`` (torchmetrics' bin edges), as float64.
+
+    torch takes step = 1 / m in float32, computes the first half as step * k and the second as
+    1 - step * (m - k), and its vectorized CPU kernels (AVX2, AVX512) round each once to float32 (a
+    fused multiply-add): identical to torch 2.13 with either kernel for every m <= 3000 and at 10^4,
+    10^5 and 10^6. torch's scalar fallback (``ATEN_CPU_CAPABILITY=default``) rounds step * (m - k)
+    first, which moves a few upper edges by one float32 ulp (m = 15: 0.8 -> 0.79999995).
+    """
+    step = np.float64(np.float32(1.0) / np.float32(m))
+    k = np.arange(m + 1)
+    # step has 24 significant bits, so both products and 1 - step * (m - k) are exact in float64 for
+    # m < 2^24: the cast below is the one rounding that torch's fused multiply-add makes.
+    edges = np.where(k < (m + 1) // 2, step * k, 1.0 - step * (m - k))
+    return edges.astype(np.float32).astype(np.float64)
 
 
 def preset_reliability(scores, labels, *, kind: str, preset: str, n_bins: int | None = None) -> ReliabilityBins:
