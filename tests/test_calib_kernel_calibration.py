@@ -118,3 +118,16 @@ def test_mmce_is_zero_for_exact_confidences_and_grows_with_overconfidence():
     assert values[0] < values[1] < values[2]
     with pytest.raises(CalibInputError, match="bandwidth"):
         mmce(p, np.array([0, 1, 2, 0]), kind="probs", bandwidth=0.0)
+
+
+def test_median_bandwidth_of_near_identical_predictions_is_exact():
+    # Hypothesis found two rows 1e-5 apart whose SKCE from logits and from the same probabilities
+    # differed by 8e-7: the median came from |a|^2 + |b|^2 - 2 <a, b>, which cancels to a few digits.
+    from scipy.special import softmax
+
+    logits = np.array([[0.0, 1e-5], [1e-5, 1e-5]])
+    probs = softmax(logits, axis=1)
+    exact = np.sqrt(2.0) * abs(probs[0, 1] - probs[1, 1])
+    assert median_bandwidth(probs) == pytest.approx(exact, rel=1e-9)
+    labels = np.array([0, 0])
+    assert skce(logits, labels, kind="logits") == pytest.approx(skce(probs, labels, kind="probs"), rel=1e-9)
