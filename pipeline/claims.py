@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 
-from pipeline.io import values_path
+from pipeline.io import read_values, values_path
 
 CLAIM_COLUMNS = ["paper", "artifact", "claim", "source", "holds"]
 
@@ -216,7 +216,7 @@ def claims_table(cfg: DictConfig, experiments: list[DictConfig]) -> pd.DataFrame
     def loader(paper: str) -> Values:
         def get(artifact: str) -> pd.DataFrame:
             if (paper, artifact) not in cache:
-                cache[(paper, artifact)] = pd.read_csv(values_path(results, by_name[(paper, artifact)]))
+                cache[(paper, artifact)] = read_values(values_path(results, by_name[(paper, artifact)]))
             return cache[(paper, artifact)]
 
         return get

@@ -68,6 +68,11 @@ def values_frame(records: list[dict]) -> pd.DataFrame:
     return frame[VALUE_COLUMNS]
 
 
+def read_values(path: Path) -> pd.DataFrame:
+    """A values CSV with its ``row`` and ``column`` names as text (a row named 7 stays "7", as cells name it)."""
+    return pd.read_csv(path, dtype={"row": str, "column": str})
+
+
 def write_csv(path: Path, frame: pd.DataFrame) -> Path:
     """Atomically write ``frame`` as CSV with full float precision."""
     return atomic_write(path, lambda tmp: frame.to_csv(tmp, index=False, float_format="%.10g"))

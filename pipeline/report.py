@@ -19,7 +19,7 @@ from omegaconf import DictConfig
 from calib.data.registry import REAL_SETS
 from pipeline.claims import CLAIM_COLUMNS, claims_table
 from pipeline.config import experiment_names, load_experiment
-from pipeline.io import values_path, write_csv, write_text
+from pipeline.io import read_values, values_path, write_csv, write_text
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.references import REPORT_COLUMNS, compare
 from pipeline.renderers import TABLE_KINDS
@@ -39,7 +39,7 @@ def _values(cfg: DictConfig, exp: DictConfig) -> tuple[pd.DataFrame | None, str]
     """Our values of ``exp``, or None and why they are missing (real sets this machine cannot obtain)."""
     path = values_path(Path(cfg.paths.results), exp)
     if path.exists():
-        return pd.read_csv(path), ""
+        return read_values(path), ""
     missing = [s for s in real_sets(exp) if s in REAL_SETS and not obtainable(cfg, s)]
     if not missing:
         raise SystemExit(f"{path} is missing: build it with `snakemake {path}`")

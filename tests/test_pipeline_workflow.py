@@ -102,7 +102,8 @@ def test_every_computed_cell_shows_ours_and_every_miss_its_cause(results):
     report = pd.read_csv(results / "reproduction.csv", keep_default_na=False, na_values=[""])
     for status in ("pass", "deviation", "fail", "informational"):
         lines = report[report.status == status]
-        assert lines.ours.notna().all() or status == "fail", status  # ours written whenever we computed it
+        # ours is written whenever we computed it (NaN only where the paper prints nan too)
+        assert (lines.ours.notna() | lines.published.isna()).all() or status == "fail", status
     for status in ("deviation", "fail", "input", "informational", "not-run-here", "not-reproducible"):
         assert (report[report.status == status].cause.fillna("") != "").all(), status
     misses = pd.read_csv(results / "reproduction_misses.csv")
