@@ -1,61 +1,47 @@
 """The ``calib`` command: evaluate, calibrate and compare posteriors from files.
 
-    calib evaluate FILE [--kind probs|logprobs|logits] [--labels COL] [--out DIR] [--json]
-    calib calibrate --method dp --train FILE --apply FILE --out FILE [--save-model M | --model M]
+    calib evaluate FILE [input options] [--out DIR] [--json] [--bootstrap B]
+    calib calibrate --method dp --train FILE --apply FILE --out FILE.npz [--save-model MODEL.json]
+    calib calibrate --model MODEL.json --apply FILE --out FILE.npz
     calib compare FILE FILE ... [--names A B ...]
+    calib --version
 
-Files: ``.npz`` (arrays ``scores`` and ``labels``, or the keys given by --scores-key/--labels-key;
-an array ``kind``, as ``calib calibrate`` writes, overrides --kind),
-``.npy`` scores with --labels-file, or ``.csv`` / ``.parquet`` tables with one column per class and a
-label column (--labels, default ``label``). Progress goes to stderr (silenced by --quiet); results
-go to stdout. Exit status: 0 success, 1 bad input or data (one line on stderr says what and how to
-fix it), 2 bad command line (argparse).
+Files: ``.npz`` (arrays ``scores`` and ``labels``, or the keys given by --scores-key / --labels-key;
+an array ``kind``, as ``calib calibrate`` writes, overrides --kind), ``.npy`` scores with
+--labels-file, or ``.csv`` / ``.parquet`` tables with score columns and a label column (see
+``calib evaluate --help``). Progress and notes go to stderr (--quiet silences progress); results go
+to stdout. Exit status: 0 success, 1 bad input, data or path (one line on stderr says what and how
+to fix it), 2 bad command line (argparse's usage message).
+
+JSON output is strict JSON: an infinite or undefined value (e.g. the cross-entropy of a zero
+probability on a true label) is written as the string ``"inf"``, ``"-inf"`` or ``"nan"``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
-import pickle
 import sys
+import warnings
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
 
-from calib.bootstrap import percentile_interval, resample_blocks
-from calib.calibrators import (
-    AffineCalibrator,
-    BetaCalibrator,
-    DirichletCalibrator,
-    HistogramBinning,
-    IsotonicCalibrator,
-    MatrixScaling,
-    TemperatureScaling,
-    VectorScaling,
-)
 from calib.data.real import PosteriorSet, load_posteriors
-from calib.decisions import zero_one_costs
-from calib.files import atomic_write
-from calib.summary import Summary, evaluate, point_metrics, resampled_metrics
-from calib.validation import CalibInputError
+from calib.validation import CalibInputError, CalibInputWarning
 
 KINDS = ("probs", "logprobs", "logits")
-METHODS = {
-    "dp": AffineCalibrator,
-    "temperature": TemperatureScaling,
-    "vector": VectorScaling,
-    "matrix": MatrixScaling,
-    "dirichlet": DirichletCalibrator,
-    "beta": BetaCalibrator,
-    "isotonic": IsotonicCalibrator,
-    "histogram": HistogramBinning,
-}
-COMPARED = ("accuracy", "NCE", "NBS", "ECE top-label", "ECD")
-MODEL_FORMAT = "calib-calibrator-1"
+# --bootstrap: 0 turns intervals off; fewer than 2 resamples give no interval, and past this many
+# the intervals stop changing while the run keeps growing.
+MAX_BOOTSTRAP = 100_000
 
 
 class _Progress:
+    """Progress lines on stderr with the elapsed time (silenced by --quiet)."""
+
     def __init__(self, quiet: bool):
         self.quiet = quiet
 
@@ -64,81 +50,164 @@ class _Progress:
             print(f"calib: {message}", file=sys.stderr, flush=True)
 
 
+def _note(message: str) -> None:
+    print(f"calib: note: {message}", file=sys.stderr, flush=True)
+
+
 def _add_input_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kind", choices=KINDS, default="probs", help="what the scores hold (default: probs)")
-    parser.add_argument("--labels", default="label", help="label column of a CSV / Parquet file (default: label)")
-    parser.add_argument("--labels-file", help="labels .npy file, for scores given as a .npy file")
-    parser.add_argument("--scores-key", default="scores", help="scores array in an .npz file (default: scores)")
-    parser.add_argument("--labels-key", default="labels", help="labels array in an .npz file (default: labels)")
+    group = parser.add_argument_group("reading the files")
+    group.add_argument("--kind", choices=KINDS, default="probs", help="what the scores hold (default: probs)")
+    group.add_argument("--labels", default="label", help="label column of a CSV / Parquet table (default: label)")
+    group.add_argument(
+        "--class-columns",
+        nargs="+",
+        metavar="COLUMN",
+        help="score columns of a table, by name or pattern (e.g. 'prob_*'); default: every numeric column "
+        "but the labels",
+    )
+    group.add_argument(
+        "--label-values",
+        nargs="+",
+        metavar="HOW",
+        help="what the labels of a table hold: index (class indices from 0), names (class column names), "
+        "1-based (indices from 1), or LABEL=COLUMN pairs; default: names if text, indices if numbers",
+    )
+    group.add_argument(
+        "--positive-label",
+        metavar="LABEL",
+        help="binary problems: the label of the positive class (a table may then hold one score column, the "
+        "positive class's probability, log-probability or logit)",
+    )
+    group.add_argument(
+        "--renormalize",
+        action="store_true",
+        help="divide rows of probabilities by their sums when rounding left them off 1 (by at most 0.01)",
+    )
+    group.add_argument("--labels-file", help="labels .npy file, for scores given as a .npy file")
+    group.add_argument("--scores-key", default="scores", help="scores array in an .npz file (default: scores)")
+    group.add_argument("--labels-key", default="labels", help="labels array in an .npz file (default: labels)")
     parser.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
 
 
-def _load(path: str, args) -> PosteriorSet:
+def _label_values(values: list[str] | None):
+    """--label-values as load_table's ``label_values``: one word, or a mapping from LABEL=COLUMN pairs."""
+    if not values:
+        return "auto"
+    if len(values) == 1 and "=" not in values[0]:
+        return values[0]
+    pairs = [v.split("=", 1) for v in values]
+    if any(len(p) != 2 or not p[0] or not p[1] for p in pairs):
+        raise CalibInputError(
+            f"--label-values takes one of index, names, 1-based, or LABEL=COLUMN pairs; got {' '.join(values)}"
+        )
+    return dict(pairs)
+
+
+def _load(path: str, args, *, require_labels: bool = True) -> PosteriorSet:
+    """Load ``path`` as the command line says; loader warnings become notes on stderr."""
     file = Path(path)
-    if not file.exists():
-        raise CalibInputError(f"{path}: no such file")
+    options = {"renormalize": args.renormalize, "require_labels": require_labels}
+    kind = args.kind
     suffix = file.suffix.lower()
     if suffix == ".npz":
-        with np.load(file, allow_pickle=False) as archive:  # files written by `calib calibrate` carry their kind
-            kind = str(archive["kind"]) if "kind" in archive.files else args.kind
-        return load_posteriors(file, kind=kind, scores_key=args.scores_key, labels_key=args.labels_key)
-    if suffix == ".npy":
-        if not args.labels_file:
-            raise CalibInputError(f"{path} holds scores only: give the labels with --labels-file LABELS.npy")
-        return load_posteriors(file, kind=args.kind, labels=args.labels_file)
-    return load_posteriors(file, kind=args.kind, label_column=args.labels)
+        options |= {"scores_key": args.scores_key, "labels_key": args.labels_key}
+        kind = _kind_in_archive(file) or kind
+    elif suffix == ".npy":
+        options["labels"] = args.labels_file
+    else:
+        options |= {
+            "label_column": args.labels,
+            "class_columns": args.class_columns,
+            "label_values": _label_values(args.label_values),
+            "positive_label": args.positive_label,
+        }
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CalibInputWarning)
+        pset = load_posteriors(file, kind=kind, **options)
+    for warning in caught:
+        _note(str(warning.message))
+    pset.logprobs()  # validate now, so a bad file stops before any computation
+    return pset
 
 
-def _read_costs(path: str) -> np.ndarray:
-    """A cost matrix from a CSV without header: row i = true class i, column j = decision j."""
+def _kind_in_archive(file: Path) -> str | None:
+    """The ``kind`` array of an archive written by ``calib calibrate`` (None if absent or unreadable here)."""
     try:
-        return np.loadtxt(path, delimiter=",", ndmin=2)
-    except (OSError, ValueError) as exc:
-        raise CalibInputError(f"--costs {path}: not a CSV of numbers, one row per class ({exc})") from exc
+        with np.load(file, allow_pickle=False) as archive:
+            return str(archive["kind"]) if "kind" in archive.files else None
+    except Exception:  # the loader reads the file again and names what is wrong with it
+        return None
 
 
-def _summary_text(name: str, summary: Summary) -> str:
-    lines = [f"{name}: {summary.n_samples} samples, {summary.n_classes} classes"]
-    for metric, m in summary.metrics.items():
-        interval = "" if np.isnan(m.low) else f"   [{m.low:.4f}, {m.high:.4f}]"
-        lines.append(f"  {metric:<28s} {m.value:9.4f}{interval}")
-    lines.append(f"  recommended calibrator: {summary.recommended}")
-    return "\n".join(lines)
+def _output_dir(path: str) -> Path:
+    """--out DIR, created now and checked writable, so a long run never ends in a failed write."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise CalibInputError(f"--out {out} is a file; give a folder for metrics.json, metrics.csv and the figures")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CalibInputError(f"--out {out} cannot be created ({exc.strerror}); choose a writable folder") from exc
+    if not os.access(out, os.W_OK):
+        raise CalibInputError(f"--out {out} is not writable; choose a writable folder")
+    return out
 
 
-def _write_outputs(out: Path, pset: PosteriorSet, summary: Summary, progress) -> list[Path]:
-    import pandas as pd
+def _output_file(path: str, flag: str, suffix: str) -> Path:
+    """An output file path, checked before any work: the right suffix, not a folder, in a writable folder."""
+    out = Path(path)
+    if out.suffix.lower() != suffix:
+        raise CalibInputError(f"{flag} {out}: give a file name ending in {suffix}")
+    if out.is_dir():
+        raise CalibInputError(f"{flag} {out} is a folder; give a file name ending in {suffix}")
+    folder = out.parent if str(out.parent) else Path(".")
+    if not folder.is_dir():
+        raise CalibInputError(f"{flag} {out}: the folder {folder} does not exist; create it first")
+    if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise CalibInputError(f"{flag} {out} is not writable; choose another path")
+    return out
 
-    from calib.calibration_error import top_label_reliability
-    from calib.plots.reliability import reliability_bars
-    from calib.plots.style import figure_style, save_figure
 
-    out.mkdir(parents=True, exist_ok=True)
-    records = summary.as_records()
-    document = {
-        "n_samples": summary.n_samples,
-        "n_classes": summary.n_classes,
-        "recommended": summary.recommended,
-        "metrics": records,
-    }
-    atomic_write(out / "metrics.json", lambda tmp: tmp.write_text(json.dumps(document, indent=2, allow_nan=True)))
-    frame = pd.DataFrame(records)
-    atomic_write(out / "metrics.csv", lambda tmp: frame.to_csv(tmp, index=False, float_format="%.10g"))
-    progress("drawing the reliability diagram")
-    import matplotlib.pyplot as plt
+def _check_run_options(args) -> None:
+    if args.seed < 0:
+        raise CalibInputError(f"--seed must be 0 or a positive integer; got {args.seed}")
+    if args.bootstrap != 0 and not 2 <= args.bootstrap <= MAX_BOOTSTRAP:
+        raise CalibInputError(
+            f"--bootstrap must be 0 (no intervals) or between 2 and {MAX_BOOTSTRAP}; got {args.bootstrap}"
+        )
 
-    with figure_style():
-        fig, ax = plt.subplots(figsize=(3.6, 3.6), layout="constrained")
-        reliability_bars(ax, top_label_reliability(pset.logprobs(), pset.labels, kind="logprobs", n_bins=15))
-        ax.set_xlabel("confidence (top-label), 15 bins")
-        ax.set_ylabel("accuracy")
-        ax.set_title(f"ECE {summary.metrics['ECE top-label'].value:.4f}", fontsize=9)
-        figures = save_figure(fig, out / "reliability")
-    return [out / "metrics.json", out / "metrics.csv", *figures]
+
+def _json_number(value):
+    """A float as strict JSON: itself when finite, else "inf", "-inf" or "nan"."""
+    value = float(value)
+    if math.isfinite(value):
+        return value
+    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+
+
+def _strict_json(document) -> str:
+    def clean(node):
+        if isinstance(node, dict):
+            return {k: clean(v) for k, v in node.items()}
+        if isinstance(node, list | tuple):
+            return [clean(v) for v in node]
+        if isinstance(node, float | np.floating):
+            return _json_number(node)
+        if isinstance(node, np.integer):
+            return int(node)
+        return node
+
+    return json.dumps(clean(document), indent=2, allow_nan=False)
 
 
 def _evaluate(args) -> int:
+    from calib.cli_report import evaluation_document, summary_text, write_outputs
+    from calib.decisions import zero_one_costs
+    from calib.summary import evaluate
+
+    _check_run_options(args)
     progress = _Progress(args.quiet)
+    out = _output_dir(args.out) if args.out else None
     pset = _load(args.file, args)
     progress(f"loaded {args.file}: {pset.n_samples} samples, {pset.n_classes} classes")
     costs = {"0-1": zero_one_costs(pset.n_classes)}
@@ -156,61 +225,78 @@ def _evaluate(args) -> int:
         seed=args.seed,
         progress=progress,
     )
-    if args.json:
-        print(json.dumps({"file": args.file, "recommended": summary.recommended, "metrics": summary.as_records()}))
-    else:
-        print(_summary_text(args.file, summary))
-    if args.out:
-        for path in _write_outputs(Path(args.out), pset, summary, progress):
+    document = evaluation_document(args.file, summary)
+    print(_strict_json(document) if args.json else summary_text(args.file, summary))
+    if out is not None:
+        for path in write_outputs(out, pset, summary, _strict_json(document), progress):
             progress(f"wrote {path}")
     return 0
 
 
-def _save_model(path: Path, model, method: str) -> None:
-    saved = {"format": MODEL_FORMAT, "method": method, "model": model}
-    atomic_write(path, lambda tmp: tmp.write_bytes(pickle.dumps(saved)))
-
-
-def _load_model(path: str):
+def _read_costs(path: str) -> np.ndarray:
+    """A cost matrix from a CSV without header: row i = true class i, column j = decision j."""
     try:
-        with Path(path).open("rb") as handle:
-            saved = pickle.load(handle)  # noqa: S301 - the user's own file, written by `calib calibrate`
-    except Exception as exc:  # unpickling arbitrary bytes can fail in any way
-        raise CalibInputError(f"{path}: not a calibrator saved by `calib calibrate --save-model` ({exc})") from exc
-    if not isinstance(saved, dict) or saved.get("format") != MODEL_FORMAT:
-        raise CalibInputError(f"{path}: not a calibrator saved by `calib calibrate --save-model`")
-    return saved["model"]
+        return np.loadtxt(path, delimiter=",", ndmin=2)
+    except (OSError, ValueError) as exc:
+        raise CalibInputError(f"--costs {path}: not a CSV of numbers, one row per class ({exc})") from exc
 
 
 def _calibrate(args) -> int:
+    from calib.calibrators import METHODS, load_calibrator, save_calibrator
+    from calib.files import atomic_write
+
     progress = _Progress(args.quiet)
-    out = Path(args.out)
-    if out.suffix.lower() != ".npz":
-        raise CalibInputError(f"--out {out}: write calibrated log-probabilities to an .npz file")
+    out = _output_file(args.out, "--out", ".npz")
+    saved = _output_file(args.save_model, "--save-model", ".json") if args.save_model else None
     if args.model:
-        model = _load_model(args.model)
+        if args.method or args.train or args.save_model:
+            raise CalibInputError("--model applies a saved calibrator: drop --method, --train and --save-model")
+        model, method = load_calibrator(args.model)
+        progress(f"loaded a {method} calibrator from {args.model}")
     else:
         if not args.train or not args.method:
-            raise CalibInputError("give --method and --train FILE to fit a calibrator, or --model FILE to load one")
+            raise CalibInputError("give --method and --train FILE to fit a calibrator, or --model FILE to apply one")
         train = _load(args.train, args)
+        _warn_about_training_data(train, args.method)
         progress(f"fitting {args.method} on {args.train} ({train.n_samples} samples)")
         model = METHODS[args.method]().fit(train.logprobs(), train.labels, kind="logprobs")
-        if args.save_model:
-            _save_model(Path(args.save_model), model, args.method)
-            progress(f"saved the calibrator to {args.save_model}")
-    target = _load(args.apply, args)
+        if saved is not None:
+            save_calibrator(model, saved, method=args.method)
+            progress(f"saved the calibrator to {saved}")
+    target = _load(args.apply, args, require_labels=False)
     calibrated = model.predict_log_proba(target.logprobs(), kind="logprobs")
-    arrays = {"scores": calibrated, "labels": target.labels, "kind": np.array("logprobs")}
+    arrays = {"scores": calibrated, "kind": np.array("logprobs")}
+    if target.labels is not None:
+        arrays["labels"] = target.labels
     atomic_write(out, lambda tmp: np.savez_compressed(tmp, **arrays))
-    progress(f"wrote calibrated log-probabilities of {args.apply} to {out} (read them with --kind logprobs)")
+    what = "calibrated log-probabilities" + ("" if target.labels is not None else " (no labels: scores only)")
+    progress(f"wrote the {what} of {args.apply} to {out}")
     return 0
 
 
+def _warn_about_training_data(train: PosteriorSet, method: str) -> None:
+    """Notes when a calibrator is fitted on data too small, or missing classes, to be trusted."""
+    counts = np.bincount(train.labels, minlength=train.n_classes)
+    absent = [train.class_names[k] if train.class_names else k for k in np.flatnonzero(counts == 0)]
+    if absent:
+        _note(f"--train has no sample of class {absent}: {method} learns nothing about it")
+    if counts.min() < 20:
+        _note(
+            f"--train has only {counts.min()} samples of its smallest class: a {method} fit on so few is noisy; "
+            "check it on held-out data (calib evaluate)"
+        )
+
+
 def _compare(args) -> int:
-    progress = _Progress(args.quiet)
+    from calib.cli_report import compare_text
+
+    _check_run_options(args)
+    if len(args.files) < 2:
+        raise CalibInputError("compare needs at least two files (systems scored on the same labels)")
     names = args.names or args.files
     if len(names) != len(args.files):
-        raise CalibInputError(f"--names gives {len(names)} names for {len(args.files)} files")
+        raise CalibInputError(f"--names gives {len(names)} names for {len(args.files)} files; give one per file")
+    progress = _Progress(args.quiet)
     sets = [_load(f, args) for f in args.files]
     labels = sets[0].labels
     for f, s in zip(args.files[1:], sets[1:], strict=True):
@@ -218,47 +304,20 @@ def _compare(args) -> int:
             raise CalibInputError(
                 f"{f}: its labels differ from those of {args.files[0]}; compare systems on one test set"
             )
-    costs = {"0-1": zero_one_costs(sets[0].n_classes)}
-    logps = [s.logprobs() for s in sets]
-    point = [point_metrics(lp, labels, costs) for lp in logps]
-    progress(f"paired bootstrap over {args.bootstrap} resamples")
-    diffs = []
-    for rows in resample_blocks(labels.size, n_boot=args.bootstrap, seed=args.seed):
-        values = [resampled_metrics(lp, labels, costs, None, rows) for lp in logps]
-        diffs.append(np.array([[_difference(v[m], values[0][m]) for m in COMPARED] for v in values[1:]]))
-    diffs = np.concatenate(diffs, axis=-1)  # (S - 1, M, B)
-    point_diffs = np.array([[_difference(p[m], point[0][m]) for m in COMPARED] for p in point[1:]])
-    undefined = np.isnan(point_diffs) | np.isnan(diffs).any(axis=-1)
-    low, high = percentile_interval(np.where(undefined[..., None], 0.0, diffs).transpose(2, 0, 1), 0.05)
-    lines = ["metric".ljust(16) + "".join(n[:18].rjust(20) for n in names)]
-    for m in COMPARED:
-        lines.append(m.ljust(16) + "".join(f"{p[m]:20.4f}" for p in point))
-    lines.append(f"\ndifferences from {names[0]} (paired bootstrap 95 % interval):")
-    for i, name in enumerate(names[1:]):
-        for j, m in enumerate(COMPARED):
-            head = f"  {name} - {names[0]}: {m:<16s}"
-            if undefined[i, j]:
-                lines.append(f"{head} undefined: infinite for both (a zero probability on a true label)")
-            else:
-                lines.append(f"{head} {point_diffs[i, j]:+.4f} [{low[i, j]:+.4f}, {high[i, j]:+.4f}]")
-    print("\n".join(lines))
+    print(compare_text(names, sets, n_boot=args.bootstrap, seed=args.seed, progress=progress))
     return 0
 
 
-def _difference(a, b):
-    """a - b, NaN where both are the same infinity (e.g. two infinite cross-entropies), without a warning."""
-    with np.errstate(invalid="ignore"):
-        return np.subtract(a, b)
-
-
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``calib`` command (its ``--help`` is the command's reference)."""
     parser = argparse.ArgumentParser(prog="calib", description="Evaluate and calibrate probabilistic classifiers.")
+    parser.add_argument("--version", action="version", version=f"calib {version('calib-repro')}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     ev = commands.add_parser("evaluate", help="metrics, intervals and a reliability diagram of one posteriors file")
     ev.add_argument("file")
     _add_input_options(ev)
-    ev.add_argument("--out", help="directory for metrics.json, metrics.csv and reliability.png / .pdf")
+    ev.add_argument("--out", help="folder for metrics.json, metrics.csv and reliability.png / .pdf")
     ev.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     ev.add_argument("--priors", type=float, nargs="+", help="class priors for NCE, NBS and the risks (one per class)")
     ev.add_argument(
@@ -267,24 +326,27 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--costs", help="also the Bayes risk of this cost matrix (CSV, row = true class, column = decision)"
     )
-    ev.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples for the intervals (0: none)")
-    ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument(
+        "--bootstrap", type=int, default=200, help=f"bootstrap resamples (0: no intervals; else 2..{MAX_BOOTSTRAP})"
+    )
+    ev.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of the folds (default 0)")
     ev.set_defaults(run=_evaluate)
 
     ca = commands.add_parser("calibrate", help="fit a calibrator on one file and apply it to another")
-    ca.add_argument("--method", choices=sorted(METHODS))
+    ca.add_argument("--method", choices=["dp", "temperature", "vector", "matrix", "dirichlet", "beta", "isotonic",
+                                         "histogram"])  # fmt: skip
     ca.add_argument("--train", help="posteriors and labels to fit the calibrator on")
-    ca.add_argument("--apply", required=True, help="posteriors to calibrate")
+    ca.add_argument("--apply", required=True, help="posteriors to calibrate (labels optional)")
     ca.add_argument("--out", required=True, help=".npz file for the calibrated log-probabilities")
-    ca.add_argument("--save-model", help="write the fitted calibrator to this file")
-    ca.add_argument("--model", help="apply a calibrator saved with --save-model instead of fitting one")
+    ca.add_argument("--save-model", help="write the fitted calibrator to this .json file")
+    ca.add_argument("--model", help="apply a calibrator saved with --save-model (a .json file) instead of fitting one")
     _add_input_options(ca)
     ca.set_defaults(run=_calibrate)
 
     co = commands.add_parser("compare", help="several systems on the same labels, with paired bootstrap intervals")
     co.add_argument("files", nargs="+")
     co.add_argument("--names", nargs="+", help="one short name per file")
-    co.add_argument("--bootstrap", type=int, default=200)
+    co.add_argument("--bootstrap", type=int, default=200, help=f"paired bootstrap resamples (2..{MAX_BOOTSTRAP})")
     co.add_argument("--seed", type=int, default=0)
     _add_input_options(co)
     co.set_defaults(run=_compare)
@@ -292,15 +354,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; 0 on success, 1 for bad input (one line on stderr), 2 for a bad command line."""
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (CalibInputError, FileNotFoundError) as exc:
-        print(f"calib {args.command}: error: {exc}", file=sys.stderr)
+    except CalibInputError as exc:
+        print(f"calib {args.command}: error: {exc.cli_message}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # the reader closed the pipe (e.g. `| head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:
+        print(f"calib {args.command}: interrupted; no output was written", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

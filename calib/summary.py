@@ -6,9 +6,12 @@ each cost matrix (paper 000, eq. 2; 0-1 costs by default); top-label and class-w
 bins) and, for two classes, the positive-class ECE; smooth ECE (relplot's estimator); ECD (paper
 004); and the relative calibration loss RCL of the cross-entropy and the Brier score for each
 calibrator under 5-fold cross-validation (paper 000, eq. 33): DP (affine) and temperature scaling
-always, histogram binning and isotonic regression for two classes, vector scaling for more. The
-recommended calibrator is the one with the largest cross-validated RCL of the cross-entropy (the
-most log loss it removes), or none when every RCL-CE is negative.
+always, histogram binning and isotonic regression for two classes, vector scaling for more.
+
+A calibrator is recommended only with evidence: its per-sample gain in log loss (raw minus
+cross-validated calibrated; in Brier score when a zero probability on a true label makes the raw
+log loss infinite) is resampled with the metrics (a paired bootstrap), and the calibrator with the
+largest mean gain among those whose interval lies above 0 is recommended; otherwise none.
 
 Intervals are percentile bootstrap intervals (B resamples, seeded) of every metric except RCL,
 whose calibrators would have to be refitted per resample; RCL is reported as a point estimate.
@@ -26,8 +29,14 @@ from scipy.special import entr
 
 from calib.bootstrap import ece_terms, grouped_sums, percentile_interval, resample_blocks, resampled_ece
 from calib.calibration_error import ece_binary, ece_classwise, ece_top_label
-from calib.calibration_loss import calibration_loss
-from calib.calibrators import AffineCalibrator, HistogramBinning, IsotonicCalibrator, TemperatureScaling, VectorScaling
+from calib.calibrators import (
+    AffineCalibrator,
+    HistogramBinning,
+    IsotonicCalibrator,
+    TemperatureScaling,
+    VectorScaling,
+    calibrate,
+)
 from calib.decisions import bayes_choices, check_costs, normalized_risk, zero_one_costs
 from calib.entropic import ecd, ecd_terms
 from calib.kernel import smooth_ece_top_label
@@ -36,7 +45,8 @@ from calib.validation import CalibInputError, as_priors, as_probs, check_inputs,
 
 ECE_BINS = 15
 RCL_FOLDS = 5
-NO_CALIBRATOR = "none: no calibrator lowers the cross-validated log loss"
+# Calibrators fit on log-probabilities floored here: log 0 = -inf would stop an affine fit.
+LOG_FLOOR = -700.0
 CALIBRATORS: dict[str, Callable] = {"DP (affine)": AffineCalibrator, "temperature": TemperatureScaling}
 BINARY_CALIBRATORS: dict[str, Callable] = {
     "histogram": lambda: HistogramBinning(n_bins=ECE_BINS),
@@ -61,6 +71,8 @@ class Summary:
     n_samples: int
     n_classes: int
     metrics: dict[str, Metric] = field(default_factory=dict)
+    gains: dict[str, Metric] = field(default_factory=dict)
+    gain_score: str = "log loss"
     recommended: str = ""
 
     def as_records(self) -> list[dict]:
@@ -139,6 +151,26 @@ def resampled_metrics(logp: np.ndarray, labels: np.ndarray, costs: dict, priors,
     return out
 
 
+def _calibrated(logp: np.ndarray, y: np.ndarray, seed: int, say) -> dict[str, np.ndarray]:
+    """Each calibrator's cross-validated log-posteriors. Calibrators fit on log-probabilities floored at
+    -700, so an exact zero (log 0) stays a near-zero probability instead of stopping the fit."""
+    floored = np.maximum(logp, LOG_FLOOR)
+    extra = BINARY_CALIBRATORS if logp.shape[1] == 2 else MULTICLASS_CALIBRATORS
+    out = {}
+    for name, make in (CALIBRATORS | extra).items():
+        say(f"{name}: {RCL_FOLDS}-fold cross-validated fit")
+        out[name] = calibrate(make(), floored, y, kind="logprobs", protocol="xv", n_folds=RCL_FOLDS, seed=seed)
+    return out
+
+
+def _relative_loss(raw: np.ndarray, calibrated: np.ndarray) -> float:
+    """RCL = (raw - calibrated) / raw of two mean losses (paper 000, eq. 33); NaN when the raw loss is infinite."""
+    raw_mean, cal_mean = float(np.mean(raw)), float(np.mean(calibrated))
+    if not np.isfinite(raw_mean) or raw_mean <= 0:
+        return float("nan")
+    return (raw_mean - cal_mean) / raw_mean
+
+
 def evaluate(
     scores,
     labels,
@@ -151,7 +183,44 @@ def evaluate(
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> Summary:
-    """Metrics of (``scores``, ``labels``) with (1 - ``alpha``) bootstrap intervals over ``n_boot`` resamples."""
+    """Metrics of (``scores``, ``labels``) with (1 - ``alpha``) bootstrap intervals over ``n_boot`` resamples.
+
+    Parameters
+    ----------
+    scores : array of shape (N, K)
+        Posteriors of kind ``kind``.
+    labels : array of shape (N,)
+        True classes in [0, K).
+    kind : {"probs", "logprobs", "logits"}
+    costs : dict of name -> (K, K) cost matrix, optional
+        Bayes risks to report (default: 0-1 costs).
+    priors : array of shape (K,), optional
+        Weight each class to these priors in NCE, NBS and the risks (paper 000, eqs. 36-37).
+    n_boot : int
+        Bootstrap resamples for the intervals and for the calibrators' evidence (0: none).
+    alpha : float
+        1 - the intervals' level.
+    seed : int
+        Seed of the resamples and of the cross-validation folds.
+    progress : callable, optional
+        Receives progress messages.
+
+    Returns
+    -------
+    Summary
+        The metrics with intervals, RCL per calibrator, each calibrator's paired-bootstrap gain and the
+        recommendation: the calibrator with the largest gain in log loss (in Brier score when the raw
+        log loss is infinite) among those whose interval of the gain lies above 0, or none.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, 400)
+    >>> y = (rng.random(400) < p1).astype(int)
+    >>> s = evaluate(np.column_stack([1 - p1, p1]), y, kind="probs", n_boot=20)
+    >>> round(s.metrics["accuracy"].value, 3), s.recommended.startswith("none")
+    (0.713, True)
+    """
     logp, y = check_inputs(scores, labels, kind)
     if np.bincount(y).max() < RCL_FOLDS:
         raise CalibInputError(
@@ -167,25 +236,43 @@ def evaluate(
     summary = Summary(logp.shape[0], logp.shape[1])
     say("metrics on the full data")
     point = point_metrics(logp, y, costs, priors)
+    calibrated = _calibrated(logp, y, seed, say)
+    losses = {"log loss": -logp[np.arange(y.size), y], "Brier": brier_losses(logp, y, "mean")}
+    score = "log loss" if np.isfinite(losses["log loss"]).all() else "Brier"
+    gains = {}
+    for name, cal in calibrated.items():
+        own = {"log loss": -cal[np.arange(y.size), y], "Brier": brier_losses(cal, y, "mean")}
+        summary.metrics[f"RCL-CE {name}"] = Metric(_relative_loss(losses["log loss"], own["log loss"]))
+        summary.metrics[f"RCL-BS {name}"] = Metric(_relative_loss(losses["Brier"], own["Brier"]))
+        gains[name] = losses[score] - own[score]
     if n_boot:
-        draws, done = [], 0
+        draws, gain_draws, done = [], [], 0
         for rows in resample_blocks(y.size, n_boot=n_boot, seed=seed):
             say(f"bootstrap {done}/{n_boot}")
             draws.append(np.column_stack(list(resampled_metrics(logp, y, costs, priors, rows).values())))
+            gain_draws.append(np.column_stack([g[rows].mean(axis=1) for g in gains.values()]))
             done += rows.shape[0]
         low, high = percentile_interval(np.concatenate(draws), alpha)
-    for i, (name, value) in enumerate(point.items()):
-        summary.metrics[name] = Metric(value, *(float(low[i]), float(high[i])) if n_boot else ())
-    best, best_rcl = "", -np.inf
-    extra = BINARY_CALIBRATORS if logp.shape[1] == 2 else MULTICLASS_CALIBRATORS
-    for name, make in (CALIBRATORS | extra).items():
-        say(f"RCL of {name} ({RCL_FOLDS}-fold cross-validation)")
-        for metric, label in (("ce", "CE"), ("brier", "BS")):
-            rcl = calibration_loss(
-                logp, y, kind="logprobs", metric=metric, calibrator=make(), protocol="xv", n_folds=RCL_FOLDS, seed=seed
-            )
-            summary.metrics[f"RCL-{label} {name}"] = Metric(rcl)
-            if metric == "ce" and rcl > best_rcl:
-                best, best_rcl = name, rcl
-    summary.recommended = best if best_rcl > 0 else NO_CALIBRATOR
+        gain_low, gain_high = percentile_interval(np.concatenate(gain_draws), alpha)
+    metrics = {
+        name: Metric(value, *(float(low[i]), float(high[i])) if n_boot else ())
+        for i, (name, value) in enumerate(point.items())
+    }
+    summary.metrics = metrics | summary.metrics
+    for i, (name, gain) in enumerate(gains.items()):
+        bounds = (float(gain_low[i]), float(gain_high[i])) if n_boot else ()
+        summary.gains[name] = Metric(float(np.mean(gain)), *bounds)
+    summary.gain_score = score
+    summary.recommended = _recommendation(summary.gains, score, n_boot, alpha)
     return summary
+
+
+def _recommendation(gains: dict[str, Metric], score: str, n_boot: int, alpha: float) -> str:
+    """The calibrator with the largest mean gain among those whose interval of the gain lies above 0."""
+    if not n_boot:
+        return "none assessed: the evidence needs bootstrap resamples (n_boot > 0)"
+    better = {name: g.value for name, g in gains.items() if g.low > 0}
+    if not better:
+        level = round(100 * (1 - alpha))
+        return f"none: no calibrator lowers the {score} beyond noise ({level} % paired bootstrap interval includes 0)"
+    return max(better, key=better.get)

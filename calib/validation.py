@@ -20,15 +20,44 @@ KINDS = ("probs", "logprobs", "logits")
 
 # Rows of probabilities may deviate from 1 by float32 rounding; more than this is an error.
 _ROW_SUM_TOL = 1e-4
-
-
-_NOT_PROBABILITIES = (
-    "{name} (kind='probs') must lie in [0, 1]; for log-probabilities or logits say kind='logprobs' or 'logits'"
-)
+# Rows off by at most this much are probabilities rounded to a few decimals (3 decimals over 10
+# classes can add up to 0.005): the error offers to renormalize them; beyond it, a class is missing.
+ROUNDING_TOL = 0.01
 
 
 class CalibInputError(ValueError):
-    """Raised for any invalid argument passed to a public ``calib`` function."""
+    """Raised for any invalid argument passed to a public ``calib`` function.
+
+    The message names the argument and a fix in Python terms (``kind='logits'``); where the ``calib``
+    command would need other words for the same fix (``--kind logits``), ``cli_message`` holds them,
+    so each interface only ever advises what it can do.
+
+    Parameters
+    ----------
+    message : str
+        The problem and its fix, in terms of the Python API.
+    cli_message : str, optional
+        The same in terms of the command line; defaults to ``message``.
+
+    Examples
+    --------
+    >>> error = CalibInputError("pass renormalize=True", cli_message="pass --renormalize")
+    >>> str(error), error.cli_message
+    ('pass renormalize=True', 'pass --renormalize')
+    """
+
+    def __init__(self, message: str, *, cli_message: str | None = None):
+        super().__init__(message)
+        self.cli_message = message if cli_message is None else cli_message
+
+
+class MissingFileError(CalibInputError, FileNotFoundError):
+    """An input file that does not exist (or is a directory): a CalibInputError and a FileNotFoundError."""
+
+
+class CalibInputWarning(UserWarning):
+    """Something about the input that calib handled on its own and the user should know (e.g. a dropped
+    index column, rows renormalized): the command line prints it as a note on stderr."""
 
 
 def as_float_array(values, name: str, expected: str = "array") -> np.ndarray:
@@ -86,7 +115,7 @@ def as_logprobs(scores, kind: str, name: str = "scores") -> np.ndarray:
         raise CalibInputError(f"{name} contains NaN (first rows: {rows}); remove or repair those samples")
     if kind == "probs":
         if has_posinf or arr.min() < 0 or arr.max() > 1:
-            raise CalibInputError(_NOT_PROBABILITIES.format(name=name))
+            raise not_probabilities(arr, name)
         sums = row_sums(arr)
         _check_row_sums(sums, name, kind)
         with np.errstate(divide="ignore"):
@@ -95,7 +124,12 @@ def as_logprobs(scores, kind: str, name: str = "scores") -> np.ndarray:
         raise CalibInputError(f"{name} contains +inf; {kind} must be finite or -inf")
     if kind == "logprobs":
         if arr.max() > 1e-6:
-            raise CalibInputError(f"{name} (kind='logprobs') has positive values; did you mean kind='logits'?")
+            looks = "probs" if arr.min() >= 0 and arr.max() <= 1 else "logits"
+            problem = "has positive values, which log-probabilities cannot have; if they are"
+            raise CalibInputError(
+                f"{name} (kind='logprobs') {problem} {looks}, say kind={looks!r}",
+                cli_message=f"{name} (--kind logprobs) {problem} {looks}, use --kind {looks}",
+            )
         sums = exp_row_sums(arr)
         _check_row_sums(sums, name, kind)
         return arr - np.log(sums)[:, None]  # sums are within 1e-4 of 1: no shift is needed
@@ -119,7 +153,7 @@ def as_probs(scores, kind: str, name: str = "scores") -> np.ndarray:
     if arr.size and not (arr.min() >= 0 and arr.max() <= 1):  # NaN fails both comparisons
         if np.isnan(arr).any():
             raise CalibInputError(f"{name} contains NaN; remove or repair those samples")
-        raise CalibInputError(_NOT_PROBABILITIES.format(name=name))
+        raise not_probabilities(arr, name)
     sums = row_sums(arr)
     if max(sums.max() - 1.0, 1.0 - sums.min()) > 1e-12:  # two reductions, no temporary
         _check_row_sums(sums, name, kind)
@@ -158,13 +192,73 @@ def top_label(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return confidence, prediction
 
 
+def not_probabilities(arr: np.ndarray, name: str, columns=None) -> CalibInputError:
+    """The error for probabilities outside [0, 1], with the fix that fits what the columns hold.
+
+    When some columns lie in [0, 1] and others do not, the others are not class scores (an index, a
+    feature): the fix is to leave them out, never to read the whole table as logits.
+    """
+    columns = list(range(arr.shape[1])) if columns is None else list(columns)
+    outside = ~((arr >= 0) & (arr <= 1)).all(axis=0)
+    lo, hi = float(np.nanmin(arr)), float(np.nanmax(arr))
+    if 0 < outside.sum() < arr.shape[1]:
+        odd = [c for c, o in zip(columns, outside, strict=True) if o]
+        problem = f"{name}: columns {odd} hold values outside [0, 1] while the other columns are probabilities"
+        return CalibInputError(
+            f"{problem}; if they are not class scores, leave them out (class_columns= when loading a table)",
+            cli_message=f"{problem}; if they are not class scores, choose the class columns with --class-columns",
+        )
+    problem = f"{name} (kind='probs') must lie in [0, 1]; found values from {lo:.6g} to {hi:.6g}"
+    return CalibInputError(
+        f"{problem}. If the scores are logits or log-probabilities, say kind='logits' or kind='logprobs'",
+        cli_message=problem.replace("(kind='probs')", "(--kind probs)")
+        + ". If the scores are logits or log-probabilities, use --kind logits or --kind logprobs",
+    )
+
+
 def _check_row_sums(sums: np.ndarray, name: str, kind: str) -> None:
     bad = np.flatnonzero(np.abs(sums - 1.0) > _ROW_SUM_TOL)
-    if bad.size:
+    if not bad.size:
+        return
+    low, high = float(sums.min()), float(sums.max())
+    worst = max(high - 1.0, 1.0 - low)
+    what = "probabilities" if kind == "probs" else "exponentiated log-probabilities"
+    problem = (
+        f"{name}: rows of {what} must sum to 1; {bad.size} rows sum to between {low:.6g} and {high:.6g} "
+        f"(first: row {bad[0]}, {sums[bad[0]]:.6g})"
+    )
+    if worst <= ROUNDING_TOL:
+        problem += f" (largest deviation {worst:.3g}, as rounding to a few decimals leaves)"
         raise CalibInputError(
-            f"{name} (kind={kind!r}) rows must sum to 1 in probability; row {bad[0]} sums to {sums[bad[0]]:.6g} "
-            f"({bad.size} rows off). Pass kind='logits' to normalize unnormalized scores."
+            f"{problem}: divide each row by its sum (load_posteriors(..., renormalize=True) does it for a file)",
+            cli_message=f"{problem}: --renormalize divides each row by its sum",
         )
+    cause = "these are not probabilities over all the classes: is a class column missing or an extra one included?"
+    raise CalibInputError(f"{problem}; {cause}", cli_message=f"{problem}; {cause} (see --class-columns)")
+
+
+def renormalized(scores: np.ndarray, kind: str, name: str = "scores") -> tuple[np.ndarray, float]:
+    """Rows of probabilities (or of exponentiated log-probabilities) rescaled to sum to 1, and the
+    largest deviation of a row sum from 1 before; rows off by more than ``ROUNDING_TOL`` are refused.
+
+    Examples
+    --------
+    >>> fixed, worst = renormalized(np.array([[0.333, 0.333, 0.333], [0.5, 0.5, 0.0]]), "probs")
+    >>> fixed.sum(axis=1).tolist(), round(worst, 6)
+    ([1.0, 1.0], 0.001)
+    """
+    if kind == "logits":
+        return np.asarray(scores, dtype=np.float64), 0.0
+    arr = _as_float_matrix(scores, name)
+    if kind == "probs" and not (arr.min() >= 0 and arr.max() <= 1):
+        raise not_probabilities(arr, name)
+    sums = row_sums(arr) if kind == "probs" else exp_row_sums(arr)
+    worst = float(max(sums.max() - 1.0, 1.0 - sums.min()))
+    if worst > ROUNDING_TOL:
+        _check_row_sums(sums, name, kind)
+    if kind == "probs":
+        return arr / sums[:, None], worst
+    return arr - np.log(sums)[:, None], worst
 
 
 def as_class_indices(labels, name: str = "labels") -> np.ndarray:

@@ -9,25 +9,39 @@ Parquet table (one column per class plus a label column). :func:`one_vs_other` m
 
 from __future__ import annotations
 
+import re
+import warnings
+import zipfile
 from dataclasses import dataclass, replace
+from fnmatch import fnmatch
 from pathlib import Path
 
 import numpy as np
 from scipy.special import logsumexp
 
 from calib.files import atomic_write
-from calib.validation import KINDS, CalibInputError, as_labels, as_logprobs
+from calib.validation import (
+    KINDS,
+    CalibInputError,
+    CalibInputWarning,
+    MissingFileError,
+    as_class_indices,
+    as_labels,
+    as_logprobs,
+    not_probabilities,
+    renormalized,
+)
 
 TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
 
 
 @dataclass(frozen=True)
 class PosteriorSet:
-    """Scores (N, K) of kind ``kind``, labels in [0, K), and metadata."""
+    """Scores (N, K) of kind ``kind``, labels in [0, K) (None for scores to calibrate), and metadata."""
 
     name: str
     scores: np.ndarray
-    labels: np.ndarray
+    labels: np.ndarray | None
     kind: str
     class_names: tuple[str, ...] | None = None
     provenance: str = ""
@@ -42,7 +56,9 @@ class PosteriorSet:
             raise CalibInputError(
                 f"scores of {self.name} must have shape (N, K) with N >= 1 and K >= 2; got {scores.shape}"
             )
-        labels = as_labels(self.labels, scores.shape[0], scores.shape[1], name=f"labels of {self.name}")
+        labels = None
+        if self.labels is not None:
+            labels = as_labels(self.labels, scores.shape[0], scores.shape[1], name=f"labels of {self.name}")
         if self.class_names is not None and len(self.class_names) != scores.shape[1]:
             raise CalibInputError(
                 f"class_names of {self.name} has {len(self.class_names)} names for {scores.shape[1]} score columns"
@@ -50,11 +66,11 @@ class PosteriorSet:
         if self.class_names is not None:
             object.__setattr__(self, "class_names", tuple(str(c) for c in self.class_names))
         object.__setattr__(self, "scores", scores)
-        object.__setattr__(self, "labels", labels.astype(np.int64))
+        object.__setattr__(self, "labels", None if labels is None else labels.astype(np.int64))
 
     @property
     def n_samples(self) -> int:
-        return int(self.labels.size)
+        return int(self.scores.shape[0])
 
     @property
     def n_classes(self) -> int:
@@ -62,10 +78,12 @@ class PosteriorSet:
 
     def logprobs(self) -> np.ndarray:
         """The scores as float64 log-posteriors (validated against the declared kind)."""
-        return as_logprobs(self.scores, self.kind, name=f"scores of {self.name} (declared {self.kind!r})")
+        return as_logprobs(self.scores, self.kind, name=f"scores of {self.name}")
 
     def priors(self) -> np.ndarray:
         """Class frequencies of the labels (length K)."""
+        if self.labels is None:
+            raise CalibInputError(f"{self.name} has no labels: class frequencies need them")
         return np.bincount(self.labels, minlength=self.n_classes) / self.n_samples
 
 
@@ -84,7 +102,7 @@ def one_vs_other(pset: PosteriorSet, positive: int) -> PosteriorSet:
         pset,
         name=f"{pset.name}-{positive}vsO",
         scores=binary,
-        labels=(pset.labels == positive).astype(np.int64),
+        labels=None if pset.labels is None else (pset.labels == positive).astype(np.int64),
         kind="logprobs",
         class_names=("other", name),
         provenance=f"{pset.provenance}; one-vs-other view of class {positive}".lstrip("; "),
@@ -93,19 +111,25 @@ def one_vs_other(pset: PosteriorSet, positive: int) -> PosteriorSet:
 
 def _require_file(path: Path, what: str) -> Path:
     path = Path(path)
+    if path.is_dir():
+        raise MissingFileError(f"{what} {path} is a folder, not a file; give the file's path")
     if not path.is_file():
-        raise FileNotFoundError(f"{what} {path} does not exist; check the path")
+        raise MissingFileError(f"{what} {path} does not exist; check the path")
     return path
 
 
 def _numeric_array(read, where: str) -> np.ndarray:
-    """``read()`` (an array from a .npy / .npz file); object arrays (None, mixed types) are a CalibInputError."""
+    """``read()`` (an array from a .npy / .npz file); object arrays and damaged files are a CalibInputError."""
     try:
         return read()
-    except ValueError as exc:  # numpy refuses object arrays without allow_pickle
-        raise CalibInputError(
-            f"{where} holds Python objects (e.g. None), not numbers ({exc}); save a numeric array"
-        ) from exc
+    except ValueError as exc:  # numpy refuses object arrays without allow_pickle, and bad headers
+        if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
+            raise CalibInputError(
+                f"{where} holds Python objects (e.g. None), not numbers; save a numeric array"
+            ) from exc
+        raise CalibInputError(f"{where} is not a readable numpy array ({exc}); write it again") from exc
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise CalibInputError(f"{where} is damaged or truncated ({exc}); write it again") from exc
 
 
 def _load_npy(path, what: str) -> np.ndarray:
@@ -117,34 +141,221 @@ def _archive_array(data, key: str, path) -> np.ndarray:
     return _numeric_array(lambda: data[key], f"array {key!r} of {path}")
 
 
-def load_npy_pair(scores_path, labels_path, *, kind: str, name: str | None = None, **meta) -> PosteriorSet:
-    """Scores from one ``.npy`` file and labels from another."""
-    scores = _load_npy(scores_path, "scores file")
-    labels = _load_npy(labels_path, "labels file")
-    if labels.ndim != 1 or labels.shape[0] != scores.shape[0]:
+def _scores_and_labels(scores: np.ndarray, labels: np.ndarray | None, where: str, labels_where: str) -> None:
+    if scores.ndim == 1:
         raise CalibInputError(
-            f"labels file {labels_path} holds shape {labels.shape}; it needs one label per row of the scores "
-            f"file {scores_path}, shape ({scores.shape[0]},)"
+            f"{where} holds one score per sample, shape {scores.shape}; a binary problem needs both columns "
+            "(np.column_stack([1 - p, p])), or load a table with one score column and positive_label=",
+            cli_message=f"{where} holds one score per sample, shape {scores.shape}; a binary problem needs both "
+            "columns (negative, positive), or a CSV table with one score column and --positive-label LABEL",
         )
+    if labels is not None and (labels.ndim != 1 or labels.shape[0] != scores.shape[0]):
+        raise CalibInputError(
+            f"{labels_where} holds shape {labels.shape}; it needs one label per row of {where}, "
+            f"shape ({scores.shape[0]},)"
+        )
+
+
+def load_npy_pair(
+    scores_path, labels_path, *, kind: str, renormalize: bool = False, name: str | None = None, **meta
+) -> PosteriorSet:
+    """Scores from one ``.npy`` file and labels from another (``labels_path=None``: scores only)."""
+    scores = _load_npy(scores_path, "scores file")
+    labels = None if labels_path is None else _load_npy(labels_path, "labels file")
+    _scores_and_labels(scores, labels, f"scores file {scores_path}", f"labels file {labels_path}")
+    scores = _renormalized_if(scores, kind, renormalize, scores_path)
     return PosteriorSet(name or Path(scores_path).parent.name, scores, labels, kind, **meta)
 
 
+def _renormalized_if(scores: np.ndarray, kind: str, renormalize: bool, path) -> np.ndarray:
+    if not renormalize:
+        return scores
+    fixed, worst = renormalized(scores, kind, str(path))
+    if worst > 0:
+        warnings.warn(f"{path}: renormalized rows off 1 by up to {worst:.3g}", CalibInputWarning, stacklevel=3)
+    return fixed
+
+
 def load_npz(
-    path, *, kind: str, scores_key: str = "scores", labels_key: str = "labels", name: str | None = None, **meta
+    path,
+    *,
+    kind: str,
+    scores_key: str = "scores",
+    labels_key: str = "labels",
+    renormalize: bool = False,
+    require_labels: bool = True,
+    name: str | None = None,
+    **meta,
 ) -> PosteriorSet:
-    """Scores and labels from two arrays of one ``.npz`` archive."""
-    with np.load(_require_file(path, "archive"), allow_pickle=False) as data:
-        missing = [k for k in (scores_key, labels_key) if k not in data.files]
+    """Scores and labels from two arrays of one ``.npz`` archive (labels optional if not ``require_labels``)."""
+    path = _require_file(path, "archive")
+    data = _numeric_array(lambda: np.load(path, allow_pickle=False), f"archive {path}")
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise CalibInputError(f"{path} holds one array, not an .npz archive of scores and labels; rename it .npy")
+    with data:
+        wanted = [scores_key, labels_key] if require_labels else [scores_key]
+        missing = [k for k in wanted if k not in data.files]
         if missing:
             raise CalibInputError(
-                f"{path} has no array named {missing}; it holds {sorted(data.files)}: pass scores_key= and labels_key="
+                f"{path} has no array named {missing}; it holds {sorted(data.files)}: pass scores_key= and labels_key=",
+                cli_message=f"{path} has no array named {missing}; it holds {sorted(data.files)}: name them with "
+                "--scores-key and --labels-key",
             )
-        scores, labels = _archive_array(data, scores_key, path), _archive_array(data, labels_key, path)
-    if labels.ndim != 1 or labels.shape[0] != scores.shape[0]:
-        raise CalibInputError(
-            f"{path}: {labels_key} has shape {labels.shape}, scores {scores.shape}; need (N,) and (N, K)"
-        )
+        scores = _archive_array(data, scores_key, path)
+        labels = _archive_array(data, labels_key, path) if labels_key in data.files else None
+    _scores_and_labels(scores, labels, f"{path} ({scores_key})", f"{path} ({labels_key})")
+    scores = _renormalized_if(scores, kind, renormalize, path)
     return PosteriorSet(name or Path(path).stem, scores, labels, kind, **meta)
+
+
+LABEL_VALUES = ("auto", "index", "names", "1-based")
+# The column pandas names a CSV's unnamed first column (DataFrame.to_csv writes its index that way).
+_UNNAMED = re.compile(r"^(Unnamed: 0|)$")
+
+
+def _read_frame(path: Path):
+    """The table at ``path`` as a DataFrame; unreadable files are a CalibInputError naming the file."""
+    import pandas as pd
+
+    suffix = path.suffix.lower()
+    if suffix not in TABLE_SUFFIXES:
+        raise CalibInputError(f"{path}: unknown table format {suffix!r}; use one of {TABLE_SUFFIXES}")
+    try:
+        if suffix == ".csv":
+            return pd.read_csv(path, encoding="utf-8")
+        return pd.read_parquet(path)
+    except UnicodeDecodeError as exc:
+        raise CalibInputError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from exc
+    except pd.errors.EmptyDataError as exc:
+        raise CalibInputError(f"{path} is empty: it needs a header and one row per sample") from exc
+    except (pd.errors.ParserError, ValueError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CalibInputError(f"{path} is not a readable {suffix[1:]} table ({first})") from exc
+
+
+def _drop_index_column(frame, path: Path):
+    """Without the unnamed leading column that ``DataFrame.to_csv`` writes by default (with a warning)."""
+    first = frame.columns[0] if len(frame.columns) else None
+    if first is not None and isinstance(first, str) and _UNNAMED.match(first) and len(frame.columns) > 1:
+        warnings.warn(
+            f"{path}: dropped the unnamed first column (the index DataFrame.to_csv writes by default)",
+            CalibInputWarning,
+            stacklevel=3,
+        )
+        return frame.drop(columns=first)
+    return frame
+
+
+def _pick_class_columns(frame, path: Path, label_column: str, class_columns) -> list:
+    """The score columns: ``class_columns`` (names or fnmatch patterns, in file order) or every numeric
+    column but the labels (other columns are left out, with a warning)."""
+    import pandas as pd
+
+    others = [c for c in frame.columns if c != label_column]
+    if class_columns is None:
+        columns = [c for c in others if pd.api.types.is_numeric_dtype(frame[c])]
+        skipped = [c for c in others if c not in columns]
+        if skipped and columns:
+            warnings.warn(f"{path}: left out the non-numeric columns {skipped}", CalibInputWarning, stacklevel=3)
+        elif skipped:
+            raise CalibInputError(f"{path}: no score column is numeric ({skipped}); scores must be numbers")
+    else:
+        patterns = [class_columns] if isinstance(class_columns, str) else list(class_columns)
+        columns = [c for c in others if any(fnmatch(str(c), str(p)) for p in patterns)]
+        unmatched = [p for p in patterns if not any(fnmatch(str(c), str(p)) for c in others)]
+        if unmatched:
+            raise CalibInputError(
+                f"{path}: no column matches {unmatched}; its columns are {list(frame.columns)}",
+                cli_message=f"{path}: --class-columns {' '.join(map(str, unmatched))} matches no column; "
+                f"its columns are {list(frame.columns)}",
+            )
+        non_numeric = [c for c in columns if not pd.api.types.is_numeric_dtype(frame[c])]
+        if non_numeric:
+            raise CalibInputError(f"{path}: class columns {non_numeric} are not numeric; they cannot hold scores")
+    if not columns:
+        raise CalibInputError(
+            f"{path} has no numeric score column besides the labels {label_column!r}",
+            cli_message=f"{path} has no numeric score column besides the labels ({label_column!r}, --labels)",
+        )
+    return columns
+
+
+def _label_indices(labels, columns: list, label_values, positive_label, path: Path) -> np.ndarray:
+    """Labels as class indices, read as ``label_values`` says (see :func:`load_table`)."""
+    import pandas as pd
+
+    names = [str(c) for c in columns]
+    text = labels.astype(str)
+    if positive_label is not None:
+        if len(columns) > 2:
+            raise CalibInputError(
+                f"{path}: positive_label is for binary problems; this table has {len(columns)} class columns",
+                cli_message=f"{path}: --positive-label is for binary problems; this table has {len(columns)} "
+                "class columns",
+            )
+        positive = text == str(positive_label)
+        if not positive.any():
+            raise CalibInputError(f"{path}: no label equals the positive label {positive_label!r}")
+        return positive.to_numpy().astype(np.int64)
+    if isinstance(label_values, dict):
+        mapping = {str(k): names.index(str(v)) if str(v) in names else v for k, v in label_values.items()}
+        bad = [v for v in mapping.values() if not isinstance(v, int) or not 0 <= v < len(names)]
+        if bad:
+            raise CalibInputError(f"{path}: label_values maps to {bad}, which are not class columns {names}")
+        return _mapped(text, mapping, path, "label_values")
+    if label_values not in LABEL_VALUES:
+        raise CalibInputError(
+            f"label_values must be one of {LABEL_VALUES} or a mapping of label to class column; got {label_values!r}",
+            cli_message=f"--label-values must be one of {', '.join(LABEL_VALUES)} or LABEL=COLUMN pairs; "
+            f"got {label_values!r}",
+        )
+    numeric = pd.api.types.is_numeric_dtype(labels)
+    if label_values == "names" or (label_values == "auto" and not numeric):
+        return _mapped(text, {n: i for i, n in enumerate(names)}, path, "names")
+    values = labels.to_numpy()
+    if label_values == "1-based":
+        return as_class_indices(values, f"labels of {path}") - 1
+    indices = as_class_indices(values, f"labels of {path}")
+    if label_values == "auto":
+        counted = names == [str(i) for i in range(len(names))]
+        named_by_number = all(n.lstrip("-").isdigit() for n in names)
+        if named_by_number and not counted:
+            raise CalibInputError(
+                f"{path}: labels are numbers and the class columns are named {names}: say whether a label is a "
+                "class index (label_values='index') or a column name (label_values='names')",
+                cli_message=f"{path}: labels are numbers and the class columns are named {names}: say whether a "
+                "label is a class index (--label-values index) or a column name (--label-values names)",
+            )
+        if indices.size and indices.min() == 1 and indices.max() == len(names):
+            raise CalibInputError(
+                f"{path}: labels run from 1 to {len(names)} for {len(names)} classes; if they count from 1, "
+                "pass label_values='1-based'",
+                cli_message=f"{path}: labels run from 1 to {len(names)} for {len(names)} classes; if they count "
+                "from 1, pass --label-values 1-based",
+            )
+    return indices
+
+
+def _mapped(text, mapping: dict, path: Path, how: str) -> np.ndarray:
+    unknown = sorted(set(text) - set(mapping))
+    if unknown:
+        raise CalibInputError(
+            f"{path}: labels {unknown[:5]} are not among {sorted(mapping)} ({how}); fix the labels or "
+            "map them with label_values={label: class column}",
+            cli_message=f"{path}: labels {unknown[:5]} are not among {sorted(mapping)} ({how}); fix the labels "
+            "or map them with --label-values LABEL=COLUMN ...",
+        )
+    return text.map(mapping).to_numpy().astype(np.int64)
+
+
+def _one_column_binary(score: np.ndarray, kind: str) -> np.ndarray:
+    """Two columns (negative, positive) from the positive class's probability, log-probability or logit."""
+    if kind == "probs":
+        return np.column_stack([1.0 - score, score])
+    if kind == "logprobs":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.column_stack([np.log1p(-np.exp(score)), score])
+    return np.column_stack([np.zeros_like(score), score])
 
 
 def load_table(
@@ -152,79 +363,128 @@ def load_table(
     *,
     kind: str,
     label_column: str = "label",
-    class_columns: list[str] | None = None,
-    label_values: str = "auto",
+    class_columns=None,
+    label_values="auto",
+    positive_label=None,
+    renormalize: bool = False,
+    require_labels: bool = True,
     name: str | None = None,
     **meta,
 ) -> PosteriorSet:
-    """A user's CSV or Parquet table: one column per class (``class_columns``, default all others) and labels.
+    """A user's CSV or Parquet table: score columns and a label column.
 
-    Column names become the class names. ``label_values`` says what the labels hold: ``"index"``
-    (0..K-1), ``"name"`` (class column names) or ``"auto"`` (names if the column is text, indices if
-    numeric; an error when numeric labels could be either, as with class columns named 1, 2, 3).
+    Parameters
+    ----------
+    path : str or Path
+        ``.csv`` (UTF-8) or ``.parquet``. An unnamed first column (the index ``DataFrame.to_csv`` writes
+        by default) is dropped with a :class:`~calib.validation.CalibInputWarning`.
+    kind : {"probs", "logprobs", "logits"}
+        What the score columns hold.
+    label_column : str
+        The column of true labels.
+    class_columns : str or list of str, optional
+        The score columns, by name or fnmatch pattern (``"prob_*"``), in file order. Default: every
+        numeric column but the labels (non-numeric columns are left out with a warning).
+    label_values : {"auto", "index", "names", "1-based"} or dict
+        How labels name classes: class indices from 0, class column names, indices from 1, or a dict
+        from label to class column. ``"auto"`` reads text labels as names and numbers as indices (and
+        refuses the ambiguous cases, e.g. numbers with columns named by other numbers).
+    positive_label : optional
+        For a binary problem: the label of the positive class. With one score column, that column
+        holds the positive class's probability (or log-probability, or logit); any other label is
+        the negative class.
+    renormalize : bool
+        Divide rows of probabilities by their sums when they are off 1 by rounding (at most 0.01);
+        the largest deviation is reported in a warning.
+    require_labels : bool
+        False: a table without the label column loads with ``labels=None`` (scores to calibrate).
+
+    Returns
+    -------
+    PosteriorSet
+        Column names become the class names.
+
+    Examples
+    --------
+    >>> import pandas as pd, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "scores.csv")
+    >>> pd.DataFrame({"cat": [0.9, 0.2], "dog": [0.1, 0.8], "label": ["cat", "dog"]}).to_csv(path, index=False)
+    >>> pset = load_table(path, kind="probs")
+    >>> pset.class_names, pset.labels.tolist()
+    (('cat', 'dog'), [0, 1])
     """
-    import pandas as pd
-
     path = _require_file(path, "table")
-    suffix = path.suffix.lower()
-    if suffix not in TABLE_SUFFIXES:
-        raise CalibInputError(f"{path}: unknown table format {suffix!r}; use one of {TABLE_SUFFIXES}")
-    if suffix == ".csv":
-        frame = pd.read_csv(path)
-    else:
-        try:
-            frame = pd.read_parquet(path)
-        except ImportError as exc:
-            raise CalibInputError(f"reading {path} needs pyarrow: pip install pyarrow") from exc
-    if label_column not in frame.columns:
+    frame = _drop_index_column(_read_frame(path), path)
+    if frame.empty:
+        raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
+    has_labels = label_column in frame.columns
+    if not has_labels and require_labels:
         raise CalibInputError(
             f"{path} has no label column {label_column!r}; its columns are {list(frame.columns)}: "
-            "pass label_column= (the CLI: --labels COL)"
+            "name the label column with label_column=",
+            cli_message=f"{path} has no label column {label_column!r}; its columns are {list(frame.columns)}: "
+            "name the label column with --labels COLUMN",
         )
-    columns = list(class_columns) if class_columns is not None else [c for c in frame.columns if c != label_column]
-    absent = [c for c in columns if c not in frame.columns]
-    if absent:
-        raise CalibInputError(f"{path} has no class columns {absent}; its columns are {list(frame.columns)}")
-    non_numeric = [c for c in columns if not pd.api.types.is_numeric_dtype(frame[c])]
-    if non_numeric:
+    columns = _pick_class_columns(frame, path, label_column, class_columns)
+    if len(columns) == 1 and positive_label is None:
         raise CalibInputError(
-            f"{path}: class columns {non_numeric} are not numeric; list the score columns in class_columns="
+            f"{path} has one score column, {columns[0]!r}: for a binary problem whose column scores the "
+            "positive class, pass positive_label= (the label of that class)",
+            cli_message=f"{path} has one score column, {columns[0]!r}: for a binary problem whose column scores "
+            "the positive class, pass --positive-label LABEL",
         )
-    labels = frame[label_column]
-    if label_values not in ("auto", "index", "name"):
-        raise CalibInputError(f"label_values must be 'auto', 'index' or 'name'; got {label_values!r}")
-    numeric = pd.api.types.is_numeric_dtype(labels)
-    integer_names = all(str(c).lstrip("-").isdigit() for c in columns)
-    if (
-        label_values == "auto"
-        and numeric
-        and integer_names
-        and [str(c) for c in columns] != list(map(str, range(len(columns))))
-    ):
-        raise CalibInputError(
-            f"{path}: labels are numbers and the class columns are named {columns}: pass label_values='index' "
-            "(labels count from 0) or label_values='name' (labels are column names)"
-        )
-    if label_values == "name" or (label_values == "auto" and not numeric):
-        lookup = {str(c): i for i, c in enumerate(columns)}
-        unknown = sorted(set(labels.astype(str)) - set(lookup))
-        if unknown:
-            raise CalibInputError(
-                f"{path}: labels {unknown[:5]} are neither class indices nor class column names {columns}"
-            )
-        labels = labels.astype(str).map(lookup)
-    return PosteriorSet(
-        name or path.stem,
-        frame[columns].to_numpy(dtype=np.float64),
-        labels.to_numpy(),
-        kind,
-        class_names=tuple(str(c) for c in columns),
-        **meta,
-    )
+    scores = frame[columns].to_numpy(dtype=np.float64)
+    labels = _label_indices(frame[label_column], columns, label_values, positive_label, path) if has_labels else None
+    if len(columns) == 1:
+        scores = _one_column_binary(scores[:, 0], kind)
+        class_names = (f"not {positive_label}", str(positive_label))
+    elif positive_label is not None and str(positive_label) == str(columns[0]):  # the positive class goes second
+        scores, class_names = scores[:, ::-1].copy(), (str(columns[1]), str(columns[0]))
+    else:
+        class_names = tuple(str(c) for c in columns)
+    if kind == "probs" and np.isfinite(scores).all() and not ((scores >= 0) & (scores <= 1)).all():
+        raise not_probabilities(scores, str(path), columns)
+    if renormalize:
+        scores, worst = renormalized(scores, kind, str(path))
+        if worst > 0:
+            warnings.warn(f"{path}: renormalized rows off 1 by up to {worst:.3g}", CalibInputWarning, stacklevel=2)
+    return PosteriorSet(name or path.stem, scores, labels, kind, class_names=class_names, **meta)
 
 
 def load_posteriors(path, *, kind: str, labels=None, **options) -> PosteriorSet:
-    """Load by file type: ``.npz``, ``.csv`` / ``.parquet``, or ``.npy`` scores with ``labels`` = a ``.npy`` path."""
+    """Load a posteriors file by its type.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.npz`` (arrays ``scores`` and ``labels``), ``.csv`` / ``.parquet`` (see :func:`load_table`), or
+        ``.npy`` scores with ``labels`` the path of a ``.npy`` of labels.
+    kind : {"probs", "logprobs", "logits"}
+        What the scores hold; nothing is guessed.
+    labels : str or Path, optional
+        The labels file of ``.npy`` scores.
+    **options
+        Passed to the loader: ``renormalize``, ``require_labels`` (all types); ``scores_key``,
+        ``labels_key`` (``.npz``); ``label_column``, ``class_columns``, ``label_values``,
+        ``positive_label`` (tables).
+
+    Returns
+    -------
+    PosteriorSet
+
+    Raises
+    ------
+    CalibInputError
+        One line naming the file and the fix, for a missing, empty, damaged, non-UTF-8 or malformed file.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "scores.npz")
+    >>> np.savez(path, scores=np.array([[0.8, 0.2], [0.3, 0.7]]), labels=np.array([0, 1]))
+    >>> load_posteriors(path, kind="probs").n_samples
+    2
+    """
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".npz":
@@ -232,8 +492,12 @@ def load_posteriors(path, *, kind: str, labels=None, **options) -> PosteriorSet:
     if suffix in TABLE_SUFFIXES:
         return load_table(path, kind=kind, **options)
     if suffix == ".npy":
-        if labels is None:
-            raise CalibInputError(f"{path} holds scores only: pass the labels .npy file as labels=")
+        if labels is None and options.get("require_labels", True):
+            raise CalibInputError(
+                f"{path} holds scores only: pass the labels .npy file as labels=",
+                cli_message=f"{path} holds scores only: give the labels with --labels-file LABELS.npy",
+            )
+        options.pop("require_labels", None)
         return load_npy_pair(path, labels, kind=kind, **options)
     raise CalibInputError(f"{path}: unknown file type {suffix!r}; use .npz, .npy (with labels), .csv or .parquet")
 

@@ -1,0 +1,143 @@
+"""What the ``calib`` command prints and writes: the evaluation's text, JSON document, files and figure,
+and the side-by-side comparison of several systems with paired bootstrap intervals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from calib.bootstrap import percentile_interval, resample_blocks
+from calib.data.real import PosteriorSet
+from calib.decisions import zero_one_costs
+from calib.files import atomic_write
+from calib.summary import ECE_BINS, Summary, point_metrics, resampled_metrics
+
+COMPARED = ("accuracy", "NCE", "NBS", "ECE top-label", "ECD")
+
+
+def evaluation_document(file: str, summary: Summary) -> dict:
+    """The evaluation as one JSON-ready dict: sizes, metrics with intervals, calibrator evidence, advice."""
+    return {
+        "file": file,
+        "n_samples": summary.n_samples,
+        "n_classes": summary.n_classes,
+        "metrics": summary.as_records(),
+        "calibrator_gains": {
+            "score": summary.gain_score,
+            "gains": [
+                {"calibrator": k, "gain": g.value, "low": g.low, "high": g.high} for k, g in summary.gains.items()
+            ],
+        },
+        "recommended": summary.recommended,
+    }
+
+
+def summary_text(name: str, summary: Summary) -> str:
+    """The evaluation as aligned text lines (value and interval per metric, then the calibrators)."""
+    lines = [f"{name}: {summary.n_samples} samples, {summary.n_classes} classes"]
+    for metric, m in summary.metrics.items():
+        interval = "" if np.isnan(m.low) else f"   [{m.low:.4f}, {m.high:.4f}]"
+        lines.append(f"  {metric:<28s} {m.value:9.4f}{interval}")
+    lines.append(f"  gain in {summary.gain_score} per sample, cross-validated calibrator (paired bootstrap):")
+    for calibrator, g in summary.gains.items():
+        interval = "" if np.isnan(g.low) else f"   [{g.low:+.4f}, {g.high:+.4f}]"
+        lines.append(f"    {calibrator:<26s} {g.value:+9.4f}{interval}")
+    lines.append(f"  recommended calibrator: {summary.recommended}")
+    return "\n".join(lines)
+
+
+def write_outputs(out: Path, pset: PosteriorSet, summary: Summary, document: str, progress) -> list[Path]:
+    """metrics.json, metrics.csv and the reliability figure (PNG, PDF) in ``out``, each written atomically."""
+    import pandas as pd
+
+    atomic_write(out / "metrics.json", lambda tmp: tmp.write_text(document + "\n"))
+    frame = pd.DataFrame(summary.as_records())
+    atomic_write(out / "metrics.csv", lambda tmp: frame.to_csv(tmp, index=False, float_format="%.10g"))
+    progress("drawing the reliability diagram")
+    figures = reliability_figure(out / "reliability", reliability_panels(pset))
+    return [out / "metrics.json", out / "metrics.csv", *figures]
+
+
+def reliability_panels(pset: PosteriorSet) -> list[tuple]:
+    """The reliability diagram's panels as (bins, what is binned): for two classes the positive class's
+    probability; for more, every class's probability against its one-vs-rest outcome, then the top label."""
+    from calib.calibration_error import binary_reliability, reliability_bins, top_label_reliability
+
+    logp, y = pset.logprobs(), pset.labels
+    if pset.n_classes == 2:
+        positive = pset.class_names[1] if pset.class_names else "1"
+        return [(binary_reliability(logp, y, kind="logprobs", n_bins=ECE_BINS), f"P(class {positive})")]
+    probs = np.exp(logp)
+    pooled = reliability_bins(probs.ravel(), np.eye(pset.n_classes, dtype=bool)[y].ravel(), n_bins=ECE_BINS)
+    top = top_label_reliability(logp, y, kind="logprobs", n_bins=ECE_BINS)
+    return [(pooled, "every class, one-vs-rest"), (top, "confidence (top label)")]
+
+
+def reliability_figure(stem: Path, panels: list[tuple]) -> list[Path]:
+    """Draw :func:`reliability_panels`: per panel, bars spanning each of the 15 bins up to the observed
+    frequency, the gap to the bin's mean score, and below it the number of samples per bin."""
+    import matplotlib.pyplot as plt
+
+    from calib.plots.reliability import reliability_bars
+    from calib.plots.style import figure_style, save_figure
+
+    with figure_style():
+        fig, axes = plt.subplots(
+            2, len(panels), figsize=(3.8 * len(panels), 4.6), layout="constrained", height_ratios=[3, 1], squeeze=False
+        )
+        for column, (bins, what) in enumerate(panels):
+            top, bottom = axes[0, column], axes[1, column]
+            reliability_bars(top, bins)
+            top.set_ylabel("observed frequency")
+            top.set_title(f"{what}: ECE {bins.ece():.4f}", fontsize=9)
+            top.set_xlabel("")
+            bottom.bar(bins.edges[:-1], bins.counts, width=np.diff(bins.edges), align="edge", color="grey")
+            for left, right, count in zip(bins.edges[:-1], bins.edges[1:], bins.counts, strict=True):
+                if count:
+                    bottom.annotate(f"{count}", ((left + right) / 2, count), ha="center", va="bottom", fontsize=5)
+            bottom.set_xlim(0, 1)
+            bottom.set_yscale("symlog")
+            bottom.set_ylabel("samples")
+            bottom.set_xlabel(f"{what} ({ECE_BINS} bins of width {1 / ECE_BINS:.3f})")
+        return save_figure(fig, stem)
+
+
+def compare_text(names: list[str], sets: list[PosteriorSet], *, n_boot: int, seed: int, progress) -> str:
+    """Each system's metrics, then each one's differences from the first with paired bootstrap intervals."""
+    labels = sets[0].labels
+    costs = {"0-1": zero_one_costs(sets[0].n_classes)}
+    logps = [s.logprobs() for s in sets]
+    point = [point_metrics(lp, labels, costs) for lp in logps]
+    lines = ["metric".ljust(16) + "".join(n[:18].rjust(20) for n in names)]
+    for m in COMPARED:
+        lines.append(m.ljust(16) + "".join(f"{p[m]:20.4f}" for p in point))
+    point_diffs = np.array([[_difference(p[m], point[0][m]) for m in COMPARED] for p in point[1:]])
+    if not n_boot:
+        lines.append(f"\ndifferences from {names[0]} (no bootstrap intervals: --bootstrap 0):")
+        for i, name in enumerate(names[1:]):
+            lines += [f"  {name} - {names[0]}: {m:<16s} {point_diffs[i, j]:+.4f}" for j, m in enumerate(COMPARED)]
+        return "\n".join(lines)
+    progress(f"paired bootstrap over {n_boot} resamples")
+    diffs = []
+    for rows in resample_blocks(labels.size, n_boot=n_boot, seed=seed):
+        values = [resampled_metrics(lp, labels, costs, None, rows) for lp in logps]
+        diffs.append(np.array([[_difference(v[m], values[0][m]) for m in COMPARED] for v in values[1:]]))
+    diffs = np.concatenate(diffs, axis=-1)  # (S - 1, M, B)
+    undefined = np.isnan(point_diffs) | np.isnan(diffs).any(axis=-1)
+    low, high = percentile_interval(np.where(undefined[..., None], 0.0, diffs).transpose(2, 0, 1), 0.05)
+    lines.append(f"\ndifferences from {names[0]} (paired bootstrap 95 % interval):")
+    for i, name in enumerate(names[1:]):
+        for j, m in enumerate(COMPARED):
+            head = f"  {name} - {names[0]}: {m:<16s}"
+            if undefined[i, j]:
+                lines.append(f"{head} undefined: infinite for both (a zero probability on a true label)")
+            else:
+                lines.append(f"{head} {point_diffs[i, j]:+.4f} [{low[i, j]:+.4f}, {high[i, j]:+.4f}]")
+    return "\n".join(lines)
+
+
+def _difference(a, b):
+    """a - b, NaN where both are the same infinity (e.g. two infinite cross-entropies), without a warning."""
+    with np.errstate(invalid="ignore"):
+        return np.subtract(a, b)
