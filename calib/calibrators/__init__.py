@@ -7,6 +7,7 @@ from calib.calibrators.histogram import HistogramBinning
 from calib.calibrators.isotonic import IsotonicCalibrator
 from calib.calibrators.matrix_scaling import MatrixScaling, VectorScaling
 from calib.calibrators.one_vs_rest import OneVsRest
+from calib.calibrators.persistence import load_calibrator, save_calibrator
 from calib.calibrators.platt import PlattCalibrator
 from calib.calibrators.protocols import calibrate, cross_validate, fold_ids, held_out, train_on_test
 from calib.calibrators.scaling import AffineCalibrator, TemperatureScaling
@@ -34,6 +35,8 @@ __all__ = [
     "cross_validate",
     "fold_ids",
     "held_out",
+    "load_calibrator",
+    "save_calibrator",
     "train_on_test",
     "MeanReplacement",
     "OneVsAllHistogramBinning",

@@ -3,14 +3,38 @@
 Inputs are posteriors of a named ``kind`` ("probs", "logprobs" or "logits"); outputs are
 normalized posteriors. Subclasses implement ``_fit(logp, labels)`` and ``_transform(logp)`` on
 validated float64 log-posteriors: a fresh array each time, which they own and may overwrite.
+
+A calibrator that can be saved (:mod:`calib.calibrators.persistence`) declares what fitting
+produced in ``_fitted_fields``: the attributes, with the type and shape of each, that its
+predictions read besides ``n_classes_``. Saving writes them as plain numbers; loading checks a
+file against that declaration before it sets a single attribute.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from calib.validation import CalibInputError, as_logprobs, check_inputs
+
+
+@dataclass(frozen=True)
+class FittedField:
+    """The form of one fitted attribute, as saved and checked by :mod:`calib.calibrators.persistence`.
+
+    ``kind`` is "float", "bool", "str" or "array". Arrays have a ``shape`` (None: any length from 1,
+    for sizes set by the training data) and a ``dtype`` ("float64" or "int64"). ``finite``: floats
+    (scalar or array) must be finite; False where fitting itself can give NaN or an infinity.
+    ``choices``: the values a string may take.
+    """
+
+    kind: str
+    shape: tuple[int | None, ...] = ()
+    dtype: str = "float64"
+    finite: bool = True
+    choices: tuple[str, ...] = ()
 
 
 class Calibrator(BaseEstimator):
@@ -57,6 +81,23 @@ class Calibrator(BaseEstimator):
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         raise NotImplementedError
+
+    def _fitted_fields(self) -> dict[str, FittedField]:
+        """Name and form of every attribute ``_fit`` sets (``n_classes_`` aside), for this instance's
+        parameters and ``n_classes_``, which must be set; a CalibInputError if a parameter the form
+        or the predictions depend on is invalid. The one place a calibrator declares its state."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be saved")
+
+    def _fitted_state(self) -> dict[str, object]:
+        """The values of the ``_fitted_fields``, in their declared form. Override when an attribute is
+        an object to be saved as the numbers it holds."""
+        return {name: getattr(self, name) for name in self._fitted_fields()}
+
+    def _restore_fitted_state(self, state: dict[str, object]) -> None:
+        """Set the attributes from ``state``, the inverse of ``_fitted_state``; the values were
+        checked against ``_fitted_fields`` already."""
+        for name, value in state.items():
+            setattr(self, name, value)
 
 
 def binary_logprobs(p1: np.ndarray) -> np.ndarray:

@@ -28,7 +28,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit
 
-from calib.calibrators.base import Calibrator
+from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.platt import LogisticObjective, binary_log_sigmoid, fit_logistic
 from calib.calibrators.scaling import LOG_FLOOR
 from calib.validation import CalibInputError
@@ -98,6 +98,15 @@ class BetaCalibrator(Calibrator):
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         ln_s, ln_1ms = _log_features(logp)
         return binary_log_sigmoid(self.a_ * ln_s - self.b_ * ln_1ms + self.c_)
+
+    def _fitted_fields(self) -> dict[str, FittedField]:
+        return {
+            "a_": FittedField("float"),
+            "b_": FittedField("float"),
+            "c_": FittedField("float"),
+            "m_": FittedField("float", finite=False),  # NaN when no score maps to 1/2
+            "converged_": FittedField("bool"),
+        }
 
 
 def _log_features(logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

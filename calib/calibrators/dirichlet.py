@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calib.calibrators.base import Calibrator
+from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.matrix_scaling import SoftmaxObjective, check_nonnegative, minimize_objective
 from calib.calibrators.protocols import fold_ids
 from calib.calibrators.scaling import LOG_FLOOR
@@ -77,6 +77,15 @@ class DirichletCalibrator(Calibrator):
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         return log_softmax_rows(np.maximum(logp, LOG_FLOOR) @ self.coef_.T + self.intercept_, overwrite=True)
+
+    def _fitted_fields(self) -> dict[str, FittedField]:
+        k = self.n_classes_
+        return {
+            "coef_": FittedField("array", (k, k)),
+            "intercept_": FittedField("array", (k,)),
+            "reg_mu_": FittedField("float"),
+            "converged_": FittedField("bool"),
+        }
 
 
 class DirichletCalibratorCV(Calibrator):

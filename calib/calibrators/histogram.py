@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from calib.binning import STRATEGIES, bin_ids_from_edges, equal_width_edges, quantile_edges
-from calib.calibrators.base import Calibrator, binary_logprobs
+from calib.binning import EDGE_RULES, STRATEGIES, bin_ids_from_edges, equal_width_edges, quantile_edges
+from calib.calibrators.base import Calibrator, FittedField, binary_logprobs
 from calib.validation import CalibInputError, check_positive_int
 
 EMPTY_BIN_POLICIES = ("identity", "prior", "zero")
@@ -37,12 +37,17 @@ class HistogramBinning(Calibrator):
         self.empty_bin = empty_bin
         self.strategy = strategy
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        check_positive_int(self.n_bins, "n_bins")
+    def _check_params(self) -> int:
+        """``n_bins``, after checking the parameters (a CalibInputError names the first invalid one)."""
+        n_bins = check_positive_int(self.n_bins, "n_bins")
         if self.empty_bin not in EMPTY_BIN_POLICIES:
             raise CalibInputError(f"empty_bin must be one of {EMPTY_BIN_POLICIES}; got {self.empty_bin!r}")
         if self.strategy not in STRATEGIES:
             raise CalibInputError(f"strategy must be one of {STRATEGIES}; got {self.strategy!r}")
+        return n_bins
+
+    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
+        self._check_params()
         p1 = np.exp(logp[:, 1])
         if self.strategy == "width":
             self.edges_, self.closed_ = equal_width_edges(self.n_bins), self.closed
@@ -62,3 +67,13 @@ class HistogramBinning(Calibrator):
         empty = self.counts_[ids] == 0
         fill = {"identity": p1, "prior": np.full_like(p1, self.prior_), "zero": np.zeros_like(p1)}[self.empty_bin]
         return binary_logprobs(np.where(empty, fill, mapped))
+
+    def _fitted_fields(self) -> dict[str, FittedField]:
+        m = self._check_params()
+        return {
+            "edges_": FittedField("array", (m + 1,)),
+            "closed_": FittedField("str", choices=EDGE_RULES),
+            "counts_": FittedField("array", (m,), dtype="int64"),
+            "bin_values_": FittedField("array", (m,), finite=False),  # 0 / 0 = NaN for an empty bin
+            "prior_": FittedField("float"),
+        }

@@ -9,10 +9,12 @@ either class gets (the paper-000 authors use 1e-30), so log-posteriors stay fini
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
-from calib.calibrators.base import Calibrator
+from calib.calibrators.base import Calibrator, FittedField
 from calib.validation import CalibInputError
 
 
@@ -24,10 +26,13 @@ class IsotonicCalibrator(Calibrator):
     def __init__(self, clip: float = 1e-30):
         self.clip = clip
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        if not 0 <= self.clip < 0.5:
+    def _check_clip(self) -> None:
+        if isinstance(self.clip, bool) or not isinstance(self.clip, Real) or not 0 <= self.clip < 0.5:
             raise CalibInputError(f"clip must be in [0, 0.5); got {self.clip!r}")
-        self.regression_ = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
+
+    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
+        self._check_clip()
+        self.regression_ = _regression()
         self.regression_.fit(_log_odds(logp), labels.astype(np.float64))
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
@@ -37,6 +42,37 @@ class IsotonicCalibrator(Calibrator):
         with np.errstate(divide="ignore"):
             logq = np.log(q)
         return logq - np.logaddexp(logq[:, :1], logq[:, 1:])
+
+    def _fitted_fields(self) -> dict[str, FittedField]:
+        """The thresholds of ``regression_`` (its predictions interpolate between them), of any length."""
+        self._check_clip()
+        return {"X_thresholds_": FittedField("array", (None,)), "y_thresholds_": FittedField("array", (None,))}
+
+    def _fitted_state(self) -> dict[str, object]:
+        return {"X_thresholds_": self.regression_.X_thresholds_, "y_thresholds_": self.regression_.y_thresholds_}
+
+    def _restore_fitted_state(self, state: dict[str, object]) -> None:
+        """Rebuild ``regression_`` through scikit-learn's public ``fit``, on the thresholds themselves.
+
+        On strictly increasing x and non-decreasing y in [0, 1], without a point equal in y to both
+        neighbours (what a fit keeps), PAV pools nothing but pairs of equal values, whose mean is
+        exact, and trims nothing, so the refit holds the very thresholds saved; it is checked.
+        """
+        x, y = state["X_thresholds_"], state["y_thresholds_"]
+        if x.size != y.size or np.any(np.diff(x) <= 0) or np.any(np.diff(y) < 0) or y[0] < 0 or y[-1] > 1:
+            raise CalibInputError(
+                "X_thresholds_ and y_thresholds_ must have one length, X_thresholds_ increasing and "
+                "y_thresholds_ non-decreasing in [0, 1]"
+            )
+        regression = _regression().fit(x, y)
+        if not (np.array_equal(regression.X_thresholds_, x) and np.array_equal(regression.y_thresholds_, y)):
+            raise CalibInputError("X_thresholds_ and y_thresholds_ are not the thresholds of an isotonic fit")
+        self.regression_ = regression
+
+
+def _regression() -> IsotonicRegression:
+    """An unfitted regression with y in [0, 1], clipped to its end values beyond the training scores."""
+    return IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
 
 
 def _log_odds(logp: np.ndarray) -> np.ndarray:

@@ -30,7 +30,7 @@ import numpy as np
 from scipy.linalg.blas import dsyrk
 from scipy.optimize import minimize
 
-from calib.calibrators.base import Calibrator
+from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.line_search import armijo_step
 from calib.calibrators.scaling import LOG_FLOOR
@@ -62,6 +62,14 @@ class VectorScaling(Calibrator):
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         return log_softmax_rows(self.coef_ * reference_log_ratios(logp) + self.intercept_, overwrite=True)
+
+    def _fitted_fields(self) -> dict[str, FittedField]:
+        k = self.n_classes_
+        return {
+            "coef_": FittedField("array", (k,)),
+            "intercept_": FittedField("array", (k,)),
+            "converged_": FittedField("bool"),
+        }
 
 
 class MatrixScaling(Calibrator):
@@ -104,6 +112,14 @@ class MatrixScaling(Calibrator):
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         return log_softmax_rows(reference_log_ratios(logp) @ self.coef_.T + self.intercept_, overwrite=True)
+
+    def _fitted_fields(self) -> dict[str, FittedField]:
+        k = self.n_classes_
+        return {
+            "coef_": FittedField("array", (k, k)),
+            "intercept_": FittedField("array", (k,)),
+            "converged_": FittedField("bool"),
+        }
 
 
 def reference_log_ratios(logp: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg.blas import dsyrk
 
-from calib.calibrators.base import Calibrator
+from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.line_search import armijo_step
 from calib.rows import log_softmax_rows, row_blocks
@@ -51,6 +51,13 @@ class AffineCalibrator(Calibrator):
             raise CalibInputError("affine calibration diverged: check the scores for extreme values")
         self.scale_ = float(theta[0])
         self.bias_ = np.concatenate([[0.0], theta[1:]]) if self.bias else np.zeros(k)
+
+    def _fitted_fields(self) -> dict[str, FittedField]:
+        return {
+            "scale_": FittedField("float"),
+            "bias_": FittedField("array", (self.n_classes_,)),
+            "converged_": FittedField("bool"),
+        }
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         """In ``logp``'s own memory (see :mod:`calib.calibrators.base`)."""

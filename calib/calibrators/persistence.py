@@ -1,0 +1,438 @@
+"""Saving a fitted calibrator as a JSON file of plain numbers, and loading it back without running code.
+
+A pickled model runs code as it is read, before anything can check what it is; a calibrator file
+holds only JSON values. It is one object (UTF-8, sorted keys, indent 1) with
+
+- ``format`` ("calib-calibrator"), ``format_version`` (1) and ``calib_version`` (the calib-repro
+  release that wrote it, for information);
+- ``method``: the ``calib calibrate --method`` name, and ``class``: the class it stands for;
+- ``init``: the constructor parameters (``get_params()``): numbers, strings, booleans, null, lists;
+- ``n_classes``: K;
+- ``fitted``: every attribute the fit set, as the class declares them in ``_fitted_fields``
+  (:mod:`calib.calibrators.base`): floats and booleans as JSON values, strings, and arrays as
+  ``{"data": nested lists, "dtype": "float64" or "int64", "shape": [...]}``.
+
+Floats are written as their ``repr`` (as :mod:`json` does), which reads back as the same float64,
+so a loaded calibrator predicts bit for bit what the saved one did. Plain JSON has no NaN or
+infinity: they are the strings "nan", "inf" and "-inf", allowed only in the attributes where
+fitting itself can give them.
+
+Loading never unpickles and never imports or calls anything the file names: ``method`` selects a
+class from the fixed table :data:`METHODS`, and the file is checked in full (format, method and
+class, parameter names, every fitted attribute with its shape, and finiteness) before that class
+is built. Every problem is one :class:`calib.validation.CalibInputError` naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+
+from calib.calibrators.base import Calibrator, FittedField
+from calib.calibrators.beta import BetaCalibrator
+from calib.calibrators.dirichlet import DirichletCalibrator
+from calib.calibrators.histogram import HistogramBinning
+from calib.calibrators.isotonic import IsotonicCalibrator
+from calib.calibrators.matrix_scaling import MatrixScaling, VectorScaling
+from calib.calibrators.scaling import AffineCalibrator, TemperatureScaling
+from calib.files import atomic_write
+from calib.validation import CalibInputError
+
+FORMAT = "calib-calibrator"
+FORMAT_VERSION = 1
+
+# The calibrators a file may hold, by their `calib calibrate --method` name (as calib.cli.METHODS).
+METHODS: dict[str, type[Calibrator]] = {
+    "dp": AffineCalibrator,
+    "temperature": TemperatureScaling,
+    "vector": VectorScaling,
+    "matrix": MatrixScaling,
+    "dirichlet": DirichletCalibrator,
+    "beta": BetaCalibrator,
+    "isotonic": IsotonicCalibrator,
+    "histogram": HistogramBinning,
+}
+
+_KEYS = ("calib_version", "class", "fitted", "format", "format_version", "init", "method", "n_classes")
+_NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+_DTYPES = {"float64": np.float64, "int64": np.int64}
+_INT64 = np.iinfo(np.int64)
+_MAX_FLOAT = int(np.finfo(np.float64).max)  # float() of a larger JSON integer overflows
+_NEVER_PICKLES = "calib never loads pickles, which can run code; refit and save with --save-model MODEL.json"
+_REFIT = "refit the calibrator and save it again with --save-model MODEL.json"
+
+
+def save_calibrator(model: Calibrator, path: str | Path, *, method: str) -> None:
+    """Write a fitted calibrator to a JSON file that holds numbers only (see the module docstring).
+
+    Parameters
+    ----------
+    model : Calibrator
+        A fitted calibrator of exactly the class of ``method`` (e.g. ``TemperatureScaling`` for
+        "temperature"), whose parameters are numbers, strings, booleans, None or lists of them.
+    path : str or Path
+        The file to write, ending in ``.json``. It is written atomically: a failed write leaves
+        the previous file, if any.
+    method : str
+        The ``calib calibrate --method`` name of the calibrator: one of :data:`METHODS`.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    CalibInputError
+        For a path not ending in ``.json``, an unknown method, a model of another class or not
+        fitted, or a parameter that JSON cannot hold.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from calib.calibrators import TemperatureScaling, save_calibrator
+    >>> rng = np.random.default_rng(0)
+    >>> logits, labels = rng.normal(size=(100, 3)), rng.integers(0, 3, size=100)
+    >>> model = TemperatureScaling().fit(logits, labels, kind="logits")
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = Path(folder.name) / "temperature.json"
+    >>> save_calibrator(model, path, method="temperature")
+    >>> saved = json.loads(path.read_text(encoding="utf-8"))
+    >>> saved["class"], saved["n_classes"], sorted(saved["fitted"])
+    ('TemperatureScaling', 3, ['bias_', 'converged_', 'scale_'])
+    >>> saved["fitted"]["scale_"] == model.scale_
+    True
+    >>> folder.cleanup()
+    """
+    if Path(path).suffix.lower() != ".json":
+        raise CalibInputError(f"path {path}: a calibrator is saved as JSON; give a file name ending in .json")
+    if not isinstance(method, str) or method not in METHODS:
+        raise CalibInputError(
+            f"method must be one of {sorted(METHODS)} (calib calibrate --method); got {_short(method)}"
+        )
+    cls = METHODS[method]
+    if type(model) is not cls:
+        raise CalibInputError(f"model is a {type(model).__name__}, but method {method!r} saves a {cls.__name__}")
+    if not hasattr(model, "n_classes_"):
+        raise CalibInputError(f"model ({cls.__name__}) is not fitted yet: call fit(scores, labels, kind=...) first")
+    init = model.get_params(deep=False)
+    for name, value in init.items():
+        if not _is_plain(value):
+            raise CalibInputError(
+                f"model parameter {name}={_short(value)} cannot be saved: parameters must be numbers, strings, "
+                "booleans, None or lists of them (give arrays and tuples as lists)"
+            )
+    try:
+        fields = model._fitted_fields()
+        state = model._fitted_state()
+        fitted = {name: _encode(state[name], field, name) for name, field in fields.items()}
+    except CalibInputError as exc:
+        raise CalibInputError(f"model ({cls.__name__}) cannot be saved: {exc}") from exc
+    document = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "calib_version": version("calib-repro"),
+        "method": method,
+        "class": cls.__name__,
+        "init": init,
+        "n_classes": int(model.n_classes_),
+        "fitted": fitted,
+    }
+    # allow_nan=False: the file stays plain JSON (non-finite values are strings by now).
+    text = json.dumps(document, sort_keys=True, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def load_calibrator(path: str | Path) -> tuple[Calibrator, str]:
+    """Read a calibrator written by :func:`save_calibrator` (``calib calibrate --save-model``).
+
+    The file is read as text and never unpickled: a pickle (or anything else that is not such a
+    JSON file) is refused before any of it is interpreted. The whole file is checked before the
+    calibrator is built, so a damaged or hand-edited file gives one error, never a half-built model.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.json`` file written by :func:`save_calibrator`.
+
+    Returns
+    -------
+    model : Calibrator
+        The fitted calibrator, predicting bit for bit what the saved one did.
+    method : str
+        Its ``calib calibrate --method`` name.
+
+    Raises
+    ------
+    CalibInputError
+        Naming the file, for a missing or unreadable file, a pickle, text that is not such a JSON
+        object, or any field that does not match what the method's class declares.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from calib.calibrators import BetaCalibrator, load_calibrator, save_calibrator
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.01, 0.99, size=200)
+    >>> probs, labels = np.column_stack([1 - p1, p1]), (rng.uniform(size=200) < p1).astype(int)
+    >>> model = BetaCalibrator().fit(probs, labels, kind="probs")
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = Path(folder.name) / "beta.json"
+    >>> save_calibrator(model, path, method="beta")
+    >>> loaded, method = load_calibrator(path)
+    >>> method, np.array_equal(loaded.predict_proba(probs, kind="probs"), model.predict_proba(probs, kind="probs"))
+    ('beta', True)
+    >>> load_calibrator(Path(folder.name) / "model.pkl")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    calib.validation.CalibInputError: .../model.pkl: calib reads calibrators from .json files ...
+    >>> folder.cleanup()
+    """
+    if Path(path).suffix.lower() != ".json":
+        raise CalibInputError(
+            f"{path}: calib reads calibrators from .json files written by `calib calibrate --save-model`; "
+            + _NEVER_PICKLES
+        )
+    document = _parse(_read(path), path)
+    try:
+        return _build(document)
+    except CalibInputError as exc:
+        raise CalibInputError(f"{path}: {exc}; {_REFIT}") from exc
+
+
+def _read(path: str | Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError as exc:
+        raise CalibInputError(f"{path}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise CalibInputError(f"{path}: is a directory, not a calibrator file") from exc
+    except OSError as exc:
+        raise CalibInputError(f"{path}: cannot be read ({exc.strerror})") from exc
+
+
+def _parse(raw: bytes, path: str | Path) -> object:
+    """The JSON value in ``raw``; anything else, a pickle first of all, is refused without being interpreted."""
+    # Pickles of protocol 2 to 5 open with the PROTO opcode 0x80 and the protocol number.
+    if len(raw) >= 2 and raw[0] == 0x80 and 2 <= raw[1] <= 5:
+        raise CalibInputError(
+            f"{path} is a pickle, not a calibrator file written by `calib calibrate --save-model`: {_NEVER_PICKLES}"
+        )
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise CalibInputError(
+            f"{path} is not a calibrator file written by `calib calibrate --save-model` "
+            f"(not UTF-8 JSON: {exc}): {_NEVER_PICKLES}"
+        ) from exc
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not plain JSON")
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object as a dict; a repeated key (which json would resolve silently) is an error."""
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        repeated = sorted(key for key, count in Counter(key for key, _ in pairs).items() if count > 1)
+        raise ValueError(f"repeated keys in one object: {repeated}")
+    return document
+
+
+def _build(document: object) -> tuple[Calibrator, str]:
+    """The calibrator a parsed file describes, after checking all of it (CalibInputError without the path)."""
+    if not isinstance(document, dict):
+        raise CalibInputError(f"holds a JSON {type(document).__name__}, not a calibrator object")
+    if document.get("format") != FORMAT:
+        raise CalibInputError(f"format is {_short(document.get('format'))}, not {FORMAT!r}")
+    file_version = document.get("format_version")
+    is_int = isinstance(file_version, int) and not isinstance(file_version, bool)
+    if not is_int or file_version != FORMAT_VERSION:
+        newer = is_int and file_version > FORMAT_VERSION
+        hint = f" (written by calib {_short(document.get('calib_version'))}; upgrade calib to read it)" if newer else ""
+        raise CalibInputError(
+            f"format_version is {_short(file_version)}; this calib reads version {FORMAT_VERSION}{hint}"
+        )
+    _check_keys(set(document), set(_KEYS), "keys")
+    if not isinstance(document["calib_version"], str):
+        raise CalibInputError(f"calib_version must be a string; got {_short(document['calib_version'])}")
+    method = document["method"]
+    if not isinstance(method, str) or method not in METHODS:
+        raise CalibInputError(f"unknown method {_short(method)}; known: {sorted(METHODS)}")
+    cls = METHODS[method]
+    if document["class"] != cls.__name__:
+        raise CalibInputError(f"class {_short(document['class'])} does not match method {method!r}, a {cls.__name__}")
+    init = document["init"]
+    if not isinstance(init, dict):
+        raise CalibInputError(f"init must be an object of {cls.__name__}'s parameters; got {_short(init)}")
+    _check_keys(set(init), set(cls().get_params(deep=False)), f"init keys ({cls.__name__}'s parameters)")
+    for name, value in init.items():
+        if not _is_plain(value):
+            raise CalibInputError(f"init.{name} must be a number, string, boolean, null or a list; got {_short(value)}")
+    k = document["n_classes"]
+    if isinstance(k, bool) or not isinstance(k, int) or k < 2 or (cls.binary_only and k != 2):
+        needed = "2 (the calibrator is binary only)" if cls.binary_only else "an integer >= 2"
+        raise CalibInputError(f"n_classes must be {needed}; got {_short(k)}")
+    fitted = document["fitted"]
+    if not isinstance(fitted, dict):
+        raise CalibInputError(f"fitted must be an object of fitted attributes; got {_short(fitted)}")
+    model = cls(**init)  # stores the parameters, nothing else (scikit-learn convention)
+    model.n_classes_ = k
+    try:
+        fields = model._fitted_fields()
+    except CalibInputError as exc:
+        raise CalibInputError(f"init: {exc}") from exc
+    _check_keys(set(fitted), set(fields), f"fitted attributes of {cls.__name__}")
+    state = {name: _decode(fitted[name], field, f"fitted.{name}") for name, field in fields.items()}
+    try:
+        model._restore_fitted_state(state)
+    except CalibInputError as exc:
+        raise CalibInputError(f"fitted: {exc}") from exc
+    return model, method
+
+
+def _check_keys(found: set[str], expected: set[str], what: str) -> None:
+    missing, extra = sorted(expected - found), sorted(found - expected)
+    if missing or extra:
+        parts = [f"missing {missing}"] * bool(missing) + [f"unexpected {extra}"] * bool(extra)
+        raise CalibInputError(f"{what}: {', '.join(parts)}")
+
+
+def _is_plain(value: object) -> bool:
+    """Whether ``value`` is None, a bool, int, str or finite float, or a list of such (nested): a JSON
+    value that reads back as itself. Iterative, so a deeply nested list cannot exhaust the stack."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif not (item is None or isinstance(item, (int, str)) or (isinstance(item, float) and math.isfinite(item))):
+            return False  # (a bool is an int)
+    return True
+
+
+def _encode(value: object, field: FittedField, name: str) -> object:
+    """The JSON form of a fitted attribute, after checking it against its declared ``field``."""
+    if field.kind == "float":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (float, np.floating)):
+            raise CalibInputError(f"{name} must be a float; got {value!r}")
+        value = float(value)
+    elif field.kind == "bool":
+        if not isinstance(value, (bool, np.bool_)):
+            raise CalibInputError(f"{name} must be a boolean; got {value!r}")
+        value = bool(value)
+    elif field.kind == "array" and not isinstance(value, np.ndarray):
+        raise CalibInputError(f"{name} must be a numpy array; got {type(value).__name__}")
+    _check_value(value, field, name)
+    if field.kind == "float":
+        return _json_float(value)
+    if field.kind == "array":
+        data = value.tolist()  # Python floats and ints, which json writes exactly
+        if value.dtype == np.float64 and not np.all(np.isfinite(value)):
+            data = _map_leaves(data, _json_float)
+        return {"data": data, "dtype": field.dtype, "shape": list(value.shape)}
+    return value
+
+
+def _decode(data: object, field: FittedField, name: str) -> object:
+    """A fitted attribute from its JSON form, checked against its declared ``field``."""
+    if field.kind == "float":
+        value = _float_from_json(data, name)
+    elif field.kind == "bool":
+        if not isinstance(data, bool):
+            raise CalibInputError(f"{name} must be true or false; got {_short(data)}")
+        value = data
+    elif field.kind == "str":
+        if not isinstance(data, str):
+            raise CalibInputError(f"{name} must be a string; got {_short(data)}")
+        value = data
+    else:
+        value = _array_from_json(data, field, name)
+    _check_value(value, field, name)
+    return value
+
+
+def _array_from_json(data: object, field: FittedField, name: str) -> np.ndarray:
+    if not isinstance(data, dict) or set(data) != {"data", "dtype", "shape"}:
+        raise CalibInputError(f"{name} must be an object with keys data, dtype and shape; got {_short(data)}")
+    if data["dtype"] != field.dtype:
+        raise CalibInputError(f"{name} has dtype {_short(data['dtype'])}, expected {field.dtype!r}")
+    shape = data["shape"]
+    if (
+        not isinstance(shape, list)
+        or len(shape) != len(field.shape)
+        or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in shape)
+        or any(want is not None and n != want for n, want in zip(shape, field.shape, strict=True))
+    ):
+        raise CalibInputError(f"{name} has shape {_short(shape)}, expected {_shape_text(field.shape)}")
+    flat = _flatten(data["data"], shape, name)
+    if field.dtype == "int64":
+        if not all(isinstance(x, int) and not isinstance(x, bool) and _INT64.min <= x <= _INT64.max for x in flat):
+            raise CalibInputError(f"{name} must hold 64-bit integers")
+        values = flat
+    else:
+        values = [_float_from_json(x, name) for x in flat]
+    return np.array(values, dtype=_DTYPES[field.dtype]).reshape(shape)
+
+
+def _flatten(data: object, shape: list[int], name: str) -> list[object]:
+    """The entries of nested lists ``data`` in row-major order, checking that they have ``shape``."""
+    level = [data]
+    for depth, n in enumerate(shape):
+        if not all(isinstance(item, list) and len(item) == n for item in level):
+            raise CalibInputError(f"{name}: data does not have the shape {shape} given (at depth {depth})")
+        level = [x for item in level for x in item]
+    return level
+
+
+def _check_value(value: object, field: FittedField, name: str) -> None:
+    """Checks shared by saving and loading: a str's choices, an array's dtype and shape, finiteness."""
+    if field.kind == "str":
+        if not isinstance(value, str) or (field.choices and value not in field.choices):
+            raise CalibInputError(f"{name} must be one of {field.choices}; got {_short(value)}")
+        return
+    if field.kind == "array":
+        if value.dtype != _DTYPES[field.dtype]:
+            raise CalibInputError(f"{name} has dtype {value.dtype}, expected {field.dtype}")
+        if value.ndim != len(field.shape) or any(
+            (want is None and n < 1) or (want is not None and n != want)
+            for n, want in zip(value.shape, field.shape, strict=True)
+        ):
+            raise CalibInputError(f"{name} has shape {list(value.shape)}, expected {_shape_text(field.shape)}")
+    if field.kind in ("float", "array") and field.finite and not np.all(np.isfinite(value)):
+        raise CalibInputError(f"{name} must be finite (no NaN or infinity)")
+
+
+def _json_float(x: float) -> float | str:
+    return x if math.isfinite(x) else ("nan" if math.isnan(x) else ("inf" if x > 0 else "-inf"))
+
+
+def _float_from_json(data: object, name: str) -> float:
+    if isinstance(data, str) and data in _NON_FINITE:
+        return _NON_FINITE[data]
+    too_large = isinstance(data, int) and abs(data) > _MAX_FLOAT
+    if isinstance(data, bool) or not isinstance(data, (int, float)) or too_large:
+        raise CalibInputError(f'{name} must hold float64 numbers (or "nan", "inf", "-inf"); got {_short(data)}')
+    return float(data)
+
+
+def _map_leaves(data: list, function) -> list:
+    return [_map_leaves(x, function) if isinstance(x, list) else function(x) for x in data]
+
+
+def _shape_text(shape: tuple[int | None, ...]) -> str:
+    return "[" + ", ".join("any length" if n is None else str(n) for n in shape) + "]"
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
