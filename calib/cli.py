@@ -242,7 +242,7 @@ def _read_costs(path: str) -> np.ndarray:
 
 
 def _calibrate(args) -> int:
-    from calib.calibrators import METHODS, load_calibrator, save_calibrator
+    from calib.calibrators.persistence import METHODS, load_calibrator, save_calibrator
     from calib.files import atomic_write
 
     progress = _Progress(args.quiet)
@@ -256,6 +256,8 @@ def _calibrate(args) -> int:
     else:
         if not args.train or not args.method:
             raise CalibInputError("give --method and --train FILE to fit a calibrator, or --model FILE to apply one")
+        if args.method not in METHODS:
+            raise CalibInputError(f"--method {args.method!r} is not a calibrator; use one of {', '.join(METHODS)}")
         train = _load(args.train, args)
         _warn_about_training_data(train, args.method)
         progress(f"fitting {args.method} on {args.train} ({train.n_samples} samples)")
@@ -333,8 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.set_defaults(run=_evaluate)
 
     ca = commands.add_parser("calibrate", help="fit a calibrator on one file and apply it to another")
-    ca.add_argument("--method", choices=["dp", "temperature", "vector", "matrix", "dirichlet", "beta", "isotonic",
-                                         "histogram"])  # fmt: skip
+    ca.add_argument(
+        "--method", help="dp, temperature, vector, matrix, dirichlet, beta, isotonic or histogram (to fit one)"
+    )
     ca.add_argument("--train", help="posteriors and labels to fit the calibrator on")
     ca.add_argument("--apply", required=True, help="posteriors to calibrate (labels optional)")
     ca.add_argument("--out", required=True, help=".npz file for the calibrated log-probabilities")

@@ -142,7 +142,12 @@ def test_missing_file_and_bad_command_line(tmp_path):
     done = _calib("evaluate", "nowhere.csv", cwd=tmp_path)
     assert done.returncode == 1 and "does not exist" in done.stderr
     assert _calib("evaluate", cwd=tmp_path).returncode == 2
-    assert _calib("calibrate", "--method", "magic", "--apply", "a", "--out", "b.npz", cwd=tmp_path).returncode == 2
+    assert _calib("calibrate", "--apply", "a", cwd=tmp_path).returncode == 2  # --out is required
+    (tmp_path / "a.csv").write_text("x,y,label\n0.5,0.5,1\n")
+    magic = _calib(
+        "calibrate", "--method", "magic", "--train", "a.csv", "--apply", "a.csv", "--out", "b.npz", cwd=tmp_path
+    )
+    assert magic.returncode == 1 and "--method 'magic' is not a calibrator; use one of dp, temperature" in magic.stderr
 
 
 def test_calibrate_fits_saves_loads_and_applies(tmp_path):
@@ -169,7 +174,7 @@ def test_calibrate_rejects_a_bad_output_name_and_a_foreign_model(user_csv, tmp_p
                   "--out", "x.csv", "--quiet", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 1 and ".npz" in done.stderr and not (tmp_path / "x.csv").exists()
     done = _calib("calibrate", "--model", str(user_csv), "--apply", str(user_csv), "--out", "y.npz", cwd=tmp_path)
-    assert done.returncode == 1 and "not a calibrator saved by" in done.stderr
+    assert done.returncode == 1 and "calib reads calibrators from .json files" in done.stderr
 
 
 def test_compare_gives_paired_intervals_and_checks_the_labels(user_csv, tmp_path):
