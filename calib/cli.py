@@ -368,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
-        print(f"calib {args.command}: interrupted; no output was written", file=sys.stderr)
+        print(f"calib {args.command}: interrupted; every file is written whole or not at all", file=sys.stderr)
         return 130
 
 
