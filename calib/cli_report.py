@@ -97,7 +97,8 @@ def reliability_figure(stem: Path, panels: list[tuple]) -> list[Path]:
                 if count:
                     bottom.annotate(f"{count}", ((left + right) / 2, count), ha="center", va="bottom", fontsize=5)
             bottom.set_xlim(0, 1)
-            bottom.set_yscale("symlog")
+            bottom.set_yscale("log")  # counts span orders of magnitude; an empty bin has no bar
+            bottom.set_ylim(0.7, 4 * max(int(bins.counts.max()), 1))
             bottom.set_ylabel("samples")
             bottom.set_xlabel(f"{what} ({ECE_BINS} bins of width {1 / ECE_BINS:.3f})")
         return save_figure(fig, stem)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -347,3 +348,41 @@ def test_the_figure_shows_the_positive_class_for_two_classes_and_the_top_label_b
     assert done.returncode == 0, done.stderr
     for name in ("reliability.png", "reliability.pdf", "metrics.json", "metrics.csv"):
         assert (tmp_path / "report" / name).stat().st_size > 0
+
+
+def _bad_files(tmp_path: Path) -> dict[str, Path]:
+    """Files that each need a different fix, written as users write them."""
+    probs, labels = _model()
+    files = {}
+
+    def put(name, frame):
+        files[name] = tmp_path / name
+        frame.to_csv(files[name], index=False)
+
+    put("feature.csv", _frame(probs, labels).assign(age=np.arange(labels.size)))
+    put("rounded.csv", _frame(probs.round(3), labels))
+    put("one_column.csv", pd.DataFrame({"p": probs[:, 0], "label": labels}))
+    put("one_based.csv", _frame(probs, labels + 1))
+    put("no_label.csv", _frame(probs, labels).rename(columns={"label": "target"}))
+    put("log_values.csv", _frame(np.log(probs), labels))
+    put("unknown_names.csv", _frame(probs, np.array(list("abcd"))[labels]))
+    put("numbered.csv", _frame(probs, labels, columns=["1", "2", "3", "4"]))
+    files["keys.npz"] = tmp_path / "keys.npz"
+    np.savez(files["keys.npz"], probs=probs, y=labels)
+    return files
+
+
+def test_every_fix_is_said_in_the_words_of_the_interface_that_shows_it(tmp_path):
+    """The command names flags, never Python arguments; Python names arguments, never flags."""
+    from calib.data.real import load_posteriors
+    from calib.validation import CalibInputError
+
+    python_words = re.compile(r"\b(kind|label_values|class_columns|label_column|positive_label|renormalize|"
+                              r"scores_key|labels_key)=")  # fmt: skip
+    for name, path in _bad_files(tmp_path).items():
+        line = _one_error_line(_calib("evaluate", path.name, "--quiet", cwd=tmp_path))
+        assert not python_words.search(line), (name, line)
+        with pytest.raises(CalibInputError) as caught:
+            load_posteriors(path, kind="probs").logprobs()
+        assert " --" not in str(caught.value), (name, str(caught.value))
+        assert "--" in caught.value.cli_message or caught.value.cli_message == str(caught.value), name
