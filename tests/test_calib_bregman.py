@@ -672,8 +672,8 @@ _P = np.array([[0.2, 0.8], [0.5, 0.5]])
     [
         (lambda: bregman_divergence(_P, [[0.2, 0.3, 0.5]]), "p has shape"),
         (lambda: bregman_divergence(_P, np.ones((3, 2)) / 2), "p has shape"),
-        (lambda: bregman_divergence([[0.5, 0.6]], _P), "p "),
-        (lambda: bregman_divergence(_P, [[0.5, 0.6]]), "q "),
+        (lambda: bregman_divergence([[0.5, 0.6]], _P), "^p: rows"),
+        (lambda: bregman_divergence(_P, [[0.5, 0.6]]), "^q: rows"),
         (lambda: bregman_divergence(_P, [[-0.1, 1.1]]), "q "),
         (lambda: bregman_divergence(_P, _P, loss="hinge"), "loss"),
         (lambda: bregman_divergence(_P, _P, kind="odds"), "kind"),

@@ -17,7 +17,7 @@ from calib.data.real import (
     read_posterior_set,
     save_posterior_set,
 )
-from calib.validation import CalibInputError
+from calib.validation import CalibInputError, CalibInputWarning
 
 MIRROR = Path(__file__).resolve().parents[2] / "shared" / "real_posteriors"
 
@@ -284,16 +284,26 @@ def test_csv_without_label_column_names_it_and_lists_columns(tmp_path):
     np.testing.assert_array_equal(pset.labels, [2])
 
 
-def test_non_numeric_class_column_is_rejected(tmp_path):
+def test_a_text_column_is_left_out_with_a_warning(tmp_path):
     path = tmp_path / "text.csv"
     path.write_text("id,a,b,label\nx1,0.2,0.8,1\nx2,0.6,0.4,0\n")
-    with pytest.raises(CalibInputError, match="not numeric") as info:
-        load_table(path, kind="probs")
-    assert "['id']" in str(info.value)
-    # choosing the class columns explicitly skips the text column
-    pset = load_table(path, kind="probs", class_columns=["a", "b"])
+    with pytest.warns(CalibInputWarning, match=r"non-numeric columns \['id'\]"):
+        pset = load_table(path, kind="probs")
     assert pset.class_names == ("a", "b")
     np.testing.assert_array_equal(pset.labels, [1, 0])
+    with pytest.raises(CalibInputError, match=r"class columns \['id'\] are not numeric"):
+        load_table(path, kind="probs", class_columns=["id", "a", "b"])
+
+
+@pytest.mark.parametrize("cell", ["0.4x", "0,4", "-"])
+def test_a_score_column_with_one_bad_cell_names_the_cell(tmp_path, cell):
+    # Leaving the column out would turn a two-class table into a one-column one: stop at the cell.
+    path = tmp_path / "typo.csv"
+    path.write_text(f'a,b,label\n0.2,0.8,1\n0.6,"{cell}",0\n0.5,0.5,1\n')
+    with pytest.raises(CalibInputError, match=f"column 'b' holds numbers but at line 3 it holds '{cell}'"):
+        load_table(path, kind="probs")
+    with pytest.raises(CalibInputError, match="line 3"):
+        load_table(path, kind="probs", class_columns=["a", "b"])
 
 
 def test_absent_class_columns_are_rejected(tmp_path):
@@ -489,7 +499,7 @@ def test_numeric_labels_with_integer_named_columns_are_ambiguous(tmp_path):
     pd.DataFrame({"1": [0.2, 0.7], "2": [0.3, 0.2], "3": [0.5, 0.1], "label": [1, 2]}).to_csv(path, index=False)
     with pytest.raises(CalibInputError, match="label_values"):
         load_table(path, kind="probs")
-    by_name = load_table(path, kind="probs", label_values="name")
+    by_name = load_table(path, kind="probs", label_values="names")
     by_index = load_table(path, kind="probs", label_values="index")
     assert by_name.labels.tolist() == [0, 1]  # "1" is the first column
     assert by_index.labels.tolist() == [1, 2]

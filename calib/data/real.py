@@ -246,6 +246,22 @@ def _drop_index_column(frame, path: Path):
     return frame
 
 
+def _refuse_damaged_numbers(values, column, path: Path) -> None:
+    """Stop on a column of numbers with some cells that are not numbers (a typo, a decimal comma): it
+    holds scores, and leaving it out would change the problem instead of reporting the cell."""
+    import pandas as pd
+
+    parsed = pd.to_numeric(values, errors="coerce")
+    bad = parsed.isna() & values.notna()
+    if parsed.notna().any() and bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        where = f"line {row + 2}" if path.suffix.lower() == ".csv" else f"row {row} (counting from 0)"
+        raise CalibInputError(
+            f"{path}: column {column!r} holds numbers but at {where} it holds {values.iloc[row]!r}, which is "
+            "not a number; correct that cell (write decimals with a point)"
+        )
+
+
 def _pick_class_columns(frame, path: Path, label_column: str, class_columns) -> list:
     """The score columns: ``class_columns`` (names or fnmatch patterns, in file order) or every numeric
     column but the labels (other columns are left out, with a warning)."""
@@ -255,6 +271,8 @@ def _pick_class_columns(frame, path: Path, label_column: str, class_columns) -> 
     if class_columns is None:
         columns = [c for c in others if pd.api.types.is_numeric_dtype(frame[c])]
         skipped = [c for c in others if c not in columns]
+        for column in skipped:
+            _refuse_damaged_numbers(frame[column], column, path)
         if skipped and columns:
             warnings.warn(f"{path}: left out the non-numeric columns {skipped}", CalibInputWarning, stacklevel=3)
         elif skipped:
@@ -270,6 +288,8 @@ def _pick_class_columns(frame, path: Path, label_column: str, class_columns) -> 
                 f"its columns are {list(frame.columns)}",
             )
         non_numeric = [c for c in columns if not pd.api.types.is_numeric_dtype(frame[c])]
+        for column in non_numeric:
+            _refuse_damaged_numbers(frame[column], column, path)
         if non_numeric:
             raise CalibInputError(f"{path}: class columns {non_numeric} are not numeric; they cannot hold scores")
     if not columns:
