@@ -8,8 +8,10 @@ original sample ids (``groups``) so duplicates of one sample stay in one fold.
 Resample indices come from one ``numpy.random.default_rng(seed)`` stream, drawn in blocks of
 resamples of about ``_BLOCK_CELLS`` (resample, sample) cells, so memory stays bounded for any B and
 N (a single block, the whole B x N matrix, when B N fits). A statistic that is a function of sums
-of per-sample values within groups (bins, classes) is evaluated for a whole block at once with
-:func:`grouped_sums` (one ``bincount`` over the block), as :func:`bootstrap_ece` does.
+of per-sample values, within groups (bins, classes) or not, is evaluated for a whole block at once
+from the block's sample counts (:func:`resample_counts`): a resample's sum of v is ``v @ counts``,
+so the per-sample values are computed once and never gathered resample by resample
+(:class:`ResampledSums`, as :func:`bootstrap_ece` uses it).
 """
 
 from __future__ import annotations
@@ -19,11 +21,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from calib.binning import bin_ids
 from calib.validation import CalibInputError, as_float_array, as_labels, as_probs, check_positive_int, top_label
 
 _BLOCK_CELLS = 1 << 22
+# counted_resamples keeps this many (sample, resample) counts, one byte each, and float_chunks hands
+# them out as float64 about this many at a time.
+_COUNT_CELLS = 1 << 27
+_CHUNK_CELLS = 1 << 21
 ECE_VIEWS = ("top_label", "binary", "classwise")
 
 
@@ -42,9 +49,14 @@ def resample_blocks(n_samples: int, *, n_boot: int, seed) -> Iterator[np.ndarray
     n = check_positive_int(n_samples, "n_samples")
     b = check_positive_int(n_boot, "n_boot")
     rng = np.random.default_rng(seed)
-    block = max(1, _BLOCK_CELLS // n)
+    block = _block_size(n)
     for start in range(0, b, block):
         yield rng.integers(0, n, size=(min(block, b - start), n))
+
+
+def _block_size(n_samples: int) -> int:
+    """Resamples per block of :func:`resample_blocks`: about _BLOCK_CELLS cells, at least one resample."""
+    return max(1, _BLOCK_CELLS // n_samples)
 
 
 def bootstrap_indices(n_samples: int, *, n_boot: int, seed) -> np.ndarray:
@@ -52,15 +64,146 @@ def bootstrap_indices(n_samples: int, *, n_boot: int, seed) -> np.ndarray:
     return np.concatenate(list(resample_blocks(n_samples, n_boot=n_boot, seed=seed)))
 
 
-def grouped_sums(rows: np.ndarray, keys: np.ndarray, n_keys: int, values: np.ndarray | None = None) -> np.ndarray:
-    """(b, n_keys): per resample (a row of ``rows``), the sum of ``values`` (or the count) per key.
+def resample_counts(rows: np.ndarray, n_samples: int) -> np.ndarray:
+    """How often each sample is drawn in each resample of a block of resample indices.
 
-    ``keys`` holds each sample's group in [0, n_keys); one ``bincount`` covers the whole block.
+    Parameters
+    ----------
+    rows : int array of shape (b, N)
+        A block of :func:`resample_blocks`: row j holds the sample indices of resample j.
+    n_samples : int
+        N, the number of samples indexed.
+
+    Returns
+    -------
+    array of shape (N, b), float64
+        Column j counts the draws of each sample in resample j; a column sums to the resample's size.
+        A resample's sum of per-sample values v is ``v @ counts[:, j]``: the same terms as summing
+        ``v[rows[j]]``, added in sample order instead of draw order (so equal up to rounding, and
+        exactly for integer values). The (N, b) layout is the one sparse-times-dense products read
+        row by row.
     """
+    return _block_counts(rows, n_samples).astype(np.float64)
+
+
+def _block_counts(rows: np.ndarray, n_samples: int) -> np.ndarray:
+    """:func:`resample_counts` as int64, by one ``bincount`` (sample i of resample j at i b + j)."""
     b = rows.shape[0]
-    flat = (np.arange(b)[:, None] * n_keys + keys[rows]).ravel()
-    weights = None if values is None else values[rows].ravel()
-    return np.bincount(flat, weights=weights, minlength=b * n_keys).reshape(b, n_keys)
+    if b == 1:
+        return np.bincount(rows[0], minlength=n_samples)[:, None]
+    flat = rows * b
+    flat += np.arange(b)[:, None]
+    return np.bincount(flat.ravel(), minlength=n_samples * b).reshape(n_samples, b)
+
+
+def counted_resamples(n_samples: int, *, n_boot: int, seed) -> Iterator[np.ndarray]:
+    """The resamples of :func:`resample_blocks` (same seed, same draws, same order) as count matrices.
+
+    Parameters
+    ----------
+    n_samples, n_boot, seed
+        As for :func:`resample_blocks`.
+
+    Yields
+    ------
+    unsigned int array of shape (N, S)
+        The counts of S consecutive resamples (:func:`resample_counts`), whole blocks of
+        :func:`resample_blocks` at a time, as many as fit about 2^27 one-byte cells (at least one
+        block): at N = 10^5 all 200 resamples of a default bootstrap at once, at N = 10^7 thirteen.
+        Small integers keep many resamples per matrix, so per-sample values computed once per matrix
+        serve many resamples; read them as float64 with :func:`float_chunks`. A count above 255 (for
+        N > 255 it has probability below 10^-400) widens the matrix's type instead of wrapping.
+    """
+    n = check_positive_int(n_samples, "n_samples")
+    b = check_positive_int(n_boot, "n_boot")
+    block = _block_size(n)
+    per_matrix = block * max(1, _COUNT_CELLS // (block * n))
+    blocks = resample_blocks(n, n_boot=b, seed=seed)
+    for start in range(0, b, per_matrix):
+        counts = np.empty((n, min(per_matrix, b - start)), dtype=np.uint8)
+        for filled in range(0, counts.shape[1], block):
+            drawn = _block_counts(next(blocks), n)
+            if drawn.max() > np.iinfo(counts.dtype).max:
+                counts = counts.astype(np.min_scalar_type(drawn.max()))
+            counts[:, filled : filled + block] = drawn
+        yield counts
+
+
+def float_chunks(counts: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
+    """Consecutive row ranges of a count matrix (N, S) and those rows as float64, about 2^21 cells at a
+    time, so that products with per-sample values never need the whole matrix in float64."""
+    step = max(1, _CHUNK_CELLS // counts.shape[1])
+    for start in range(0, counts.shape[0], step):
+        rows = slice(start, min(start + step, counts.shape[0]))
+        yield rows, counts[rows].astype(np.float64)
+
+
+class ResampledSums:
+    """Per-resample sums of per-sample values, optionally within groups, from sample counts.
+
+    The values are fixed once; each call takes the counts of a block of resamples
+    (:func:`resample_counts`) and returns every sum for every resample of the block by one matrix
+    product: a dense one without groups, a sparse (groups x samples) one with groups. Infinite values
+    are kept out of the products (an infinity times a zero count would give NaN) and counted
+    separately, so a sum is +inf or -inf exactly when the resample draws such a sample, and NaN when
+    it draws both, as the plain sum over the resample would be.
+
+    Parameters
+    ----------
+    values : array of shape (N,) or (N, m)
+        One or m values per sample, finite or infinite (never NaN).
+    groups : int array of shape (N,) or (N, m), optional
+        The group in [0, n_groups) of each value (a vector: the same group for all m values of a sample).
+    n_groups : int
+        Number of groups (ignored without ``groups``).
+
+    Examples
+    --------
+    >>> rows = np.array([[0, 0, 2], [1, 2, 2]])
+    >>> counts = resample_counts(rows, 3)
+    >>> ResampledSums(np.array([1.0, 10.0, 100.0]))(counts)
+    array([[102., 210.]])
+    >>> ResampledSums(np.array([1.0, 10.0, 100.0]), groups=np.array([0, 1, 1]), n_groups=2)(counts)[0]
+    array([[  2.,   0.],
+           [100., 210.]])
+    """
+
+    def __init__(self, values: np.ndarray, groups: np.ndarray | None = None, n_groups: int = 1):
+        values = values.reshape(values.shape[0], -1)
+        self.n_values = values.shape[1]
+        self.dense = groups is None
+        self.n_groups = 1 if self.dense else n_groups
+        finite = np.isfinite(values)
+        clean = values if finite.all() else np.where(finite, values, 0.0)
+        # Row of each value in the (m n_groups, N) sparse matrix: value c of a sample in group g -> c n_groups + g.
+        rows = np.arange(self.n_values) * self.n_groups
+        rows = rows if self.dense else rows + groups.reshape(groups.shape[0], -1)
+        if self.dense:
+            self.matrix = clean.T
+        else:  # column i holds sample i's m values: compressed by columns, nothing to sort
+            n, m = values.shape
+            indptr = np.arange(0, n * m + 1, m)
+            self.matrix = sparse.csc_array((clean.ravel(), rows.ravel(), indptr), shape=(m * self.n_groups, n))
+        # The samples with an infinite value, as (usually empty) indicator matrices.
+        self.infinite = []
+        for sign in (np.inf, -np.inf):
+            sample, column = np.nonzero(values == sign)
+            if sample.size:
+                where = np.broadcast_to(rows, values.shape)[sample, column]
+                indicator = (np.ones(sample.size), (where, sample))
+                shape = (self.n_values * self.n_groups, values.shape[0])
+                self.infinite.append((sign, sparse.csc_array(indicator, shape=shape)))
+
+    def __call__(self, counts: np.ndarray) -> np.ndarray:
+        """The sums for the resamples counted by ``counts`` (N, b): shape (m, b) without groups, else
+        (m, n_groups, b)."""
+        sums = self.matrix @ counts
+        for sign, drawn in self.infinite:
+            hit = (drawn @ counts) > 0
+            opposite = hit & (sums == -sign)
+            sums[hit] = sign
+            sums[opposite] = np.nan
+        return sums if self.dense else sums.reshape(self.n_values, self.n_groups, -1)
 
 
 def percentile_interval(values, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -130,16 +273,13 @@ def bootstrap(
 
 @dataclass(frozen=True)
 class EceTerms:
-    """What a resample's binned ECE needs: each sample's group(s) and outcome - score gap(s).
+    """What a resample's binned ECE needs: each sample's outcome - score gap(s) summed per group.
 
-    A group is a (class, bin) cell: the class-wise view has K per sample (``per_sample`` = K) and
-    averages K class ECEs (``n_averaged``); the other views have one group per sample.
+    A group is a (class, bin) cell: the class-wise view has K gaps per sample, one per class, and
+    averages K class ECEs (``n_averaged``); the other views have one gap per sample.
     """
 
-    groups: np.ndarray
-    gaps: np.ndarray
-    n_groups: int
-    per_sample: int
+    sums: ResampledSums
     n_averaged: int
 
 
@@ -150,25 +290,21 @@ def ece_terms(probs: np.ndarray, labels: np.ndarray, *, view: str, n_bins: int, 
     n_bins = check_positive_int(n_bins, "n_bins")
     if view == "top_label":
         conf, prediction = top_label(probs)
-        return EceTerms(bin_ids(conf, n_bins, closed=closed), (prediction == labels) - conf, n_bins, 1, 1)
+        return EceTerms(ResampledSums((prediction == labels) - conf, bin_ids(conf, n_bins, closed=closed), n_bins), 1)
     if view == "binary":
         if probs.shape[1] != 2:
             raise CalibInputError(f"view='binary' needs K = 2 columns; got {probs.shape[1]}. Use 'top_label'")
-        return EceTerms(bin_ids(probs[:, 1], n_bins, closed=closed), (labels == 1) - probs[:, 1], n_bins, 1, 1)
+        gaps = (labels == 1) - probs[:, 1]
+        return EceTerms(ResampledSums(gaps, bin_ids(probs[:, 1], n_bins, closed=closed), n_bins), 1)
     k = probs.shape[1]
-    cells = np.arange(k) * n_bins + bin_ids(probs.ravel(), n_bins, closed=closed).reshape(probs.shape)
-    return EceTerms(cells.ravel(), (np.eye(k)[labels] - probs).ravel(), k * n_bins, k, k)
+    bins = bin_ids(probs.ravel(), n_bins, closed=closed).reshape(probs.shape)
+    return EceTerms(ResampledSums(np.eye(k)[labels] - probs, bins, n_bins), k)
 
 
-def resampled_ece(terms: EceTerms, rows: np.ndarray) -> np.ndarray:
-    """The ECE of each resample in the block ``rows`` (b, N): sum over groups of |sum of gaps| / (N x averaged)."""
-    n = rows.shape[1]
-    k = terms.per_sample
-    values = []
-    for piece in np.array_split(rows, min(k, rows.shape[0])):  # K cells per sample: K pieces keep the size
-        cells = piece if k == 1 else (piece[:, :, None] * k + np.arange(k)).reshape(piece.shape[0], -1)
-        values.append(np.abs(grouped_sums(cells, terms.groups, terms.n_groups, terms.gaps)).sum(axis=1))
-    return np.concatenate(values) / (n * terms.n_averaged)
+def resampled_ece(terms: EceTerms, counts: np.ndarray) -> np.ndarray:
+    """The ECE of each resample counted by ``counts`` (N, b, :func:`resample_counts`): the sum over groups
+    of |sum of gaps| / (N x averaged)."""
+    return np.abs(terms.sums(counts)).sum(axis=(0, 1)) / (counts.shape[0] * terms.n_averaged)
 
 
 def bootstrap_ece(
@@ -189,12 +325,13 @@ def bootstrap_ece(
     (``view`` = "binary", "classwise" (the mean over classes), "top_label"), as computed by
     :func:`calib.calibration_error.ece_top_label` and friends with ``norm="l1"``. Equal-width bin
     edges do not depend on the data, so every sample keeps its bin in every resample and a resample's
-    ECE needs only its per-bin sums: one ``bincount`` per block of resamples, no loop over them.
+    ECE needs only its per-bin sums: one sparse product per block of resamples, no loop over them.
     """
     probs = as_probs(scores, kind)
     y = as_labels(labels, probs.shape[0], probs.shape[1])
     terms = ece_terms(probs, y, view=view, n_bins=n_bins, closed=closed)
-    estimate = resampled_ece(terms, np.arange(y.size)[None, :])
-    values = np.concatenate([resampled_ece(terms, rows) for rows in resample_blocks(y.size, n_boot=n_boot, seed=seed)])
+    estimate = resampled_ece(terms, np.ones((y.size, 1)))
+    blocks = resample_blocks(y.size, n_boot=n_boot, seed=seed)
+    values = np.concatenate([resampled_ece(terms, resample_counts(rows, y.size)) for rows in blocks])
     low, high = percentile_interval(values[:, None], alpha)
     return BootstrapResult(estimate, low, high, values[:, None])

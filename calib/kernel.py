@@ -48,8 +48,10 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
+from scipy import sparse
 from scipy.signal import fftconvolve
 
+from calib.bootstrap import float_chunks
 from calib.validation import CalibInputError, as_labels, as_probs, as_vector, check_positive_int
 
 KERNELS = ("gaussian", "epanechnikov")
@@ -163,16 +165,22 @@ def _exact_sums(x: np.ndarray, columns: list, x_eval: np.ndarray, bandwidth: flo
     return out * (_kernel_peak(bandwidth, kernel) / x.size)
 
 
+def _binning_positions(x: np.ndarray, lo: float, hi: float, nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """For linear binning onto ``nodes`` uniform nodes of [lo, hi]: each sample's left node j and its
+    fraction a of the way to node j + 1."""
+    pos = (x - lo) * ((nodes - 1) / (hi - lo))
+    left = pos.astype(np.int64)
+    np.minimum(left, nodes - 2, out=left)
+    return left, np.subtract(pos, left, out=pos)
+
+
 def _linear_binning(x: np.ndarray, columns: list, lo: float, hi: float, nodes: int) -> np.ndarray:
     """Linear binning onto ``nodes`` uniform nodes of [lo, hi], one output column per weight column.
 
     A sample at x between nodes j and j + 1 (fraction a of the way) gives (1 - a) w to node j and
     a w to node j + 1, keeping its weight and its centre of mass. A column None stands for weights 1.
     """
-    pos = (x - lo) * ((nodes - 1) / (hi - lo))
-    left = pos.astype(np.int64)
-    np.minimum(left, nodes - 2, out=left)
-    frac = np.subtract(pos, left, out=pos)
+    left, frac = _binning_positions(x, lo, hi, nodes)
     out = np.empty((nodes, len(columns)))
     for j, w in enumerate(columns):
         right = frac if w is None else w * frac
@@ -283,6 +291,11 @@ class _BinningCache:
         return self.grids[nodes]
 
 
+def _relplot_nodes(sigma: float) -> int:
+    """The binning nodes of relplot's discretization at bandwidth ``sigma``."""
+    return max(_RELPLOT_MIN_BINS, round(20.0 / sigma)) // 2 + 1
+
+
 def _smece_relplot(cache: _BinningCache, sigma: float) -> float:
     """smECE_sigma discretized exactly as relplot 1.0.3 (``relplot.metrics.smECE_sigma``) does.
 
@@ -295,16 +308,25 @@ def _smece_relplot(cache: _BinningCache, sigma: float) -> float:
     - smECE = sum_t |R(t)| / sum_t (D(t) + 1e-4), where R and D are the smoothed residual and count;
       sum_t D(t) is close to n (T - 1), so the offset changes the value by a relative ~1e-4 / n.
     """
-    nodes = max(_RELPLOT_MIN_BINS, round(20.0 / sigma)) // 2 + 1
+    return float(_relplot_values(cache.binned(_relplot_nodes(sigma))[:, :, None], sigma)[0])
+
+
+def _relplot_values(binned: np.ndarray, sigma: float) -> np.ndarray:
+    """:func:`_smece_relplot` of each of b binned problems at once: ``binned`` (nodes, 2, b) holds each
+    problem's binned residuals and counts; one FFT convolution smooths them all."""
+    nodes = binned.shape[0]
     mesh = np.linspace(0.0, 1.0, max(_RELPLOT_MIN_MESH, round(10.0 / sigma)))
     taps = _kernel_values(np.linspace(0.0, 1.0, nodes) - 0.5, sigma, "gaussian")
-    mirrored = np.pad(cache.binned(nodes), ((nodes - 1, nodes - 1), (0, 0)), mode="reflect")
-    full = fftconvolve(mirrored, taps[:, None], mode="valid", axes=0)
+    mirrored = np.pad(binned, ((nodes - 1, nodes - 1), (0, 0), (0, 0)), mode="reflect")
+    full = fftconvolve(mirrored, taps[:, None, None], mode="valid", axes=0)
     smoothed = full[nodes // 2 : nodes // 2 + nodes]
     node_x = np.linspace(0.0, 1.0, nodes)
-    residual = np.interp(mesh, node_x, smoothed[:, 0])
-    count = np.interp(mesh, node_x, smoothed[:, 1])
-    return float(np.abs(residual).sum() / (count + _RELPLOT_DENSITY_OFFSET).sum())
+    values = np.empty(binned.shape[2])
+    for j in range(values.size):
+        residual = np.interp(mesh, node_x, smoothed[:, 0, j])
+        count = np.interp(mesh, node_x, smoothed[:, 1, j])
+        values[j] = np.abs(residual).sum() / (count + _RELPLOT_DENSITY_OFFSET).sum()
+    return values
 
 
 def _smece_fine(cache: _BinningCache, sigma: float) -> float:
@@ -348,6 +370,85 @@ def _smece_search(evaluate, bisections: int) -> float:
         else:
             high = mid
     return high
+
+
+def _smece_search_batch(evaluate, n_problems: int, bisections: int) -> np.ndarray:
+    """:func:`_smece_search` for ``n_problems`` problems in lockstep, returning each one's smECE at its
+    bandwidth (what :func:`smooth_ece` returns after the search).
+
+    ``evaluate(sigma, which)`` gives smECE_sigma of the problems ``which`` (indices). Every step
+    bisects all unfinished problems; those at the same midpoint are evaluated together (bisections
+    from the same start share their first midpoints), and each problem's value at the upper end of
+    its bracket is kept, so the final value needs no evaluation of its own.
+    """
+    everyone = np.arange(n_problems)
+    value = evaluate(1.0, everyone)
+    searching = ~(value > 1.0)
+    low, high = np.zeros(n_problems), np.ones(n_problems)
+    for _ in range(bisections):
+        mid = 0.5 * (low + high)
+        too_small = mid < _SMECE_EPS
+        for sigma in np.unique(mid[searching & ~too_small]):
+            which = everyone[searching & ~too_small & (mid == sigma)]
+            at_mid = evaluate(float(sigma), which)
+            below = sigma < at_mid
+            too_small[which] = below
+            value[which[~below]] = at_mid[~below]
+        low = np.where(searching & too_small, mid, low)
+        high = np.where(searching & ~too_small, mid, high)
+    return value
+
+
+class ResampledSmoothEce:
+    """SmoothECE (relplot's discretization, bandwidth searched) of resamples of (confidence, correct).
+
+    Linear binning is linear in per-sample weights: a resample that draws sample i c_i times bins
+    c_i (f_i - y_i) and c_i at the two nodes around f_i with the same fractions as one draw. So each
+    resample's binned residuals and counts on a grid are one sparse product of the samples' binning
+    fractions with its counts, with no copy of the resampled data; the FFT smoothing of all
+    resamples at one bandwidth is one convolution, and the bisections of all resamples run in
+    lockstep (:func:`_smece_search_batch`). Values equal ``smooth_ece_top_label`` of each resample
+    up to rounding (the binned sums are added in another order).
+
+    Parameters
+    ----------
+    confidence : array of shape (N,)
+        Confidences in [0, 1] (e.g. max_j q_j).
+    correct : array of shape (N,)
+        Outcomes (1 if the top label is right, else 0).
+    """
+
+    def __init__(self, confidence: np.ndarray, correct: np.ndarray):
+        self.confidence = confidence
+        self.residual = confidence - correct
+
+    def __call__(self, counts: np.ndarray) -> np.ndarray:
+        """SmoothECE of each resample counted by a column of ``counts`` (N, b), an array of sample counts
+        (:func:`calib.bootstrap.resample_counts` or :func:`calib.bootstrap.counted_resamples`)."""
+        binned: dict[int, np.ndarray] = {}
+
+        def evaluate(sigma: float, which: np.ndarray) -> np.ndarray:
+            nodes = _relplot_nodes(sigma)
+            if nodes not in binned:
+                binned[nodes] = self._binned(counts, nodes)
+            return _relplot_values(binned[nodes][:, :, which], sigma)
+
+        return _smece_search_batch(evaluate, counts.shape[1], _RELPLOT_REFINE)
+
+    def _binned(self, counts: np.ndarray, nodes: int) -> np.ndarray:
+        """(nodes, 2, b): each resample's linearly binned residuals and counts, chunk of samples by chunk."""
+        out = np.zeros((2 * nodes, counts.shape[1]))
+        for rows, weights in float_chunks(counts):
+            left, frac = _binning_positions(self.confidence[rows], 0.0, 1.0, nodes)
+            n = frac.size
+            # Column i of the (2 nodes, n) matrix: residual r_i weighted (1 - a, a) at nodes j, j + 1,
+            # then 1 weighted the same way at nodes + j, nodes + j + 1.
+            r = self.residual[rows]
+            data = np.column_stack([r - r * frac, r * frac, 1.0 - frac, frac]).ravel()
+            indices = (left[:, None] + [0, 1, nodes, nodes + 1]).ravel()
+            matrix = sparse.csc_array((data, indices, np.arange(0, 4 * n + 1, 4)), shape=(2 * nodes, n))
+            out += matrix @ weights
+        return out.reshape(2, nodes, -1).transpose(1, 0, 2)
 
 
 def smooth_ece(confidence, correct, *, bandwidth=None, discretization: str = "relplot", return_bandwidth: bool = False):

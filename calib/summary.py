@@ -15,8 +15,9 @@ largest mean gain among those whose interval lies above 0 is recommended; otherw
 
 Intervals are percentile bootstrap intervals (B resamples, seeded) of every metric except RCL,
 whose calibrators would have to be refitted per resample; RCL is reported as a point estimate.
-Resamples are evaluated a block at a time (:func:`resampled_metrics`): every metric but smooth ECE
-is a function of per-class or per-bin sums of per-sample values, one ``bincount`` per block.
+Resamples are evaluated many at a time from how often each draws each sample (:class:`Resampler`):
+every metric but smooth ECE is a function of per-class or per-bin sums of per-sample values, which
+are computed once and multiplied with the counts; smooth ECE bins the same counts.
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import entr
 
-from calib.bootstrap import ece_terms, grouped_sums, percentile_interval, resample_blocks, resampled_ece
+from calib.bootstrap import (
+    ResampledSums,
+    counted_resamples,
+    ece_terms,
+    float_chunks,
+    percentile_interval,
+    resample_counts,
+)
 from calib.calibration_error import ece_binary, ece_classwise, ece_top_label
 from calib.calibrators import (
     AffineCalibrator,
@@ -39,11 +47,13 @@ from calib.calibrators import (
 )
 from calib.decisions import bayes_choices, check_costs, normalized_risk, zero_one_costs
 from calib.entropic import ecd, ecd_terms
-from calib.kernel import smooth_ece_top_label
+from calib.kernel import ResampledSmoothEce, smooth_ece_top_label
 from calib.scores import brier, brier_losses, cross_entropy
 from calib.validation import CalibInputError, as_priors, as_probs, check_inputs, check_positive_int
 
 ECE_BINS = 15
+# Resampler computes confidences this many samples at a time (no full (N, K) temporary).
+_VALUE_ROWS = 1 << 16
 RCL_FOLDS = 5
 # Calibrators fit on log-probabilities floored here: log 0 = -inf would stop an affine fit.
 LOG_FLOOR = -700.0
@@ -108,47 +118,113 @@ def _checked_positive(values: np.ndarray, what: str) -> np.ndarray:
     return values
 
 
-def resampled_metrics(logp: np.ndarray, labels: np.ndarray, costs: dict, priors, rows: np.ndarray) -> dict:
-    """:func:`point_metrics` of every resample in the block ``rows`` (b, N): name -> (b,) values.
+class Resampler:
+    """Every metric of :func:`point_metrics`, and means of extra per-sample values, for many resamples.
 
-    With empirical priors a mean is sum / N; with ``priors`` it is sum_h P_h S_h / N_h over the class
-    sums S_h (eqs. 36-37), so each resample needs only its per-class counts and sums (one
-    ``bincount`` each); ECEs need per-bin sums (:func:`calib.bootstrap.resampled_ece`). Smooth ECE
-    searches its bandwidth per resample and is computed one resample at a time.
+    A resample is given by how often it draws each sample (a column of
+    :func:`calib.bootstrap.counted_resamples` or :func:`calib.bootstrap.resample_counts`). Every metric
+    but smooth ECE is a function of sums over the resample, per class or per bin, of per-sample values
+    computed from the full data; here they are computed for a chunk of samples at a time and
+    multiplied with those samples' counts (:class:`calib.bootstrap.ResampledSums`), so the data are
+    never copied per resample and memory stays bounded for any N. With empirical priors a mean is
+    sum / N; with ``priors`` it is sum_h P_h S_h / N_h over the class sums S_h (eqs. 36-37). Smooth
+    ECE searches its bandwidth per resample, in lockstep over all resamples of the matrix
+    (:class:`calib.kernel.ResampledSmoothEce`). The values equal :func:`point_metrics` of each
+    resample up to rounding (sums are added in sample order instead of draw order).
+
+    Parameters
+    ----------
+    logp : array of shape (N, K)
+        Validated log-posteriors.
+    labels : int array of shape (N,)
+        Validated labels.
+    costs : dict of name -> (K, D) cost matrix
+        As for :func:`point_metrics`.
+    priors : array of shape (K,) or None
+        As for :func:`point_metrics`.
+    means : dict of name -> array of shape (N,), optional
+        Per-sample values whose mean over each resample is wanted too (e.g. a calibrator's gains).
     """
-    n, k = logp.shape
-    counts = grouped_sums(rows, labels, k)
-    if priors is None:
-        p = counts / n
 
-        def mean(values):
-            return values[rows].sum(axis=1) / n
+    def __init__(self, logp: np.ndarray, labels: np.ndarray, costs: dict, priors, means: dict | None = None):
+        self.logp, self.labels, self.costs, self.priors = logp, labels, costs, priors
+        self.means = means or {}
+        self.view, self.view_name = (
+            ("binary", "ECE positive class") if logp.shape[1] == 2 else ("classwise", "ECE class-wise")
+        )
+        confidence, correct = np.empty(labels.size), np.empty(labels.size)
+        for start in range(0, labels.size, _VALUE_ROWS):
+            rows = slice(start, start + _VALUE_ROWS)
+            probs = as_probs(logp[rows], "logprobs")  # as smooth_ece_top_label computes them
+            confidence[rows], correct[rows] = probs.max(axis=1), probs.argmax(axis=1) == labels[rows]
+        self.smooth = ResampledSmoothEce(confidence, correct)
 
-    else:
-        p = np.broadcast_to(priors, counts.shape)
-        _checked_positive(counts, "lacks a class, which the prior weighting needs")
+    def __call__(self, counts: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The metrics of each resample counted by ``counts`` (N, S): name -> (S,) values in
+        :func:`point_metrics`' order, and the (S, len(means)) means of the extra values."""
+        n, k = self.logp.shape
+        weighted, plain, top, view = 0.0, 0.0, 0.0, 0.0
+        for rows, c in float_chunks(counts):
+            w, p, t, v = self._chunk_sums(rows, c)
+            weighted, plain, top, view = weighted + w, plain + p, top + t, view + v
+        class_counts, weighted = weighted[0].T, weighted[1:]  # (S, K) and the sums behind the risks
+        if self.priors is None:
+            p = class_counts / n
 
-        def mean(values):
-            return np.sum(priors * grouped_sums(rows, labels, k, values) / counts, axis=1)
+            def mean(sums):
+                return sums / n
 
-    probs = as_probs(logp, "logprobs")
-    losses = -logp[np.arange(n), labels]
-    out = {
-        "accuracy": np.mean((logp.argmax(axis=1) == labels)[rows], axis=1),
-        "NCE": mean(losses) / _checked_positive(entr(p).sum(axis=1), "holds a single class (NCE is undefined)"),
-        "NBS": mean(brier_losses(logp, labels, "mean"))
-        / _checked_positive(np.sum(p * (1.0 - p), axis=1) / k, "holds a single class (NBS is undefined)"),
-    }
-    for name, c in costs.items():
-        decision_costs = c[labels, bayes_choices(probs, c)]
-        naive = _checked_positive(np.min(p @ c, axis=1), "gives the best constant decision zero cost")
-        out[f"NRisk {name}"] = mean(decision_costs) / naive
-    out["ECE top-label"] = resampled_ece(ece_terms(probs, labels, view="top_label", n_bins=ECE_BINS), rows)
-    view, name = ("binary", "ECE positive class") if k == 2 else ("classwise", "ECE class-wise")
-    out[name] = resampled_ece(ece_terms(probs, labels, view=view, n_bins=ECE_BINS), rows)
-    out["smooth ECE"] = np.array([smooth_ece_top_label(logp[r], labels[r], kind="logprobs") for r in rows])
-    out["ECD"] = ecd_terms(logp, labels, kind="logprobs")[rows].mean(axis=1)
-    return out
+        else:
+            p = np.broadcast_to(self.priors, class_counts.shape)
+            _checked_positive(class_counts, "lacks a class, which the prior weighting needs")
+
+            def mean(sums):
+                return np.sum(self.priors * sums.T / class_counts, axis=1)
+
+        losses, brier_sums, *decision_costs = weighted if self.priors is not None else plain[: 2 + len(self.costs)]
+        accuracy, ecd_sums, *extra = plain[-2 - len(self.means) :]
+        out = {
+            "accuracy": accuracy / n,
+            "NCE": mean(losses) / _checked_positive(entr(p).sum(axis=1), "holds a single class (NCE is undefined)"),
+            "NBS": mean(brier_sums)
+            / _checked_positive(np.sum(p * (1.0 - p), axis=1) / k, "holds a single class (NBS is undefined)"),
+        }
+        for (name, c), sums in zip(self.costs.items(), decision_costs, strict=True):
+            naive = _checked_positive(np.min(p @ c, axis=1), "gives the best constant decision zero cost")
+            out[f"NRisk {name}"] = mean(sums) / naive
+        out["ECE top-label"] = np.abs(top).sum(axis=(0, 1)) / n
+        out[self.view_name] = np.abs(view).sum(axis=(0, 1)) / (n * view.shape[0])  # class-wise: mean of K ECEs
+        out["smooth ECE"] = self.smooth(counts)
+        out["ECD"] = ecd_sums / n
+        return out, np.array(extra).reshape(len(extra), counts.shape[1]).T / n
+
+    def _chunk_sums(self, rows: slice, counts: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The sums over the samples ``rows`` with their ``counts`` (L, S): per class (first the class
+        counts, then with priors the values behind NCE, NBS and the risks), plain (those values without
+        priors, then correctness, ECD terms and the extra values) and per ECE bin."""
+        logp, y = self.logp[rows], self.labels[rows]
+        k = logp.shape[1]
+        probs = as_probs(logp, "logprobs")
+        weighted = [-logp[np.arange(y.size), y], brier_losses(logp, y, "mean")]
+        weighted += [c[y, bayes_choices(probs, c)] for c in self.costs.values()]
+        plain = [logp.argmax(axis=1) == y, ecd_terms(logp, y, kind="logprobs"), *(v[rows] for v in self.means.values())]
+        by_class = [np.ones(y.size)]
+        if self.priors is None:
+            plain = weighted + plain
+        else:
+            by_class += weighted
+        return (
+            ResampledSums(np.column_stack(by_class), y, k)(counts),
+            ResampledSums(np.column_stack(plain))(counts),
+            ece_terms(probs, y, view="top_label", n_bins=ECE_BINS).sums(counts),
+            ece_terms(probs, y, view=self.view, n_bins=ECE_BINS).sums(counts),
+        )
+
+
+def resampled_metrics(logp: np.ndarray, labels: np.ndarray, costs: dict, priors, rows: np.ndarray) -> dict:
+    """:func:`point_metrics` of every resample in the block ``rows`` (b, N): name -> (b,) values
+    (see :class:`Resampler`)."""
+    return Resampler(logp, labels, costs, priors)(resample_counts(rows, labels.size))[0]
 
 
 def _calibrated(logp: np.ndarray, y: np.ndarray, seed: int, say) -> dict[str, np.ndarray]:
@@ -246,12 +322,14 @@ def evaluate(
         summary.metrics[f"RCL-BS {name}"] = Metric(_relative_loss(losses["Brier"], own["Brier"]))
         gains[name] = losses[score] - own[score]
     if n_boot:
+        resampler = Resampler(logp, y, costs, priors, means=gains)
         draws, gain_draws, done = [], [], 0
-        for rows in resample_blocks(y.size, n_boot=n_boot, seed=seed):
+        for counts in counted_resamples(y.size, n_boot=n_boot, seed=seed):
             say(f"bootstrap {done}/{n_boot}")
-            draws.append(np.column_stack(list(resampled_metrics(logp, y, costs, priors, rows).values())))
-            gain_draws.append(np.column_stack([g[rows].mean(axis=1) for g in gains.values()]))
-            done += rows.shape[0]
+            metrics, means = resampler(counts)
+            draws.append(np.column_stack(list(metrics.values())))
+            gain_draws.append(means)
+            done += counts.shape[1]
         low, high = percentile_interval(np.concatenate(draws), alpha)
         gain_low, gain_high = percentile_interval(np.concatenate(gain_draws), alpha)
     metrics = {

@@ -5,12 +5,15 @@ import pytest
 
 import calib.bootstrap
 from calib.bootstrap import (
+    ResampledSums,
     bootstrap,
     bootstrap_ece,
     bootstrap_indices,
-    grouped_sums,
+    counted_resamples,
+    float_chunks,
     percentile_interval,
     resample_blocks,
+    resample_counts,
 )
 from calib.calibration_error import ece_binary, ece_classwise, ece_top_label
 from calib.validation import CalibInputError
@@ -146,11 +149,64 @@ def test_resample_blocks_bound_memory_and_keep_one_stream(monkeypatch):
     np.testing.assert_allclose(split, loop, rtol=0, atol=1e-15)
 
 
-def test_grouped_sums_is_a_per_resample_group_sum():
-    rows = np.array([[0, 0, 3], [1, 2, 2]])
-    keys, values = np.array([1, 0, 1, 2]), np.array([0.5, 2.0, 4.0, 8.0])
-    np.testing.assert_array_equal(grouped_sums(rows, keys, 3, values), [[0.0, 1.0, 8.0], [2.0, 8.0, 0.0]])
-    np.testing.assert_array_equal(grouped_sums(rows, keys, 3), [[0, 2, 1], [1, 2, 0]])
+def test_resample_counts_count_each_draw():
+    rows = bootstrap_indices(7, n_boot=5, seed=3)
+    counts = resample_counts(rows, 7)
+    assert counts.shape == (7, 5) and counts.dtype == np.float64
+    np.testing.assert_array_equal(counts, [[np.sum(r == i) for r in rows] for i in range(7)])
+
+
+def test_counted_resamples_are_the_resamples_of_resample_blocks(monkeypatch):
+    monkeypatch.setattr(calib.bootstrap, "_BLOCK_CELLS", 50 * 3)  # blocks of 3 resamples
+    monkeypatch.setattr(calib.bootstrap, "_COUNT_CELLS", 50 * 7)  # two whole blocks per matrix
+    matrices = list(counted_resamples(50, n_boot=20, seed=4))
+    assert [m.shape[1] for m in matrices] == [6, 6, 6, 2] and matrices[0].dtype == np.uint8
+    expected = resample_counts(bootstrap_indices(50, n_boot=20, seed=4), 50)
+    np.testing.assert_array_equal(np.hstack(matrices), expected)
+    monkeypatch.setattr(calib.bootstrap, "_CHUNK_CELLS", 6 * 8)  # 8 samples per chunk of 6 resamples
+    chunks = list(float_chunks(matrices[0]))
+    assert [rows.stop - rows.start for rows, _ in chunks] == [8] * 6 + [2]
+    assert all(c.dtype == np.float64 for _, c in chunks)
+    np.testing.assert_array_equal(np.vstack([c for _, c in chunks]), expected[:, :6])
+
+
+def test_counts_beyond_a_byte_widen_the_count_matrix(monkeypatch):
+    expected = 300 * resample_counts(bootstrap_indices(20, n_boot=5, seed=1), 20)
+    drawn = calib.bootstrap._block_counts
+    monkeypatch.setattr(calib.bootstrap, "_block_counts", lambda rows, n: 300 * drawn(rows, n))
+    (matrix,) = counted_resamples(20, n_boot=5, seed=1)
+    np.testing.assert_array_equal(matrix, expected)
+
+
+def test_resampled_sums_equal_the_sums_over_each_resample():
+    rng = np.random.default_rng(5)
+    values, groups = rng.normal(size=(40, 3)), rng.integers(0, 4, size=(40, 3))
+    rows = bootstrap_indices(40, n_boot=6, seed=1)
+    counts = resample_counts(rows, 40)
+    plain = ResampledSums(values)(counts)
+    np.testing.assert_allclose(plain, [[values[r, c].sum() for r in rows] for c in range(3)], rtol=1e-13)
+    grouped = ResampledSums(values, groups, 4)(counts)  # a group per value
+    expected = [[[values[r, c][groups[r, c] == g].sum() for r in rows] for g in range(4)] for c in range(3)]
+    np.testing.assert_allclose(grouped, expected, rtol=1e-13, atol=1e-15)
+    shared = ResampledSums(values, groups[:, 0], 4)(counts)  # one group per sample
+    expected = [[[values[r, c][groups[r, 0] == g].sum() for r in rows] for g in range(4)] for c in range(3)]
+    np.testing.assert_allclose(shared, expected, rtol=1e-13, atol=1e-15)
+
+
+def test_resampled_sums_keep_infinities_as_the_plain_sum_does():
+    values = np.array([1.0, np.inf, 2.0, -np.inf, 3.0])
+    rows = np.array([[0, 2, 4, 4, 0], [1, 0, 0, 2, 4], [3, 3, 0, 0, 2], [1, 3, 0, 0, 0]])
+    counts = resample_counts(rows, 5)
+    with np.errstate(invalid="ignore"):
+        expected = [values[r].sum() for r in rows]  # 7, inf, -inf, nan
+    np.testing.assert_array_equal(ResampledSums(values)(counts)[0], expected)
+    groups = np.array([0, 1, 1, 0, 1])
+    with np.errstate(invalid="ignore"):
+        by_group = [[values[r][groups[r] == g].sum() for r in rows] for g in range(2)]
+    np.testing.assert_array_equal(ResampledSums(values, groups, 2)(counts)[0], by_group)
+
+
+def test_ece_views_are_checked():
     with pytest.raises(CalibInputError, match="view"):
         bootstrap_ece(*_posteriors(2, 20, 3), kind="probs", view="marginal")
     with pytest.raises(CalibInputError, match="K = 2"):

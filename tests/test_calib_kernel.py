@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+import calib.bootstrap
+from calib.bootstrap import bootstrap_indices, resample_counts
 from calib.kernel import (
+    ResampledSmoothEce,
     brier_losses_sum,
     calibration_sharpness,
     calibration_sharpness_top_label,
@@ -291,6 +294,23 @@ def test_smooth_ece_agrees_with_relplot(n):
         assert value == pytest.approx(expected, abs=1e-9)
         for s in (0.05, 0.013, 7 / 1024):
             assert smooth_ece(f, y, bandwidth=s) == pytest.approx(relplot.smECE_sigma(f, y, s), abs=1e-9)
+
+
+@pytest.mark.parametrize(("n", "n_boot"), [(40, 30), (3000, 12), (60_000, 3)])
+def test_resampled_smooth_ece_equals_smooth_ece_of_each_resample(n, n_boot, monkeypatch):
+    monkeypatch.setattr(calib.bootstrap, "_CHUNK_CELLS", 5000)  # several chunks of samples
+    rows = bootstrap_indices(n, n_boot=n_boot, seed=n)
+    for case, f, y in _smece_cases(n, seed=n + 1):
+        expected = [smooth_ece(f[r], y[r]) for r in rows]
+        # the binned sums add c_i (f_i - y_i) in sample order instead of each draw in draw order
+        np.testing.assert_allclose(
+            ResampledSmoothEce(f, y)(resample_counts(rows, n)), expected, rtol=1e-12, err_msg=case
+        )
+
+
+def test_resampled_smooth_ece_of_the_full_data_is_smooth_ece():
+    f, y = _data(5000, seed=3)
+    assert ResampledSmoothEce(f, y)(np.ones((5000, 1)))[0] == pytest.approx(smooth_ece(f, y), rel=1e-13)
 
 
 def test_smooth_ece_top_label_and_speed():

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from calib.bootstrap import bootstrap_indices
+import calib.bootstrap
+from calib.bootstrap import bootstrap_indices, resample_counts
 from calib.decisions import zero_one_costs
-from calib.summary import point_metrics, resampled_metrics
+from calib.summary import Resampler, point_metrics, resampled_metrics
 from calib.validation import CalibInputError, check_inputs
 
 
@@ -31,3 +32,29 @@ def test_a_resample_without_a_class_is_a_clear_error_under_priors():
     rows = np.array([[1, 1, 2, 3, 4]])  # class 0 drawn zero times
     with pytest.raises(CalibInputError, match="lacks a class"):
         resampled_metrics(logp, y, {"0-1": zero_one_costs(3)}, np.full(3, 1 / 3), rows)
+
+
+@pytest.mark.parametrize("priors", [None, [0.3, 0.3, 0.4]])
+def test_resampler_over_chunks_with_infinities_and_extra_means_equals_the_loop(priors, monkeypatch):
+    monkeypatch.setattr(calib.bootstrap, "_CHUNK_CELLS", 9 * 50)  # chunks of 50 samples for 9 resamples
+    rng = np.random.default_rng(8)
+    probs = rng.dirichlet([1.0, 1.0, 1.0], size=400)
+    y = rng.integers(0, 3, 400)
+    probs[7], y[7] = [0.2, 0.8, 0.0], 2  # a zero probability on the true label: an infinite log loss
+    # and ECD in the resamples that draw sample 7
+    logp, y = check_inputs(probs, y, "probs")
+    costs = {"0-1": zero_one_costs(3), "abstain": zero_one_costs(3, abstention=0.2)}
+    priors = None if priors is None else np.array(priors)
+    gain = rng.normal(size=400)
+    gain[5], gain[6] = -np.inf, np.inf
+    extra = {"gain": gain, "other": rng.normal(size=400)}
+    rows = bootstrap_indices(400, n_boot=9, seed=5)
+    metrics, means = Resampler(logp, y, costs, priors, means=extra)(resample_counts(rows, 400))
+    loop = [point_metrics(logp[r], y[r], costs, priors) for r in rows]
+    assert list(metrics) == list(loop[0])
+    assert np.isinf(metrics["NCE"]).any() and np.isfinite(metrics["NCE"]).any()
+    for name, values in metrics.items():
+        np.testing.assert_allclose(values, [m[name] for m in loop], rtol=1e-13, atol=1e-15, err_msg=name)
+    with np.errstate(invalid="ignore"):
+        expected = np.array([[v[r].mean() for v in extra.values()] for r in rows])
+    np.testing.assert_allclose(means, expected, rtol=1e-13)
