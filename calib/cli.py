@@ -201,13 +201,14 @@ def _strict_json(document) -> str:
 
 
 def _evaluate(args) -> int:
+    _check_run_options(args)
+    progress = _Progress(args.quiet)
+    out = _output_dir(args.out) if args.out else None
+    progress(f"reading {args.file}")  # the imports and a large file take seconds: say so first
     from calib.cli_report import evaluation_document, summary_text, write_outputs
     from calib.decisions import zero_one_costs
     from calib.summary import evaluate
 
-    _check_run_options(args)
-    progress = _Progress(args.quiet)
-    out = _output_dir(args.out) if args.out else None
     pset = _load(args.file, args)
     progress(f"loaded {args.file}: {pset.n_samples} samples, {pset.n_classes} classes")
     costs = {"0-1": zero_one_costs(pset.n_classes)}

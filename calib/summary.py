@@ -22,7 +22,8 @@ are computed once and multiplied with the counts; smooth ECE bins the same count
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,6 +55,8 @@ from calib.validation import CalibInputError, as_priors, as_probs, check_inputs,
 ECE_BINS = 15
 # Resampler computes confidences this many samples at a time (no full (N, K) temporary).
 _VALUE_ROWS = 1 << 16
+# A long phase reports its progress at most this often (seconds).
+_PROGRESS_EVERY = 2.0
 RCL_FOLDS = 5
 # Calibrators fit on log-probabilities floored here: log 0 = -inf would stop an affine fit.
 LOG_FLOOR = -700.0
@@ -227,16 +230,40 @@ def resampled_metrics(logp: np.ndarray, labels: np.ndarray, costs: dict, priors,
     return Resampler(logp, labels, costs, priors)(resample_counts(rows, labels.size))[0]
 
 
-def _calibrated(logp: np.ndarray, y: np.ndarray, seed: int, say) -> dict[str, np.ndarray]:
-    """Each calibrator's cross-validated log-posteriors. Calibrators fit on log-probabilities floored at
-    -700, so an exact zero (log 0) stays a near-zero probability instead of stopping the fit."""
+class _Phase:
+    """Progress of a phase of ``total`` steps: a message with the steps done, the elapsed time and the
+    time left at the rate so far, at most every ``_PROGRESS_EVERY`` seconds, and one at the end."""
+
+    def __init__(self, what: str, total: int, say: Callable[[str], None]):
+        self.what, self.total, self.say, self.done = what, total, say, 0
+        self.start = self.last = time.perf_counter()
+
+    def advance(self, steps: int = 1) -> None:
+        self.done += steps
+        now = time.perf_counter()
+        if self.done < self.total and now - self.last < _PROGRESS_EVERY:
+            return
+        self.last, elapsed = now, now - self.start
+        if self.done < self.total:
+            left = elapsed / self.done * (self.total - self.done)
+            self.say(f"{self.what} {self.done}/{self.total} ({elapsed:.0f} s, about {left:.0f} s left)")
+        else:
+            self.say(f"{self.what} {self.done}/{self.total} ({elapsed:.1f} s)")
+
+
+def _calibrated(logp: np.ndarray, y: np.ndarray, seed: int, say) -> Iterator[tuple[str, np.ndarray]]:
+    """Each calibrator's cross-validated log-posteriors, one calibrator at a time (so that only one
+    such (N, K) matrix need be alive). Calibrators fit on log-probabilities floored at -700, so an
+    exact zero (log 0) stays a near-zero probability instead of stopping the fit."""
     floored = np.maximum(logp, LOG_FLOOR)
-    extra = BINARY_CALIBRATORS if logp.shape[1] == 2 else MULTICLASS_CALIBRATORS
-    out = {}
-    for name, make in (CALIBRATORS | extra).items():
+    makers = CALIBRATORS | (BINARY_CALIBRATORS if logp.shape[1] == 2 else MULTICLASS_CALIBRATORS)
+    fits = _Phase("cross-validated fits", len(makers) * RCL_FOLDS, say)
+    for name, make in makers.items():
         say(f"{name}: {RCL_FOLDS}-fold cross-validated fit")
-        out[name] = calibrate(make(), floored, y, kind="logprobs", protocol="xv", n_folds=RCL_FOLDS, seed=seed)
-    return out
+        calibrated = calibrate(
+            make(), floored, y, kind="logprobs", protocol="xv", n_folds=RCL_FOLDS, seed=seed, on_fold=fits.advance
+        )
+        yield name, calibrated
 
 
 def _relative_loss(raw: np.ndarray, calibrated: np.ndarray) -> float:
@@ -312,24 +339,23 @@ def evaluate(
     summary = Summary(logp.shape[0], logp.shape[1])
     say("metrics on the full data")
     point = point_metrics(logp, y, costs, priors)
-    calibrated = _calibrated(logp, y, seed, say)
     losses = {"log loss": -logp[np.arange(y.size), y], "Brier": brier_losses(logp, y, "mean")}
     score = "log loss" if np.isfinite(losses["log loss"]).all() else "Brier"
     gains = {}
-    for name, cal in calibrated.items():
+    for name, cal in _calibrated(logp, y, seed, say):
         own = {"log loss": -cal[np.arange(y.size), y], "Brier": brier_losses(cal, y, "mean")}
         summary.metrics[f"RCL-CE {name}"] = Metric(_relative_loss(losses["log loss"], own["log loss"]))
         summary.metrics[f"RCL-BS {name}"] = Metric(_relative_loss(losses["Brier"], own["Brier"]))
         gains[name] = losses[score] - own[score]
+        del cal, own  # before the next calibrator's fit
     if n_boot:
         resampler = Resampler(logp, y, costs, priors, means=gains)
-        draws, gain_draws, done = [], [], 0
+        draws, gain_draws, resamples = [], [], _Phase("bootstrap", n_boot, say)
         for counts in counted_resamples(y.size, n_boot=n_boot, seed=seed):
-            say(f"bootstrap {done}/{n_boot}")
             metrics, means = resampler(counts)
             draws.append(np.column_stack(list(metrics.values())))
             gain_draws.append(means)
-            done += counts.shape[1]
+            resamples.advance(counts.shape[1])
         low, high = percentile_interval(np.concatenate(draws), alpha)
         gain_low, gain_high = percentile_interval(np.concatenate(gain_draws), alpha)
     metrics = {

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 import calib.bootstrap
+import calib.summary
 from calib.bootstrap import bootstrap_indices, resample_counts
 from calib.decisions import zero_one_costs
-from calib.summary import Resampler, point_metrics, resampled_metrics
+from calib.summary import Resampler, evaluate, point_metrics, resampled_metrics
 from calib.validation import CalibInputError, check_inputs
 
 
@@ -58,3 +59,23 @@ def test_resampler_over_chunks_with_infinities_and_extra_means_equals_the_loop(p
     with np.errstate(invalid="ignore"):
         expected = np.array([[v[r].mean() for v in extra.values()] for r in rows])
     np.testing.assert_allclose(means, expected, rtol=1e-13)
+
+
+def test_long_phases_report_progress_with_the_time_left(monkeypatch):
+    now = iter([0.0, 1.0, 3.0, 3.5, 10.0])  # start, then after each step
+    monkeypatch.setattr(calib.summary.time, "perf_counter", lambda: next(now))
+    lines = []
+    phase = calib.summary._Phase("bootstrap", 8, lines.append)
+    for steps in (1, 2, 1, 4):
+        phase.advance(steps)
+    # 1 s after the start nothing yet (lines at most every 2 s); then the rate so far gives the time left
+    assert lines == ["bootstrap 3/8 (3 s, about 5 s left)", "bootstrap 8/8 (10.0 s)"]
+
+
+def test_evaluate_reports_its_phases():
+    rng = np.random.default_rng(0)
+    logp, y = check_inputs(rng.normal(size=(200, 3)), rng.integers(0, 3, 200), "logits")
+    lines = []
+    evaluate(logp, y, kind="logprobs", n_boot=10, progress=lines.append)
+    assert lines[0] == "metrics on the full data"
+    assert "cross-validated fits 15/15" in lines[-2] and "bootstrap 10/10" in lines[-1]

@@ -9,6 +9,7 @@ samples never sit on both sides of a split). Folds are stratified by label, shuf
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 from sklearn.base import clone
@@ -89,10 +90,12 @@ def cross_validate(
     groups=None,
     stratified: bool = True,
     folds=None,
+    on_fold: Callable[[], None] | None = None,
 ) -> np.ndarray:
     """xv: calibrate each fold with a model trained on the other folds; return all calibrated log-posteriors.
 
     ``folds`` (one fold id per sample) overrides the seeded split, e.g. to replay a paper's folds.
+    ``on_fold`` is called after each fold is calibrated (e.g. to report progress on large data).
     """
     logp, y = check_inputs(scores, labels, kind)
     if folds is None:
@@ -106,6 +109,8 @@ def cross_validate(
         test = folds == fold
         model = clone(calibrator).fit(logp[~test], y[~test], kind="logprobs")
         out[test] = model.predict_log_proba(logp[test], kind="logprobs")
+        if on_fold is not None:
+            on_fold()
     return out
 
 
@@ -120,12 +125,21 @@ def calibrate(
     seed: int = 0,
     groups=None,
     folds=None,
+    on_fold: Callable[[], None] | None = None,
 ) -> np.ndarray:
     """Calibrated log-posteriors of ``scores`` under ``protocol`` ("tt" or "xv"; xv options as in cross_validate)."""
     if protocol == "tt":
         return train_on_test(calibrator, scores, labels, kind=kind)
     if protocol == "xv":
         return cross_validate(
-            calibrator, scores, labels, kind=kind, n_folds=n_folds, seed=seed, groups=groups, folds=folds
+            calibrator,
+            scores,
+            labels,
+            kind=kind,
+            n_folds=n_folds,
+            seed=seed,
+            groups=groups,
+            folds=folds,
+            on_fold=on_fold,
         )
     raise CalibInputError(f"protocol must be one of {PROTOCOLS} (held-out: use held_out()); got {protocol!r}")
