@@ -103,8 +103,9 @@ def _label_values(values: list[str] | None):
     return dict(pairs)
 
 
-def _load(path: str, args, *, require_labels: bool = True) -> PosteriorSet:
-    """Load ``path`` as the command line says; loader warnings become notes on stderr."""
+def _load(path: str, args, *, require_labels: bool = True) -> tuple[PosteriorSet, np.ndarray]:
+    """Load ``path`` as the command line says, with its scores as validated log-posteriors (so that a bad
+    file stops here, before any computation); loader warnings become notes on stderr."""
     file = Path(path)
     options = {"renormalize": args.renormalize, "require_labels": require_labels}
     kind = args.kind
@@ -126,8 +127,7 @@ def _load(path: str, args, *, require_labels: bool = True) -> PosteriorSet:
         pset = load_posteriors(file, kind=kind, **options)
     for warning in caught:
         _note(str(warning.message))
-    pset.logprobs()  # validate now, so a bad file stops before any computation
-    return pset
+    return pset, pset.logprobs()
 
 
 def _kind_in_archive(file: Path) -> str | None:
@@ -209,27 +209,32 @@ def _evaluate(args) -> int:
     from calib.decisions import zero_one_costs
     from calib.summary import evaluate
 
-    pset = _load(args.file, args)
-    progress(f"loaded {args.file}: {pset.n_samples} samples, {pset.n_classes} classes")
-    costs = {"0-1": zero_one_costs(pset.n_classes)}
+    pset, logp = _load(args.file, args)
+    labels, n_classes = pset.labels, pset.n_classes
+    progress(f"loaded {args.file}: {pset.n_samples} samples, {n_classes} classes")
+    # Only the reliability figure reads the scores as stored: without --out they go now, before the metrics.
+    figure_source = pset if out is not None else None
+    del pset
+    costs = {"0-1": zero_one_costs(n_classes)}
     if args.abstain is not None:
-        costs["0-1 + abstain"] = zero_one_costs(pset.n_classes, abstention=args.abstain)
+        costs["0-1 + abstain"] = zero_one_costs(n_classes, abstention=args.abstain)
     if args.costs:
         costs[Path(args.costs).stem] = _read_costs(args.costs)
     summary = evaluate(
-        pset.logprobs(),
-        pset.labels,
+        logp,
+        labels,
         kind="logprobs",
         costs=costs,
         priors=args.priors,
         n_boot=args.bootstrap,
         seed=args.seed,
         progress=progress,
+        overwrite=True,  # logp is ours and not read again
     )
     document = evaluation_document(args.file, summary)
     print(_strict_json(document) if args.json else summary_text(args.file, summary))
-    if out is not None:
-        for path in write_outputs(out, pset, summary, _strict_json(document), progress):
+    if figure_source is not None:
+        for path in write_outputs(out, figure_source, summary, _strict_json(document), progress):
             progress(f"wrote {path}")
     return 0
 
@@ -259,15 +264,15 @@ def _calibrate(args) -> int:
             raise CalibInputError("give --method and --train FILE to fit a calibrator, or --model FILE to apply one")
         if args.method not in METHODS:
             raise CalibInputError(f"--method {args.method!r} is not a calibrator; use one of {', '.join(METHODS)}")
-        train = _load(args.train, args)
+        train, train_logp = _load(args.train, args)
         _warn_about_training_data(train, args.method)
         progress(f"fitting {args.method} on {args.train} ({train.n_samples} samples)")
-        model = METHODS[args.method]().fit(train.logprobs(), train.labels, kind="logprobs")
+        model = METHODS[args.method]().fit(train_logp, train.labels, kind="logprobs")
         if saved is not None:
             save_calibrator(model, saved, method=args.method)
             progress(f"saved the calibrator to {saved}")
-    target = _load(args.apply, args, require_labels=False)
-    calibrated = model.predict_log_proba(target.logprobs(), kind="logprobs")
+    target, target_logp = _load(args.apply, args, require_labels=False)
+    calibrated = model.predict_log_proba(target_logp, kind="logprobs")
     arrays = {"scores": calibrated, "kind": np.array("logprobs")}
     if target.labels is not None:
         arrays["labels"] = target.labels
@@ -300,7 +305,7 @@ def _compare(args) -> int:
     if len(names) != len(args.files):
         raise CalibInputError(f"--names gives {len(names)} names for {len(args.files)} files; give one per file")
     progress = _Progress(args.quiet)
-    sets = [_load(f, args) for f in args.files]
+    sets = [_load(f, args)[0] for f in args.files]
     labels = sets[0].labels
     for f, s in zip(args.files[1:], sets[1:], strict=True):
         if s.labels.shape != labels.shape or np.any(s.labels != labels):

@@ -44,7 +44,8 @@ from calib.calibrators import (
     IsotonicCalibrator,
     TemperatureScaling,
     VectorScaling,
-    calibrate,
+    cross_validated_folds,
+    fold_ids,
 )
 from calib.decisions import bayes_choices, check_costs, normalized_risk, zero_one_costs
 from calib.entropic import ecd, ecd_terms
@@ -251,24 +252,37 @@ class _Phase:
             self.say(f"{self.what} {self.done}/{self.total} ({elapsed:.1f} s)")
 
 
-def _calibrated(logp: np.ndarray, y: np.ndarray, seed: int, say) -> Iterator[tuple[str, np.ndarray]]:
-    """Each calibrator's cross-validated log-posteriors, one calibrator at a time (so that only one
-    such (N, K) matrix need be alive). Calibrators fit on log-probabilities floored at -700, so an
-    exact zero (log 0) stays a near-zero probability instead of stopping the fit."""
-    floored = np.maximum(logp, LOG_FLOOR)
+def _per_sample_loss(logp: np.ndarray, y: np.ndarray, score: str) -> np.ndarray:
+    """Each sample's log loss or (mean-scaled) Brier score."""
+    return -logp[np.arange(y.size), y] if score == "log loss" else brier_losses(logp, y, "mean")
+
+
+def _calibrated_losses(logp: np.ndarray, y: np.ndarray, seed: int, say) -> Iterator[tuple[str, dict]]:
+    """Each calibrator's per-sample log loss and Brier score, cross-validated, one calibrator at a time.
+    Calibrators fit on log-probabilities floored at -700, so an exact zero (log 0) stays a near-zero
+    probability instead of stopping the fit. The losses are taken fold by fold, so no calibrator's
+    (N, K) predictions are ever whole; the folds are drawn once, as each calibration would draw them."""
+    floor = bool(logp.min() < LOG_FLOOR)
+    folds = fold_ids(y, n_folds=RCL_FOLDS, seed=seed).astype(np.min_scalar_type(RCL_FOLDS - 1))
     makers = CALIBRATORS | (BINARY_CALIBRATORS if logp.shape[1] == 2 else MULTICLASS_CALIBRATORS)
     fits = _Phase("cross-validated fits", len(makers) * RCL_FOLDS, say)
     for name, make in makers.items():
         say(f"{name}: {RCL_FOLDS}-fold cross-validated fit")
-        calibrated = calibrate(
-            make(), floored, y, kind="logprobs", protocol="xv", n_folds=RCL_FOLDS, seed=seed, on_fold=fits.advance
-        )
-        yield name, calibrated
+        # A floored copy is the calibration's own to validate in place; unfloored, logp is validated beside it.
+        scores = np.maximum(logp, LOG_FLOOR) if floor else logp
+        losses = {"log loss": np.empty(y.size), "Brier": np.empty(y.size)}
+        for test, calibrated in cross_validated_folds(make(), scores, y, kind="logprobs", folds=folds, overwrite=floor):
+            for score, values in losses.items():
+                values[test] = _per_sample_loss(calibrated, y[test], score)
+            del calibrated
+            fits.advance()
+        del scores
+        yield name, losses
 
 
-def _relative_loss(raw: np.ndarray, calibrated: np.ndarray) -> float:
+def _relative_loss(raw_mean: float, calibrated: np.ndarray) -> float:
     """RCL = (raw - calibrated) / raw of two mean losses (paper 000, eq. 33); NaN when the raw loss is infinite."""
-    raw_mean, cal_mean = float(np.mean(raw)), float(np.mean(calibrated))
+    cal_mean = float(np.mean(calibrated))
     if not np.isfinite(raw_mean) or raw_mean <= 0:
         return float("nan")
     return (raw_mean - cal_mean) / raw_mean
@@ -285,6 +299,7 @@ def evaluate(
     alpha: float = 0.05,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
+    overwrite: bool = False,
 ) -> Summary:
     """Metrics of (``scores``, ``labels``) with (1 - ``alpha``) bootstrap intervals over ``n_boot`` resamples.
 
@@ -307,6 +322,9 @@ def evaluate(
         Seed of the resamples and of the cross-validation folds.
     progress : callable, optional
         Receives progress messages.
+    overwrite : bool
+        ``scores`` is a float64 array the caller no longer needs: validate it in its own memory
+        instead of beside a copy (see :func:`calib.validation.as_logprobs`).
 
     Returns
     -------
@@ -324,7 +342,7 @@ def evaluate(
     >>> round(s.metrics["accuracy"].value, 3), s.recommended.startswith("none")
     (0.713, True)
     """
-    logp, y = check_inputs(scores, labels, kind)
+    logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
     if np.bincount(y).max() < RCL_FOLDS:
         raise CalibInputError(
             f"labels: the RCL rows use {RCL_FOLDS}-fold cross-validation, which needs a class with at least "
@@ -339,15 +357,16 @@ def evaluate(
     summary = Summary(logp.shape[0], logp.shape[1])
     say("metrics on the full data")
     point = point_metrics(logp, y, costs, priors)
-    losses = {"log loss": -logp[np.arange(y.size), y], "Brier": brier_losses(logp, y, "mean")}
-    score = "log loss" if np.isfinite(losses["log loss"]).all() else "Brier"
+    # The raw losses are kept as their means; the vector behind the gains is recomputed per calibrator.
+    raw_means = {score: _per_sample_loss(logp, y, score) for score in ("log loss", "Brier")}
+    score = "log loss" if np.isfinite(raw_means["log loss"]).all() else "Brier"
+    raw_means = {name: float(np.mean(values)) for name, values in raw_means.items()}
     gains = {}
-    for name, cal in _calibrated(logp, y, seed, say):
-        own = {"log loss": -cal[np.arange(y.size), y], "Brier": brier_losses(cal, y, "mean")}
-        summary.metrics[f"RCL-CE {name}"] = Metric(_relative_loss(losses["log loss"], own["log loss"]))
-        summary.metrics[f"RCL-BS {name}"] = Metric(_relative_loss(losses["Brier"], own["Brier"]))
-        gains[name] = losses[score] - own[score]
-        del cal, own  # before the next calibrator's fit
+    for name, own in _calibrated_losses(logp, y, seed, say):
+        summary.metrics[f"RCL-CE {name}"] = Metric(_relative_loss(raw_means["log loss"], own["log loss"]))
+        summary.metrics[f"RCL-BS {name}"] = Metric(_relative_loss(raw_means["Brier"], own["Brier"]))
+        gains[name] = np.subtract(_per_sample_loss(logp, y, score), own[score], out=own[score])
+        del own  # before the next calibrator's fit
     if n_boot:
         resampler = Resampler(logp, y, costs, priors, means=gains)
         draws, gain_draws, resamples = [], [], _Phase("bootstrap", n_boot, say)

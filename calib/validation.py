@@ -96,11 +96,13 @@ def as_vector(values, name: str, *, unit: bool = False) -> np.ndarray:
     return arr
 
 
-def as_logprobs(scores, kind: str, name: str = "scores") -> np.ndarray:
+def as_logprobs(scores, kind: str, name: str = "scores", *, overwrite: bool = False) -> np.ndarray:
     """Return ``scores`` as float64 log-posteriors of shape (N, K).
 
     ``kind`` is ``"probs"`` (rows on the simplex), ``"logprobs"`` (rows whose exponentials sum
-    to 1) or ``"logits"`` (any finite reals; normalized with log-softmax).
+    to 1) or ``"logits"`` (any finite reals; normalized with log-softmax). ``overwrite``: when
+    ``scores`` is a float64 array the caller no longer needs, compute the log-posteriors in its
+    memory (the same numbers, without a second (N, K) matrix).
     """
     if kind not in KINDS:
         raise CalibInputError(f"kind must be one of {KINDS}; got {kind!r}. Say what {name} holds.")
@@ -118,8 +120,9 @@ def as_logprobs(scores, kind: str, name: str = "scores") -> np.ndarray:
             raise not_probabilities(arr, name)
         sums = row_sums(arr)
         _check_row_sums(sums, name, kind)
+        out = np.divide(arr, sums[:, None], out=arr if overwrite and arr.flags.writeable else None)
         with np.errstate(divide="ignore"):
-            return np.log(arr / sums[:, None])
+            return np.log(out, out=out)
     if has_posinf:
         raise CalibInputError(f"{name} contains +inf; {kind} must be finite or -inf")
     if kind == "logprobs":
@@ -132,10 +135,11 @@ def as_logprobs(scores, kind: str, name: str = "scores") -> np.ndarray:
             )
         sums = exp_row_sums(arr)
         _check_row_sums(sums, name, kind)
-        return arr - np.log(sums)[:, None]  # sums are within 1e-4 of 1: no shift is needed
+        # sums are within 1e-4 of 1: no shift is needed
+        return np.subtract(arr, np.log(sums)[:, None], out=arr if overwrite and arr.flags.writeable else None)
     if total == -np.inf and np.isneginf(row_max(arr)).any():
         raise CalibInputError(f"{name} has a row that is -inf everywhere; logits need a finite entry per row")
-    return log_softmax_rows(arr)
+    return log_softmax_rows(arr, overwrite=overwrite and arr.flags.writeable)
 
 
 def as_probs(scores, kind: str, name: str = "scores") -> np.ndarray:
@@ -271,7 +275,7 @@ def as_class_indices(labels, name: str = "labels") -> np.ndarray:
             raise CalibInputError(f"{name} must hold integer class indices; got non-integer floats")
     elif arr.dtype.kind not in "iub":
         raise CalibInputError(f"{name} must hold integer class indices; got dtype {arr.dtype}")
-    return arr.astype(np.int64)
+    return arr.astype(np.int64, copy=False)  # int64 labels are not copied: callers never write into them
 
 
 def as_labels(labels, n_samples: int, n_classes: int, name: str = "labels") -> np.ndarray:
@@ -288,9 +292,12 @@ def as_labels(labels, n_samples: int, n_classes: int, name: str = "labels") -> n
     return arr
 
 
-def check_inputs(scores, labels, kind: str, name: str = "scores") -> tuple[np.ndarray, np.ndarray]:
-    """Validate a (scores, labels) pair; return (log-posteriors, int labels)."""
-    logp = as_logprobs(scores, kind, name)
+def check_inputs(
+    scores, labels, kind: str, name: str = "scores", *, overwrite: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a (scores, labels) pair; return (log-posteriors, int labels). ``overwrite``: as for
+    :func:`as_logprobs`."""
+    logp = as_logprobs(scores, kind, name, overwrite=overwrite)
     return logp, as_labels(labels, logp.shape[0], logp.shape[1])
 
 

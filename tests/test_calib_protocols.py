@@ -8,6 +8,7 @@ from calib.calibrators import (
     HistogramBinning,
     calibrate,
     cross_validate,
+    cross_validated_folds,
     fold_ids,
     held_out,
     train_on_test,
@@ -189,3 +190,27 @@ def test_bad_groups_and_folds_shapes_are_rejected():
     q, y = _histogram_data()
     with pytest.raises(CalibInputError, match="folds"):
         cross_validate(HistogramBinning(), q, y, kind="probs", folds=np.zeros(3, dtype=int))
+
+
+def test_cross_validated_folds_give_cross_validate_fold_by_fold():
+    rng = np.random.default_rng(3)
+    logits = rng.normal(size=(300, 3)) * 2
+    labels = rng.integers(0, 3, 300)
+    whole = cross_validate(AffineCalibrator(), logits, labels, kind="logits", n_folds=4, seed=1)
+    pieces = np.full_like(whole, np.nan)
+    for test, calibrated in cross_validated_folds(AffineCalibrator(), logits, labels, kind="logits", n_folds=4, seed=1):
+        assert np.isnan(pieces[test]).all()  # every sample in exactly one fold
+        pieces[test] = calibrated
+    assert np.array_equal(pieces, whole)
+
+
+def test_overwrite_validates_in_place_with_the_same_numbers():
+    from calib.validation import as_logprobs
+
+    rng = np.random.default_rng(4)
+    probs = rng.dirichlet(np.ones(4), size=200)
+    for kind, scores in (("probs", probs), ("logprobs", np.log(probs)), ("logits", np.log(probs) + 3.0)):
+        expected = as_logprobs(scores, kind)
+        own = scores.copy()
+        assert np.array_equal(as_logprobs(own, kind, overwrite=True), expected)
+        assert np.array_equal(own, expected)  # computed in the caller's memory

@@ -9,7 +9,14 @@ from calib.calibrators.matrix_scaling import MatrixScaling, VectorScaling
 from calib.calibrators.one_vs_rest import OneVsRest
 from calib.calibrators.persistence import load_calibrator, save_calibrator
 from calib.calibrators.platt import PlattCalibrator
-from calib.calibrators.protocols import calibrate, cross_validate, fold_ids, held_out, train_on_test
+from calib.calibrators.protocols import (
+    calibrate,
+    cross_validate,
+    cross_validated_folds,
+    fold_ids,
+    held_out,
+    train_on_test,
+)
 from calib.calibrators.scaling import AffineCalibrator, TemperatureScaling
 from calib.calibrators.trivial import (
     MeanReplacement,
@@ -33,6 +40,7 @@ __all__ = [
     "VectorScaling",
     "calibrate",
     "cross_validate",
+    "cross_validated_folds",
     "fold_ids",
     "held_out",
     "load_calibrator",

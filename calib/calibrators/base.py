@@ -42,23 +42,24 @@ class Calibrator(BaseEstimator):
 
     binary_only = False
 
-    def fit(self, scores, labels, *, kind: str):
-        """Learn the transform from posteriors ``scores`` and integer ``labels``."""
-        logp, y = check_inputs(scores, labels, kind)
+    def fit(self, scores, labels, *, kind: str, overwrite: bool = False):
+        """Learn the transform from posteriors ``scores`` and integer ``labels``. ``overwrite``: ``scores``
+        is a float64 array the caller no longer needs, validated and worked on in its own memory."""
+        logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
         self._check_classes(logp)
         self.n_classes_ = logp.shape[1]
         self._fit(logp, y)
         return self
 
-    def predict_log_proba(self, scores, *, kind: str) -> np.ndarray:
-        """Calibrated log-posteriors, shape (N, K)."""
-        return self._transform(self._fitted_input(scores, kind))
+    def predict_log_proba(self, scores, *, kind: str, overwrite: bool = False) -> np.ndarray:
+        """Calibrated log-posteriors, shape (N, K). ``overwrite``: as for :meth:`fit`."""
+        return self._transform(self._fitted_input(scores, kind, overwrite=overwrite))
 
-    def _fitted_input(self, scores, kind: str) -> np.ndarray:
+    def _fitted_input(self, scores, kind: str, *, overwrite: bool = False) -> np.ndarray:
         """``scores`` as log-posteriors, after checking that the calibrator is fitted for their K."""
         if not hasattr(self, "n_classes_"):
             raise CalibInputError(f"{type(self).__name__} is not fitted yet: call fit(scores, labels, kind=...) first")
-        logp = as_logprobs(scores, kind)
+        logp = as_logprobs(scores, kind, overwrite=overwrite)
         if logp.shape[1] != self.n_classes_:
             raise CalibInputError(
                 f"scores have {logp.shape[1]} classes but the calibrator was fitted on {self.n_classes_}"

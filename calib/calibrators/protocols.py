@@ -9,7 +9,7 @@ samples never sit on both sides of a split). Folds are stratified by label, shuf
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from sklearn.base import clone
@@ -97,21 +97,58 @@ def cross_validate(
     ``folds`` (one fold id per sample) overrides the seeded split, e.g. to replay a paper's folds.
     ``on_fold`` is called after each fold is calibrated (e.g. to report progress on large data).
     """
-    logp, y = check_inputs(scores, labels, kind)
+    out = None
+    for test, calibrated in cross_validated_folds(
+        calibrator,
+        scores,
+        labels,
+        kind=kind,
+        n_folds=n_folds,
+        seed=seed,
+        groups=groups,
+        stratified=stratified,
+        folds=folds,
+    ):
+        if out is None:
+            out = np.empty((test.size, calibrated.shape[1]))
+        out[test] = calibrated
+        if on_fold is not None:
+            on_fold()
+    return out
+
+
+def cross_validated_folds(
+    calibrator: Calibrator,
+    scores,
+    labels,
+    *,
+    kind: str,
+    n_folds: int = 5,
+    seed: int = 0,
+    groups=None,
+    stratified: bool = True,
+    folds=None,
+    overwrite: bool = False,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """:func:`cross_validate` fold by fold: yields (the fold's boolean mask over the samples, their calibrated
+    log-posteriors), so that a caller who needs only per-sample values of the predictions never holds
+    all of them. Options as for :func:`cross_validate`; ``overwrite``: ``scores`` is a float64 array the
+    caller no longer needs, validated in its own memory. Each fold's training and test rows are fresh
+    copies that the model validates and works on in place.
+    """
+    logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
     if folds is None:
         folds = fold_ids(y, n_folds=n_folds, seed=seed, groups=groups, stratified=stratified)
     else:
         folds = np.asarray(folds)
         if folds.shape != y.shape:
             raise CalibInputError(f"folds needs one fold id per sample, shape {y.shape}; got {folds.shape}")
-    out = np.empty_like(logp)
     for fold in np.unique(folds):
         test = folds == fold
-        model = clone(calibrator).fit(logp[~test], y[~test], kind="logprobs")
-        out[test] = model.predict_log_proba(logp[test], kind="logprobs")
-        if on_fold is not None:
-            on_fold()
-    return out
+        train = ~test
+        model = clone(calibrator).fit(logp[train], y[train], kind="logprobs", overwrite=True)
+        del train
+        yield test, model.predict_log_proba(logp[test], kind="logprobs", overwrite=True)
 
 
 def calibrate(

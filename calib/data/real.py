@@ -66,7 +66,7 @@ class PosteriorSet:
         if self.class_names is not None:
             object.__setattr__(self, "class_names", tuple(str(c) for c in self.class_names))
         object.__setattr__(self, "scores", scores)
-        object.__setattr__(self, "labels", None if labels is None else labels.astype(np.int64))
+        object.__setattr__(self, "labels", None if labels is None else labels.astype(np.int64, copy=False))
 
     @property
     def n_samples(self) -> int:
