@@ -22,7 +22,7 @@ report: "pipeline/html/workflow.rst"
 
 
 RESULTS = config["results"]
-CODE = sorted(str(p) for p in Path(".").glob("calib/**/*.py")) + sorted(str(p) for p in Path(".").glob("pipeline/*.py"))
+CODE = sorted(str(p) for p in Path(".").glob("calib/**/*.py")) + sorted(str(p) for p in Path(".").glob("pipeline/**/*.py"))
 # One file stands for all the code: jobs depend on it rather than on ~80 modules each (fewer files for the
 # scheduler to stat), and it records which code built the results.
 CODE_STAMP = f"{RESULTS}/code.sha256"

@@ -14,8 +14,8 @@ import hydra
 from omegaconf import DictConfig
 
 from pipeline.evaluate import evaluate
+from pipeline.kinds import kind_of
 from pipeline.render import render
-from pipeline.renderers import TABLE_KINDS
 from pipeline.schema import check_config
 from pipeline.targets import FIGURE_SUFFIXES, TABLE_SUFFIXES
 
@@ -28,7 +28,7 @@ def build(cfg: DictConfig) -> None:
     except BaseException:
         exp = cfg.experiment
         stem = Path(cfg.paths.results) / exp.paper / exp.artifact
-        for suffix in TABLE_SUFFIXES if exp.kind in TABLE_KINDS else FIGURE_SUFFIXES:
+        for suffix in TABLE_SUFFIXES if kind_of(exp).is_table else FIGURE_SUFFIXES:
             Path(f"{stem}{suffix}").unlink(missing_ok=True)
         values.unlink(missing_ok=True)
         raise

@@ -8,7 +8,6 @@ with a message naming the file and the fix; nothing is written then.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import hydra
 from omegaconf import DictConfig
@@ -18,11 +17,7 @@ from calib.data.registry import RealDataError, materialize
 from pipeline.io import atomic_write
 from pipeline.real_data import locate_options
 from pipeline.schema import check_config
-
-
-def real_set_path(data_dir: str | Path, name: str) -> Path:
-    """Where the materialized set ``name`` lives under the data folder."""
-    return Path(data_dir) / "real" / f"{name}.npz"
+from pipeline.sources import real_set_path
 
 
 @hydra.main(version_base=None, config_path="../configs", config_name="config")

@@ -9,8 +9,7 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from pipeline.io import values_path
-from pipeline.lazy import resolve
-from pipeline.renderers import RENDERERS
+from pipeline.kinds import kind_of
 from pipeline.schema import check_config
 
 
@@ -25,7 +24,7 @@ def render(cfg: DictConfig) -> list[Path]:
             f"{source} is missing: run `python -m pipeline.evaluate experiment={exp.paper}_{exp.artifact}`"
         )
     stem = Path(cfg.paths.results) / exp.paper / exp.artifact
-    paths = resolve(RENDERERS[exp.kind])(exp, pd.read_csv(source), stem)
+    paths = kind_of(exp).render(exp, pd.read_csv(source), stem)
     print("render: wrote " + ", ".join(str(p) for p in paths))
     return paths
 

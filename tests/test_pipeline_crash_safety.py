@@ -42,7 +42,7 @@ _WRITE = re.compile(r"\.(savefig|to_csv|write_text|write_bytes)\(|np\.savez\w*\(
 
 def test_every_write_goes_through_atomic_write():
     offenders = []
-    for path in sorted([*ROOT.glob("calib/**/*.py"), *ROOT.glob("pipeline/*.py")]):
+    for path in sorted([*ROOT.glob("calib/**/*.py"), *ROOT.glob("pipeline/**/*.py")]):
         for number, line in enumerate(path.read_text().splitlines(), 1):
             example = line.lstrip().startswith((">>>", "..."))  # a docstring example writes a user's file
             if _WRITE.search(line) and not example and not re.search(r"\btmp\b|\bside\b|\(path, \*\*arrays\)", line):

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig, ListConfig
 
-from pipeline.config import experiment_names, load_experiment
+from pipeline.config import experiment_names
 from pipeline.references import _first_match, published_cells
+from pipeline.targets import load_experiment
 
 ROOT = Path(__file__).resolve().parent.parent
 # The comparing step, and the schema (it checks a reference block's keys and opens no file).

@@ -17,9 +17,10 @@ import pandas as pd
 import pytest
 
 from pipeline.claims import REASSESSING
-from pipeline.config import experiment_names, load_experiment
+from pipeline.config import experiment_names
 from pipeline.references import half_unit, published_cells
 from pipeline.statuses import STATUSES, VERDICTS
+from pipeline.targets import load_experiment
 
 ROOT = Path(__file__).resolve().parent.parent
 
