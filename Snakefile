@@ -1,5 +1,6 @@
 # calib-repro workflow: `snakemake --cores 2` builds every configured paper artifact and the report.
-# Targets come from configs/ (pipeline/targets.py); each rule runs one Hydra step that can also be run by hand.
+# Targets come from configs/ (pipeline/targets.py); each rule runs one Hydra step (pipeline/steps/) that can
+# also be run by hand.
 # Each rule declares threads, memory (mem_mb) and runtime (minutes) for cluster profiles (profiles/).
 
 import re
@@ -103,7 +104,7 @@ rule simulate:
         mem_mb=2000,
         runtime=10,
     shell:
-        "python -m pipeline.simulate dataset={wildcards.dataset} paths.results={params.results} > {log} 2>&1"
+        "python -m pipeline.steps.simulate dataset={wildcards.dataset} paths.results={params.results} > {log} 2>&1"
 
 
 rule fetch:
@@ -124,7 +125,7 @@ rule fetch:
         mem_mb=1000,
         runtime=10,
     shell:
-        "python -m pipeline.fetch real_set={wildcards.real_set} paths.results={params.results} > {log} 2>&1"
+        "python -m pipeline.steps.fetch real_set={wildcards.real_set} paths.results={params.results} > {log} 2>&1"
         " || (cat {log} >&2; exit 1)"
 
 
@@ -146,7 +147,7 @@ rule zoo:
         mem_mb=2000,
         runtime=15,
     shell:
-        "python -m pipeline.zoo zoo_dataset={wildcards.zoo_dataset} paths.results={params.results} > {log} 2>&1"
+        "python -m pipeline.steps.zoo zoo_dataset={wildcards.zoo_dataset} paths.results={params.results} > {log} 2>&1"
 
 
 def artifact_key(wildcards):
@@ -168,7 +169,7 @@ def paper_title(wildcards):
 
 
 # One job per artifact evaluates the experiment (values CSV) and renders it in the same process:
-# `python -m pipeline.evaluate` and `python -m pipeline.render` rerun either stage by hand.
+# `python -m pipeline.steps.evaluate` and `python -m pipeline.steps.render` rerun either stage by hand.
 rule figure:
     input:
         experiment_inputs,
@@ -192,7 +193,7 @@ rule figure:
         mem_mb=4000,
         runtime=30,
     shell:
-        "python -m pipeline.artifact experiment={params.experiment} paths.results={params.results} > {log} 2>&1"
+        "python -m pipeline.steps.artifact experiment={params.experiment} paths.results={params.results} > {log} 2>&1"
 
 
 rule table:
@@ -219,7 +220,7 @@ rule table:
         mem_mb=4000,
         runtime=30,
     shell:
-        "python -m pipeline.artifact experiment={params.experiment} paths.results={params.results} > {log} 2>&1"
+        "python -m pipeline.steps.artifact experiment={params.experiment} paths.results={params.results} > {log} 2>&1"
 
 
 rule report:
@@ -255,7 +256,7 @@ rule report:
         mem_mb=1000,
         runtime=10,
     shell:
-        "python -m pipeline.report paths.results={params.results} > {log} 2>&1"
+        "python -m pipeline.steps.report paths.results={params.results} > {log} 2>&1"
 
 
 # Declared sweeps (configs/sweep/): `snakemake sweeps` builds every point and each aggregate figure.
@@ -289,7 +290,7 @@ rule sweep_point:
         mem_mb=2000,
         runtime=30,
     shell:
-        "python -m pipeline.sweeps sweep={wildcards.sweep} point={wildcards.point} paths.results={params.results}"
+        "python -m pipeline.steps.sweep sweep={wildcards.sweep} point={wildcards.point} paths.results={params.results}"
         " > {log} 2>&1"
 
 
@@ -317,4 +318,4 @@ rule sweep_aggregate:
         mem_mb=1000,
         runtime=10,
     shell:
-        "python -m pipeline.sweeps sweep={wildcards.sweep} paths.results={params.results} > {log} 2>&1"
+        "python -m pipeline.steps.sweep sweep={wildcards.sweep} paths.results={params.results} > {log} 2>&1"

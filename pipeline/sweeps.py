@@ -6,8 +6,8 @@ product gives the points, in the order listed) and a ``plot`` block: ``y`` (the 
 ``log_x``, and a title.
 Point i overrides the experiment's grid keys with the i-th combination:
 
-    python -m pipeline.sweeps sweep=<name> point=<i>           # results/sweeps/<name>/point_<i>.csv
-    python -m pipeline.sweeps sweep=<name>                     # results/sweeps/<name>.csv, .pdf, .png
+    python -m pipeline.steps.sweep sweep=<name> point=<i>      # results/sweeps/<name>/point_<i>.csv
+    python -m pipeline.steps.sweep sweep=<name>                # results/sweeps/<name>.csv, .pdf, .png
 
 The aggregate CSV is the tidy values of every point with one column per grid key. The figure plots
 ``value`` against the first grid key, one line per remaining grid value, row and column; a
@@ -19,18 +19,16 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-import hydra
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from calib.plots.style import figure_style, save_figure
 from pipeline.config import CONFIG_DIR
 from pipeline.io import values_frame, write_csv
 from pipeline.kinds import kind_of
-from pipeline.schema import check_config, check_sweep
+from pipeline.schema import check_sweep
 from pipeline.sources import DataSources
 
 SWEEP_DIR = CONFIG_DIR / "sweep"
@@ -119,24 +117,3 @@ def aggregate(sweep: DictConfig, results: str | Path) -> list[Path]:
         ax.set_title(sweep.title, fontsize=8)
         paths += save_figure(fig, stem)
     return paths
-
-
-@hydra.main(version_base=None, config_path="../configs", config_name="config")
-def main(cfg: DictConfig) -> None:
-    check_config(cfg)
-    name = HydraConfig.get().runtime.choices.get("sweep")
-    if cfg.get("sweep") is None or name is None:
-        raise SystemExit(f"sweeps needs sweep=<name>; declared sweeps: {sweep_names()}")
-    sweep = cfg.sweep
-    OmegaConf.set_struct(sweep, False)
-    sweep.name = name
-    if cfg.get("point") is None:
-        print("sweeps: wrote " + ", ".join(str(p) for p in aggregate(sweep, cfg.paths.results)))
-        return
-    frame = run_point(sweep, int(cfg.point), DataSources(cfg.paths.data))
-    path = write_csv(point_path(cfg.paths.results, name, int(cfg.point)), frame)
-    print(f"sweeps: wrote {path} ({len(frame)} values)")
-
-
-if __name__ == "__main__":
-    main()

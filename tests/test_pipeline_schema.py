@@ -125,7 +125,7 @@ def test_sweep_grids_are_checked_point_by_point(name, change, expected):
 
 
 def test_a_step_stops_before_any_work_with_the_message(tmp_path):
-    cmd = [sys.executable, "-m", "pipeline.evaluate", "experiment=ferrer2024_fig8", "+experiment.n_binz=3"]
+    cmd = [sys.executable, "-m", "pipeline.steps.evaluate", "experiment=ferrer2024_fig8", "+experiment.n_binz=3"]
     done = subprocess.run([*cmd, f"paths.results={tmp_path}"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 1
     assert "config error at experiment.n_binz: unknown key" in done.stderr

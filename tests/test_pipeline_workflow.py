@@ -384,7 +384,7 @@ def test_second_run_has_nothing_to_do_and_one_deleted_figure_rebuilds_alone(resu
 def test_same_command_gives_same_bytes(results, tmp_path):
     again = tmp_path / "again"
     shutil.copytree(results / "data", again / "data")
-    cmd = ["python", "-m", "pipeline.evaluate", "experiment=ferrer2024_fig8", f"paths.results={again}"]
+    cmd = ["python", "-m", "pipeline.steps.evaluate", "experiment=ferrer2024_fig8", f"paths.results={again}"]
     subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
     name = "ferrer2024/fig8_values.csv"
     assert (again / name).read_bytes() == (results / name).read_bytes()

@@ -20,12 +20,14 @@ from pipeline.schema import check_config
 from pipeline.sources import real_set_path
 
 
-@hydra.main(version_base=None, config_path="../configs", config_name="config")
+@hydra.main(version_base=None, config_path="../../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
     check_config(cfg)
     name = cfg.get("real_set")
     if not name:
-        raise SystemExit("fetch needs a set: python -m pipeline.fetch real_set=<name> (see calib/data/registry.py)")
+        raise SystemExit(
+            "fetch needs a set: python -m pipeline.steps.fetch real_set=<name> (see calib/data/registry.py)"
+        )
     try:
         pset = materialize(name, **locate_options(cfg))
     except (RealDataError, KeyError) as exc:

@@ -17,11 +17,11 @@ def render(cfg: DictConfig) -> list[Path]:
     """Draw or lay out ``cfg.experiment`` from its values CSV; the paths written."""
     exp = cfg.get("experiment")
     if exp is None:
-        raise SystemExit("render needs an experiment: python -m pipeline.render experiment=<paper>_<artifact>")
+        raise SystemExit("render needs an experiment: python -m pipeline.steps.render experiment=<paper>_<artifact>")
     source = values_path(cfg.paths.results, exp)
     if not source.exists():
         raise SystemExit(
-            f"{source} is missing: run `python -m pipeline.evaluate experiment={exp.paper}_{exp.artifact}`"
+            f"{source} is missing: run `python -m pipeline.steps.evaluate experiment={exp.paper}_{exp.artifact}`"
         )
     stem = Path(cfg.paths.results) / exp.paper / exp.artifact
     paths = kind_of(exp).render(exp, pd.read_csv(source), stem)
@@ -29,7 +29,7 @@ def render(cfg: DictConfig) -> list[Path]:
     return paths
 
 
-@hydra.main(version_base=None, config_path="../configs", config_name="config")
+@hydra.main(version_base=None, config_path="../../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
     check_config(cfg)
     render(cfg)

@@ -15,7 +15,7 @@ from pipeline.schema import check_config
 from pipeline.sources import real_set_path
 
 
-@hydra.main(version_base=None, config_path="../configs", config_name="config")
+@hydra.main(version_base=None, config_path="../../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
     check_config(cfg)
     dataset = cfg.get("zoo_dataset")

@@ -21,7 +21,9 @@ def evaluate(cfg: DictConfig) -> Path:
     """Compute the values of ``cfg.experiment`` and write them; the path written."""
     exp = cfg.get("experiment")
     if exp is None:
-        raise SystemExit("evaluate needs an experiment: python -m pipeline.evaluate experiment=<paper>_<artifact>")
+        raise SystemExit(
+            "evaluate needs an experiment: python -m pipeline.steps.evaluate experiment=<paper>_<artifact>"
+        )
     start = time.perf_counter()
 
     frame = values_frame(kind_of(exp).evaluate(exp, DataSources(cfg.paths.data)))
@@ -30,7 +32,7 @@ def evaluate(cfg: DictConfig) -> Path:
     return path
 
 
-@hydra.main(version_base=None, config_path="../configs", config_name="config")
+@hydra.main(version_base=None, config_path="../../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
     check_config(cfg)
     evaluate(cfg)
