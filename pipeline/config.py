@@ -1,4 +1,7 @@
-"""Access to the Hydra configs from outside a Hydra app (the Snakefile, the report, tests)."""
+"""Where the configs are and how to compose them outside a Hydra app (the Snakefile, the report, tests).
+
+A leaf: it imports nothing of the pipeline, so any module may import it.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +10,6 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig, OmegaConf
-
-from pipeline.schema import check_experiment
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
@@ -24,18 +25,6 @@ def compose_config(overrides: list[str] | None = None) -> DictConfig:
 def experiment_names() -> list[str]:
     """Every experiment config, sorted by name (configs/experiment/*.yaml)."""
     return sorted(p.stem for p in (CONFIG_DIR / "experiment").glob("*.yaml"))
-
-
-def load_experiment(name: str) -> DictConfig:
-    """The composed and schema-checked config of one experiment; its file name must be ``<paper>_<artifact>``."""
-    cfg = compose_config([f"experiment={name}"])
-    exp = cfg.experiment
-    check_experiment(exp, f"experiment {name}")
-    if name != f"{exp.paper}_{exp.artifact}":
-        raise ValueError(
-            f"configs/experiment/{name}.yaml must be named <paper>_<artifact> = {exp.paper}_{exp.artifact}"
-        )
-    return cfg
 
 
 def experiment_files(name: str) -> list[Path]:

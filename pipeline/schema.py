@@ -1,5 +1,6 @@
 """The config schema: which keys each experiment kind, dataset, sweep and metric-options block takes,
-and which values each key allows. Checked when a config is composed (the Snakefile, every step), so
+and which values each key allows (an experiment kind's own keys are declared with the kind, in its
+paper's module: :mod:`pipeline.kinds`). Checked when a config is composed (the Snakefile, every step), so
 a typo stops the run before any work, with a message naming the key and listing what is allowed.
 
 Keys are checked where the schema knows the block (experiment top level, ``options``, datasets,
@@ -15,79 +16,11 @@ from collections.abc import Callable, Iterable
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
+from pipeline.config import CONFIG_DIR
+from pipeline.kinds import Kind, paper_kinds, papers
+
 COMMON_EXPERIMENT_KEYS = ("paper", "artifact", "kind", "title", "note")
 
-# Keys of each experiment kind besides the common ones (a new kind or key is declared here).
-KIND_KEYS = {
-    "bayes_risk_curves": ("curves", "datasets", "grid", "reference"),
-    "binary_calibration": ("calibrator", "data", "fine_bins", "grid_points", "min_count", "models"),
-    "bootstrap_panels": ("alpha", "calibration", "datasets", "n_boot", "options", "overall", "seed", "systems"),
-    "calibration_notions": ("example",),
-    "decomposition_table": ("index_name", "reference"),
-    "deviation_diagrams": (
-        "binnings", "min_size", "model", "n_bins", "n_bootstrap", "n_consistency", "n_resamples", "n_samples",
-        "seed", "set",
-    ),
-    "divergence_curves": ("datasets", "divergences", "grid", "system"),
-    "ecd_real_diagrams": ("n_bins", "options", "system"),
-    "ecd_real_table": ("n_bins", "options", "system"),
-    "ecd_simulation_figures": ("figure", "generator", "n_bins", "n_samples", "seed", "sigmas"),
-    "ecd_simulation_table": ("generator", "n_bins", "n_repeats", "n_samples", "reference", "seed", "sigmas"),
-    "ecd_single_datum": ("grid",),
-    "ecd_table2_check": ("reference", "single_datum_bins"),
-    "ecd_temperature_sweep": (
-        "half_width", "monte_carlo_temperatures", "n_repeats", "n_samples", "seed", "temperatures", "weight",
-    ),
-    "gmm_bias": ("model", "n_bins", "n_series", "seed", "sizes"),
-    "gmm_eta": ("bins", "distances", "models", "n_samples", "reference", "seed"),
-    "group_simplex_diagrams": ("groups", "ks", "set"),
-    "hallenbeck_diagrams": ("n_bins", "style"),
-    "hallenbeck_table": ("index_name", "reference"),
-    "heldout_table": ("calibrators", "options", "systems"),
-    "hosmer_lemeshow_table": ("index_name", "n_bins", "reference"),
-    "marker_pitfall": (),
-    "metric_panels": (
-        "calibration", "datasets", "folds", "options", "overall", "reference", "systems", "upstream_rerun",
-    ),
-    "miscalibration_table": (
-        "binnings", "calibration_fraction", "distances", "lenses", "min_size", "n_bins", "n_bootstrap",
-        "n_consistency", "n_resamples", "reference", "seed", "set", "temperature_scaled",
-    ),
-    "mrr_closed_form_check": ("mrr", "n_classes", "reference"),
-    "multiclass_calibration": ("bins", "calibrator", "data", "min_count", "simplex_resolution"),
-    "notion_simplex": ("example",),
-    "psr_curves": ("costs", "datasets", "grid"),
-    "real_metrics_table": (
-        "binary_only_metrics", "metrics", "options", "posteriors", "reference", "systems", "upstream_rerun",
-    ),
-    "real_set_summary": ("systems",),
-    "recalibration_table": ("methods", "n_bins", "set", "split", "synthetic"),
-    "reliability_comparison": ("methods", "n_bins", "set", "split"),
-    "resampling_null": ("n_bins", "n_resamples", "n_seeds", "reference", "seed"),
-    "semi_empirical_table": ("datasets", "folds", "options", "reference", "references", "systems"),
-    "sharpness_diagrams": (
-        "bandwidths", "grid_points", "kernels", "methods", "n_bins", "n_eval", "n_repeats", "seed", "set", "split",
-    ),
-    "smooth_ece_diagrams": ("grid_points", "methods", "n_bins", "set", "split"),
-    "survey_densities": ("n_points", "x_max", "x_min"),
-    "toy_bins_table": ("index_name", "n_bins", "reference", "target"),
-    "toy_data_table": ("index_name",),
-    "toy_diagrams": ("n_bins", "targets"),
-    "toy_summary_table": ("index_name", "n_bins", "reference"),
-    "training_pvalues": (
-        "batch_size", "epochs", "hidden", "learning_rate", "n_bins", "n_resamples", "n_runs", "seed", "split_seed",
-        "test_fraction", "validation_fraction", "weight_decay",
-    ),
-}  # fmt: skip
-
-# Kinds that only sweeps run (pipeline/sweeps.py), with their keys.
-SWEEP_KIND_KEYS = {
-    "calibrator_protocol": ("calibrator", "protocol", "sets"),
-    "ecd_temperature": ("half_width", "n_repeats", "n_samples", "seed", "temperature", "weight"),
-    "ece_binning": ("n_bins", "sets"),
-    "smooth_ece_bandwidth": ("bandwidth", "sets"),
-    "synthetic_metrics": ("generator", "seed", "systems"),
-}
 SWEEP_KEYS = ("title", "experiment", "grid", "plot")
 DATASET_KEYS = ("generator", "n_classes", "n_samples", "prior1", "variance", "scale", "mismatch_prior", "rng", "seed")
 OPTIONS_KEYS = (
@@ -176,8 +109,6 @@ def _posterior_sets() -> Iterable[str]:
 
 
 def _dataset_names() -> Iterable[str]:
-    from pipeline.config import CONFIG_DIR
-
     return (p.stem for p in (CONFIG_DIR / "dataset").glob("*.yaml"))
 
 
@@ -224,26 +155,6 @@ VALUE_RULES: dict[str, Callable] = {
 }
 
 
-def _survey_calibrators() -> Iterable[str]:
-    from pipeline.survey_synthetic import CALIBRATORS
-
-    return CALIBRATORS
-
-
-def _sweep_calibrators() -> Iterable[str]:
-    from pipeline.sweeps import SWEEP_CALIBRATORS
-
-    return SWEEP_CALIBRATORS
-
-
-# ``calibrator`` names a different registry in each kind that has one (None: no calibrator).
-CALIBRATOR_REGISTRIES = {
-    "binary_calibration": _survey_calibrators,
-    "multiclass_calibration": _survey_calibrators,
-    "calibrator_protocol": _sweep_calibrators,
-}
-
-
 def _check_values(node, path: str, rules: dict[str, Callable]) -> None:
     """Every leaf whose key has a rule satisfies it (list items one by one)."""
     items = node.items() if isinstance(node, DictConfig) else enumerate(node)
@@ -268,19 +179,34 @@ def _check_keys(node: DictConfig, path: str, allowed: Iterable[str]) -> None:
             raise ConfigError(_message(f"{path}.{key}", "unknown key", allowed, key))
 
 
-def _rules_for(kind: str) -> dict[str, Callable]:
-    if kind in CALIBRATOR_REGISTRIES:
-        return {**VALUE_RULES, "calibrator": _choice(CALIBRATOR_REGISTRIES[kind])}
+def _rules_for(kind: Kind) -> dict[str, Callable]:
+    """The value rules, with ``calibrator`` restricted to the names the kind declares (each kind has its own)."""
+    if kind.calibrators:
+        return {**VALUE_RULES, "calibrator": _choice(lambda: kind.calibrators)}
     return VALUE_RULES
 
 
-def check_experiment(exp: DictConfig, path: str = "experiment", kinds: dict | None = None) -> None:
-    """The experiment's kind exists, its keys belong to that kind and every value is allowed."""
-    kinds = KIND_KEYS if kinds is None else kinds
+def _kind(exp: DictConfig, path: str, sweep: bool) -> Kind:
+    """The kind ``exp`` runs, from its paper's module (only a sweep may omit the paper: a sweep kind of no paper)."""
+    paper = exp.get("paper")
+    if (paper is None and not sweep) or (paper is not None and paper not in papers()):
+        raise ConfigError(_message(f"{path}.paper", f"unknown paper {paper!r}", papers(), paper))
+    # A kind without a renderer runs only as a sweep point.
+    kinds = {name: k for name, k in paper_kinds(paper).items() if sweep or k.render is not None}
     kind = exp.get("kind")
     if kind not in kinds:
-        raise ConfigError(_message(f"{path}.kind", f"unknown experiment kind {kind!r}", kinds, kind))
-    _check_keys(exp, path, COMMON_EXPERIMENT_KEYS + ("reference",) + kinds[kind])
+        where = f"paper {paper}" if paper else "pipeline/sweep_kinds.py (or name a paper)"
+        raise ConfigError(_message(f"{path}.kind", f"unknown experiment kind {kind!r} of {where}", kinds, kind))
+    return kinds[kind]
+
+
+def check_experiment(exp: DictConfig, path: str = "experiment", sweep: bool = False) -> None:
+    """The experiment's paper declares its kind, its keys belong to that kind and every value is allowed.
+
+    ``sweep``: the experiment block of a sweep, which may also run the sweep kinds of no paper.
+    """
+    kind = _kind(exp, path, sweep)
+    _check_keys(exp, path, COMMON_EXPERIMENT_KEYS + ("reference",) + kind.keys)
     if "reference" in exp:
         check_reference(exp.reference, f"{path}.reference")
     if isinstance(exp.get("options"), DictConfig):
@@ -324,7 +250,7 @@ def check_sweep(sweep: DictConfig, name: str) -> None:
     """A sweep's blocks, its experiment (a sweep kind or an experiment kind) and every grid point's values."""
     path = f"sweep {name}"
     _check_keys(sweep, path, SWEEP_KEYS + ("name",))
-    check_experiment(sweep.experiment, f"{path}: experiment", {**KIND_KEYS, **SWEEP_KIND_KEYS})
+    check_experiment(sweep.experiment, f"{path}: experiment", sweep=True)
     exp = sweep.experiment
     known = [f"{k}.{sub}" for k, v in exp.items() if isinstance(v, DictConfig) for sub in v]
     known += [k for k, v in exp.items() if not isinstance(v, DictConfig)]
@@ -334,7 +260,7 @@ def check_sweep(sweep: DictConfig, name: str) -> None:
         if not isinstance(values, ListConfig) or len(values) == 0:
             raise ConfigError(_message(f"{path}: grid.{key}", f"must be a non-empty list of values; got {values!r}"))
         leaf = key.rsplit(".", 1)[-1]
-        _check_values(OmegaConf.create({leaf: values}), f"{path}: grid", _rules_for(sweep.experiment.kind))
+        _check_values(OmegaConf.create({leaf: values}), f"{path}: grid", _rules_for(_kind(exp, path, sweep=True)))
 
 
 def check_config(cfg: DictConfig) -> None:

@@ -6,8 +6,9 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+from omegaconf import DictConfig
 
-from calib.data.real import PosteriorSet, read_posterior_set
+from calib.data.real import PosteriorSet, one_vs_other, read_posterior_set
 from pipeline.io import load_dataset, require_intact
 
 
@@ -23,4 +24,15 @@ class DataSources:
         return load_dataset(self.data_dir / f"{name}.npz")
 
     def _real(self, name: str) -> PosteriorSet:
-        return read_posterior_set(require_intact(self.data_dir / "real" / f"{name}.npz", "real posterior set"))
+        return read_posterior_set(require_intact(real_set_path(self.data_dir, name), "real posterior set"))
+
+
+def real_set_path(data_dir: str | Path, name: str) -> Path:
+    """Where the materialized real posterior set ``name`` lives under the data folder."""
+    return Path(data_dir) / "real" / f"{name}.npz"
+
+
+def system_set(system: DictConfig, data: DataSources) -> PosteriorSet:
+    """The posterior set of a system entry (``set``), as a one-vs-other view when it asks for one (``one_vs_other``)."""
+    pset = data.real(system.set)
+    return one_vs_other(pset, int(system.one_vs_other)) if "one_vs_other" in system else pset

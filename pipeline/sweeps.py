@@ -1,12 +1,13 @@
 """Declared parameter sweeps (configs/sweep/<name>.yaml): one Snakemake job per point, then an aggregate.
 
-A sweep file holds an ``experiment`` block (a ``kind`` from :data:`SWEEP_KINDS` or any experiment
-kind, with its parameters), a ``grid`` of parameter lists (the cartesian product gives the points,
-in the order listed) and a ``plot`` block: ``y`` (the value column shown), ``log_x``, and a title.
+A sweep file holds an ``experiment`` block (a ``kind`` from :mod:`pipeline.sweep_kinds`, or a paper's
+kind with that ``paper`` named, and its parameters), a ``grid`` of parameter lists (the cartesian
+product gives the points, in the order listed) and a ``plot`` block: ``y`` (the value column shown),
+``log_x``, and a title.
 Point i overrides the experiment's grid keys with the i-th combination:
 
-    python -m pipeline.sweeps sweep=<name> point=<i>      # results/sweeps/<name>/point_<i>.csv
-    python -m pipeline.sweeps sweep=<name>                # results/sweeps/<name>.csv, .pdf, .png
+    python -m pipeline.steps.sweep sweep=<name> point=<i>      # results/sweeps/<name>/point_<i>.csv
+    python -m pipeline.steps.sweep sweep=<name>                # results/sweeps/<name>.csv, .pdf, .png
 
 The aggregate CSV is the tidy values of every point with one column per grid key. The figure plots
 ``value`` against the first grid key, one line per remaining grid value, row and column; a
@@ -18,42 +19,19 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-import hydra
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from calib.calibration_error import ece_top_label
-from calib.calibrators import (
-    AffineCalibrator,
-    DirichletCalibrator,
-    HistogramBinning,
-    IsotonicCalibrator,
-    TemperatureScaling,
-    VectorScaling,
-    calibrate,
-)
-from calib.data.synthetic import gaussian_posteriors
-from calib.kernel import smooth_ece
 from calib.plots.style import figure_style, save_figure
-from calib.scores import brier, cross_entropy
 from pipeline.config import CONFIG_DIR
 from pipeline.io import values_frame, write_csv
-from pipeline.lazy import resolve
-from pipeline.schema import check_config, check_sweep
+from pipeline.kinds import kind_of
+from pipeline.schema import check_sweep
 from pipeline.sources import DataSources
 
 SWEEP_DIR = CONFIG_DIR / "sweep"
-SWEEP_CALIBRATORS = {
-    "dp": AffineCalibrator,
-    "temperature": TemperatureScaling,
-    "vector": VectorScaling,
-    "dirichlet": DirichletCalibrator,
-    "histogram": HistogramBinning,
-    "isotonic": IsotonicCalibrator,
-}
 
 
 def sweep_names() -> list[str]:
@@ -78,74 +56,6 @@ def points(sweep: DictConfig) -> list[dict]:
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(sweep.grid[k] for k in keys))]
 
 
-def _sets(exp: DictConfig, data: DataSources):
-    for name in exp.sets:
-        pset = data.real(name)
-        yield name.split("/")[-1], pset.logprobs(), pset.labels
-
-
-def ece_binning(exp: DictConfig, data: DataSources) -> list[dict]:
-    """Top-label ECE with ``n_bins`` equal-width and equal-mass bins on each real set."""
-    return [
-        {
-            "row": label,
-            "column": f"ECE ({strategy})",
-            "value": ece_top_label(logp, y, kind="logprobs", n_bins=exp.n_bins, strategy=strategy),
-        }
-        for label, logp, y in _sets(exp, data)
-        for strategy in ("width", "mass")
-    ]
-
-
-def smooth_ece_bandwidth(exp: DictConfig, data: DataSources) -> list[dict]:
-    """Top-label smooth ECE at a fixed kernel ``bandwidth`` on each real set (relplot's estimator)."""
-    records = []
-    for label, logp, y in _sets(exp, data):
-        confidence, correct = np.exp(logp.max(axis=1)), (logp.argmax(axis=1) == y).astype(float)
-        records.append(
-            {"row": label, "column": "smooth ECE", "value": smooth_ece(confidence, correct, bandwidth=exp.bandwidth)}
-        )
-    return records
-
-
-def synthetic_metrics(exp: DictConfig, data: DataSources) -> list[dict]:
-    """NCE, top-label ECE and the RCL of DP (xv) of the paper-000 Gaussian systems at these generator settings."""
-    dataset = gaussian_posteriors(**OmegaConf.to_container(exp.generator), seed=exp.seed)
-    records = []
-    for system in exp.systems:
-        logp, y = dataset.systems[system], dataset.labels
-        calibrated = calibrate(AffineCalibrator(), logp, y, kind="logprobs", protocol="xv", seed=exp.seed)
-        raw_ce = cross_entropy(logp, y, kind="logprobs")
-        metrics = {
-            "NCE": cross_entropy(logp, y, kind="logprobs", normalize=True),
-            "ECE": ece_top_label(logp, y, kind="logprobs", n_bins=15),
-            "RCL-CE-Dxv": (raw_ce - cross_entropy(calibrated, y, kind="logprobs")) / raw_ce,
-        }
-        records += [{"row": system, "column": m, "value": v} for m, v in metrics.items()]
-    return records
-
-
-def calibrator_protocol(exp: DictConfig, data: DataSources) -> list[dict]:
-    """Cross-entropy and Brier score after ``calibrator`` under ``protocol`` (tt or xv) on each real set."""
-    records = []
-    for label, logp, y in _sets(exp, data):
-        cal = calibrate(SWEEP_CALIBRATORS[exp.calibrator](), logp, y, kind="logprobs", protocol=exp.protocol, seed=0)
-        records.append({"row": label, "column": "NCE", "value": cross_entropy(cal, y, kind="logprobs", normalize=True)})
-        records.append(
-            {"row": label, "column": "NBS", "value": brier(cal, y, kind="logprobs", scaling="mean", normalize=True)}
-        )
-    return records
-
-
-SWEEP_KINDS = {
-    "ece_binning": ece_binning,
-    "smooth_ece_bandwidth": smooth_ece_bandwidth,
-    "synthetic_metrics": synthetic_metrics,
-    "calibrator_protocol": calibrator_protocol,
-    "ecd_temperature": "pipeline.entropic_tables:temperature_point",
-}
-
-
 def point_experiment(sweep: DictConfig, index: int) -> DictConfig:
     """The sweep's experiment with point ``index`` applied (dotted keys reach nested blocks)."""
     grid = points(sweep)
@@ -159,16 +69,8 @@ def point_experiment(sweep: DictConfig, index: int) -> DictConfig:
 
 def run_point(sweep: DictConfig, index: int, data: DataSources) -> pd.DataFrame:
     """The tidy values of one point, with one column per grid key."""
-    from pipeline.evaluators import EVALUATORS
-
     exp = point_experiment(sweep, index)
-    evaluator = SWEEP_KINDS.get(exp.kind) or EVALUATORS.get(exp.kind)
-    evaluator = resolve(evaluator) if evaluator is not None else None
-    if evaluator is None:
-        raise SystemExit(
-            f"sweep {sweep.name}: unknown kind {exp.kind!r}; known: {sorted(SWEEP_KINDS)} and experiments'"
-        )
-    frame = values_frame(evaluator(exp, data))
+    frame = values_frame(kind_of(exp).evaluate(exp, data))
     for key, value in points(sweep)[index].items():
         frame[key] = value
     return frame
@@ -215,24 +117,3 @@ def aggregate(sweep: DictConfig, results: str | Path) -> list[Path]:
         ax.set_title(sweep.title, fontsize=8)
         paths += save_figure(fig, stem)
     return paths
-
-
-@hydra.main(version_base=None, config_path="../configs", config_name="config")
-def main(cfg: DictConfig) -> None:
-    check_config(cfg)
-    name = HydraConfig.get().runtime.choices.get("sweep")
-    if cfg.get("sweep") is None or name is None:
-        raise SystemExit(f"sweeps needs sweep=<name>; declared sweeps: {sweep_names()}")
-    sweep = cfg.sweep
-    OmegaConf.set_struct(sweep, False)
-    sweep.name = name
-    if cfg.get("point") is None:
-        print("sweeps: wrote " + ", ".join(str(p) for p in aggregate(sweep, cfg.paths.results)))
-        return
-    frame = run_point(sweep, int(cfg.point), DataSources(cfg.paths.data))
-    path = write_csv(point_path(cfg.paths.results, name, int(cfg.point)), frame)
-    print(f"sweeps: wrote {path} ({len(frame)} values)")
-
-
-if __name__ == "__main__":
-    main()

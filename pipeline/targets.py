@@ -12,21 +12,23 @@ from omegaconf import DictConfig, ListConfig
 
 import calib.data.registry
 import pipeline.config
-import pipeline.renderers
+import pipeline.kinds
 import pipeline.schema
 from calib.data.registry import REAL_SETS
-from pipeline.config import CONFIG_DIR, experiment_files, experiment_names, load_experiment
+from pipeline.config import CONFIG_DIR, compose_config, experiment_files, experiment_names
 from pipeline.io import atomic_write
-from pipeline.renderers import TABLE_KINDS
+from pipeline.kinds import PAPERS_DIR, kind_of
+from pipeline.schema import check_experiment
 
 CACHE_DIR = CONFIG_DIR.parent / ".snakemake" / "calib"
-# Besides configs/, the experiment list depends only on these modules.
+# Besides configs/, the experiment list depends only on these modules and the papers' (their kinds).
 _LIST_SOURCES = (
     Path(__file__),
     Path(pipeline.config.__file__),
-    Path(pipeline.renderers.__file__),
+    Path(pipeline.kinds.__file__),
     Path(pipeline.schema.__file__),
     Path(calib.data.registry.__file__),
+    *sorted(PAPERS_DIR.glob("*.py")),
 )
 
 FIGURE_SUFFIXES = (".pdf", ".png")
@@ -49,6 +51,18 @@ class Experiment:
     @property
     def suffixes(self) -> tuple[str, ...]:
         return TABLE_SUFFIXES if self.is_table else FIGURE_SUFFIXES
+
+
+def load_experiment(name: str) -> DictConfig:
+    """The composed and schema-checked config of one experiment; its file name must be ``<paper>_<artifact>``."""
+    cfg = compose_config([f"experiment={name}"])
+    exp = cfg.experiment
+    check_experiment(exp, f"experiment {name}")
+    if name != f"{exp.paper}_{exp.artifact}":
+        raise ValueError(
+            f"configs/experiment/{name}.yaml must be named <paper>_<artifact> = {exp.paper}_{exp.artifact}"
+        )
+    return cfg
 
 
 def real_sets(node) -> list[str]:
@@ -123,7 +137,7 @@ def composed_experiments() -> list[Experiment]:
         sets = tuple(real_sets(exp))
         out.append(
             Experiment(
-                name, exp.paper, exp.artifact, datasets, exp.kind in TABLE_KINDS, sets, configs, caption(exp, sets)
+                name, exp.paper, exp.artifact, datasets, kind_of(exp).is_table, sets, configs, caption(exp, sets)
             )
         )
     return out

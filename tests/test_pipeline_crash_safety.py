@@ -42,7 +42,7 @@ _WRITE = re.compile(r"\.(savefig|to_csv|write_text|write_bytes)\(|np\.savez\w*\(
 
 def test_every_write_goes_through_atomic_write():
     offenders = []
-    for path in sorted([*ROOT.glob("calib/**/*.py"), *ROOT.glob("pipeline/*.py")]):
+    for path in sorted([*ROOT.glob("calib/**/*.py"), *ROOT.glob("pipeline/**/*.py")]):
         for number, line in enumerate(path.read_text().splitlines(), 1):
             example = line.lstrip().startswith((">>>", "..."))  # a docstring example writes a user's file
             if _WRITE.search(line) and not example and not re.search(r"\btmp\b|\bside\b|\(path, \*\*arrays\)", line):
@@ -63,7 +63,7 @@ def test_a_dataset_carries_its_checksum_and_a_damaged_one_is_refused_then_discar
 
 
 def test_a_step_missing_its_dataset_stops_with_the_command_that_builds_it(tmp_path):
-    cmd = ["python", "-m", "pipeline.artifact", f"experiment={EXPERIMENT}", f"paths.results={tmp_path}"]
+    cmd = ["python", "-m", "pipeline.steps.artifact", f"experiment={EXPERIMENT}", f"paths.results={tmp_path}"]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
     output = done.stdout + done.stderr
     assert done.returncode == 1
@@ -73,10 +73,10 @@ def test_a_step_missing_its_dataset_stops_with_the_command_that_builds_it(tmp_pa
 
 
 def test_an_artifact_interrupted_while_rendering_leaves_neither_values_nor_figure(tmp_path, monkeypatch):
-    import pipeline.artifact
+    import pipeline.steps.artifact
     from pipeline.config import compose_config
 
-    simulate = ["python", "-m", "pipeline.simulate", f"dataset={DATASET}", f"paths.results={tmp_path}"]
+    simulate = ["python", "-m", "pipeline.steps.simulate", f"dataset={DATASET}", f"paths.results={tmp_path}"]
     subprocess.run(simulate, cwd=ROOT, check=True, capture_output=True)
     cfg = compose_config([f"experiment={EXPERIMENT}", f"paths.results={tmp_path}"])
     values = tmp_path / VALUES
@@ -86,9 +86,9 @@ def test_an_artifact_interrupted_while_rendering_leaves_neither_values_nor_figur
         assert values.exists()
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pipeline.artifact, "render", interrupted_render)
+    monkeypatch.setattr(pipeline.steps.artifact, "render", interrupted_render)
     with pytest.raises(KeyboardInterrupt):
-        pipeline.artifact.build(cfg)
+        pipeline.steps.artifact.build(cfg)
     assert sorted(p.name for p in (tmp_path / "ferrer2024").iterdir()) == []
 
 
@@ -154,7 +154,7 @@ def test_a_run_killed_midway_leaves_nothing_half_written_and_resumes(reference, 
     results = tmp_path / "results"
     target = results / VALUES
     proc, log = _snakemake(results, str(target), start_new_session=True)
-    step = _wait_for_step(f"^python -m pipeline.artifact experiment={EXPERIMENT} paths.results={results}")
+    step = _wait_for_step(f"^python -m pipeline.steps.artifact experiment={EXPERIMENT} paths.results={results}")
     time.sleep(1.0)  # let it get into its computation
     if victim == "step":
         os.kill(step, signal.SIGKILL)

@@ -19,8 +19,8 @@ from pipeline.references import (
     published_cells,
     tolerance_for,
 )
-from pipeline.report import misses, summary
 from pipeline.statuses import STATUSES
+from pipeline.steps.report import misses, summary
 
 
 def _write(tmp_path, name: str, text: str):

@@ -17,9 +17,10 @@ import pandas as pd
 import pytest
 
 from pipeline.claims import REASSESSING
-from pipeline.config import experiment_names, load_experiment
+from pipeline.config import experiment_names
 from pipeline.references import half_unit, published_cells
 from pipeline.statuses import STATUSES, VERDICTS
+from pipeline.targets import load_experiment
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -383,7 +384,7 @@ def test_second_run_has_nothing_to_do_and_one_deleted_figure_rebuilds_alone(resu
 def test_same_command_gives_same_bytes(results, tmp_path):
     again = tmp_path / "again"
     shutil.copytree(results / "data", again / "data")
-    cmd = ["python", "-m", "pipeline.evaluate", "experiment=ferrer2024_fig8", f"paths.results={again}"]
+    cmd = ["python", "-m", "pipeline.steps.evaluate", "experiment=ferrer2024_fig8", f"paths.results={again}"]
     subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
     name = "ferrer2024/fig8_values.csv"
     assert (again / name).read_bytes() == (results / name).read_bytes()

@@ -1,4 +1,4 @@
-"""Evaluators and renderers of paper 003 (Vaicenavicius et al. 2019, "Evaluating model calibration").
+"""The experiment kinds of paper 003 (Vaicenavicius et al. 2019, "Evaluating model calibration").
 
 Artifacts: the finite counterexamples between the notions of calibration (Tables 1-2, Figs. 2 and
 5); the Gaussian-mixture study (expected miscalibration by quadrature, estimator bias against the
@@ -28,7 +28,9 @@ from calib.plots.style import figure_style, save_figure
 from calib.significance import deviation_diagram, miscalibration_resampling
 from calib.simplex_binning import DataDependent, Triangles, UniformGrid
 from pipeline.io import write_table
+from pipeline.kinds import Kind
 from pipeline.sources import DataSources
+from pipeline.values_table import render_values_table
 
 LENSES = {"canonical": ("Canonical", Canonical()), "maximum": ("Maximum", TopK(1))}
 BINNINGS = {"equal": "Equal", "dd": "Data-dep."}
@@ -456,3 +458,75 @@ def render_training_pvalues(exp: DictConfig, values: pd.DataFrame, stem: Path) -
         axes[0].legend(fontsize=7)
         fig.suptitle(f"{exp.title}; * = minimum validation NLL", fontsize=9)
         return save_figure(fig, stem)
+
+
+KINDS = (
+    Kind("calibration_notions", ("example",), calibration_notions, render_calibration_notions, is_table=True),
+    Kind("notion_simplex", ("example",), calibration_notions, render_notion_simplex),
+    Kind(
+        "gmm_eta",
+        ("bins", "distances", "models", "n_samples", "reference", "seed"),
+        gmm_eta,
+        render_values_table,
+        is_table=True,
+    ),
+    Kind("gmm_bias", ("model", "n_bins", "n_series", "seed", "sizes"), gmm_bias, render_gmm_bias),
+    Kind(
+        "deviation_diagrams",
+        (
+            "binnings",
+            "min_size",
+            "model",
+            "n_bins",
+            "n_bootstrap",
+            "n_consistency",
+            "n_resamples",
+            "n_samples",
+            "seed",
+            "set",
+        ),
+        deviation_diagrams,
+        render_deviation_diagrams,
+    ),
+    Kind(
+        "miscalibration_table",
+        (
+            "binnings",
+            "calibration_fraction",
+            "distances",
+            "lenses",
+            "min_size",
+            "n_bins",
+            "n_bootstrap",
+            "n_consistency",
+            "n_resamples",
+            "reference",
+            "seed",
+            "set",
+            "temperature_scaled",
+        ),
+        miscalibration_table,
+        render_miscalibration_table,
+        is_table=True,
+    ),
+    Kind("group_simplex_diagrams", ("groups", "ks", "set"), group_simplex_diagrams, render_group_simplex_diagrams),
+    Kind(
+        "training_pvalues",
+        (
+            "batch_size",
+            "epochs",
+            "hidden",
+            "learning_rate",
+            "n_bins",
+            "n_resamples",
+            "n_runs",
+            "seed",
+            "split_seed",
+            "test_fraction",
+            "validation_fraction",
+            "weight_decay",
+        ),
+        training_pvalues,
+        render_training_pvalues,
+    ),
+)

@@ -8,7 +8,6 @@ with a message naming the file and the fix; nothing is written then.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import hydra
 from omegaconf import DictConfig
@@ -18,19 +17,17 @@ from calib.data.registry import RealDataError, materialize
 from pipeline.io import atomic_write
 from pipeline.real_data import locate_options
 from pipeline.schema import check_config
+from pipeline.sources import real_set_path
 
 
-def real_set_path(data_dir: str | Path, name: str) -> Path:
-    """Where the materialized set ``name`` lives under the data folder."""
-    return Path(data_dir) / "real" / f"{name}.npz"
-
-
-@hydra.main(version_base=None, config_path="../configs", config_name="config")
+@hydra.main(version_base=None, config_path="../../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
     check_config(cfg)
     name = cfg.get("real_set")
     if not name:
-        raise SystemExit("fetch needs a set: python -m pipeline.fetch real_set=<name> (see calib/data/registry.py)")
+        raise SystemExit(
+            "fetch needs a set: python -m pipeline.steps.fetch real_set=<name> (see calib/data/registry.py)"
+        )
     try:
         pset = materialize(name, **locate_options(cfg))
     except (RealDataError, KeyError) as exc:

@@ -18,12 +18,14 @@ from pipeline.io import save_dataset
 from pipeline.schema import check_config
 
 
-@hydra.main(version_base=None, config_path="../configs", config_name="config")
+@hydra.main(version_base=None, config_path="../../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
     check_config(cfg)
     name = HydraConfig.get().runtime.choices.get("dataset")
     if cfg.get("dataset") is None or name is None:
-        raise SystemExit("simulate needs a dataset: python -m pipeline.simulate dataset=<name> (see configs/dataset/)")
+        raise SystemExit(
+            "simulate needs a dataset: python -m pipeline.steps.simulate dataset=<name> (see configs/dataset/)"
+        )
     ds = cfg.dataset
     if ds.generator != "gaussian":
         raise SystemExit(f"dataset {name}: unknown generator {ds.generator!r} (known: gaussian)")

@@ -9,8 +9,7 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from pipeline.io import values_path
-from pipeline.lazy import resolve
-from pipeline.renderers import RENDERERS
+from pipeline.kinds import kind_of
 from pipeline.schema import check_config
 
 
@@ -18,19 +17,19 @@ def render(cfg: DictConfig) -> list[Path]:
     """Draw or lay out ``cfg.experiment`` from its values CSV; the paths written."""
     exp = cfg.get("experiment")
     if exp is None:
-        raise SystemExit("render needs an experiment: python -m pipeline.render experiment=<paper>_<artifact>")
+        raise SystemExit("render needs an experiment: python -m pipeline.steps.render experiment=<paper>_<artifact>")
     source = values_path(cfg.paths.results, exp)
     if not source.exists():
         raise SystemExit(
-            f"{source} is missing: run `python -m pipeline.evaluate experiment={exp.paper}_{exp.artifact}`"
+            f"{source} is missing: run `python -m pipeline.steps.evaluate experiment={exp.paper}_{exp.artifact}`"
         )
     stem = Path(cfg.paths.results) / exp.paper / exp.artifact
-    paths = resolve(RENDERERS[exp.kind])(exp, pd.read_csv(source), stem)
+    paths = kind_of(exp).render(exp, pd.read_csv(source), stem)
     print("render: wrote " + ", ".join(str(p) for p in paths))
     return paths
 
 
-@hydra.main(version_base=None, config_path="../configs", config_name="config")
+@hydra.main(version_base=None, config_path="../../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
     check_config(cfg)
     render(cfg)

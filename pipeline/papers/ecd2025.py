@@ -1,4 +1,4 @@
-"""Evaluators and renderers of paper 004 (Sumler et al. 2025, "An entropic metric for measuring calibration").
+"""The experiment kinds of paper 004 (Sumler et al. 2025, "An entropic metric for measuring calibration").
 
 Artifacts: Fig. 2 (one datum's ECD against the prediction, with its lower bound); the simulation of
 Sect. V-A in both readings of its generator (Table I as mean +- sd over seeds, Figs. 3-4); Table II's
@@ -25,9 +25,10 @@ from calib.plots.reliability import reliability_bars
 from calib.plots.style import figure_style, save_figure
 from pipeline.companions import SD, companion, monte_carlo_records
 from pipeline.io import write_table
+from pipeline.kinds import Kind
 from pipeline.named_metrics import MetricOptions, calibrated_posteriors
-from pipeline.real_tables import system_set
-from pipeline.sources import DataSources
+from pipeline.sources import DataSources, system_set
+from pipeline.values_table import render_values_table
 
 METRICS = ("ECE", "ESCE", "ECD")
 WEIGHTED = "Weighted Sum"
@@ -360,3 +361,34 @@ def render_temperature_sweep(exp: DictConfig, values: pd.DataFrame, stem: Path) 
         ax.legend(fontsize=7, loc="center right")
         ax.set_title(exp.title, fontsize=8)
         return save_figure(fig, stem)
+
+
+KINDS = (
+    Kind("ecd_single_datum", ("grid",), single_datum, render_single_datum),
+    Kind(
+        "ecd_simulation_table",
+        ("generator", "n_bins", "n_repeats", "n_samples", "reference", "seed", "sigmas"),
+        simulation_table,
+        render_simulation_table,
+        is_table=True,
+    ),
+    Kind(
+        "ecd_simulation_figures",
+        ("figure", "generator", "n_bins", "n_samples", "seed", "sigmas"),
+        simulation_figures,
+        render_simulation_figures,
+    ),
+    Kind("ecd_table2_check", ("reference", "single_datum_bins"), table2_check, render_values_table, is_table=True),
+    Kind("ecd_real_table", ("n_bins", "options", "system"), real_bin_table, render_real_bin_table, is_table=True),
+    Kind("ecd_real_diagrams", ("n_bins", "options", "system"), real_bin_diagrams, render_real_bin_diagrams),
+    Kind(
+        "ecd_temperature_sweep",
+        ("half_width", "monte_carlo_temperatures", "n_repeats", "n_samples", "seed", "temperatures", "weight"),
+        temperature_sweep,
+        render_temperature_sweep,
+    ),
+    # One point of the declared sweep configs/sweep/ecd_temperature.yaml (drawn by the sweep's aggregate).
+    Kind(
+        "ecd_temperature", ("half_width", "n_repeats", "n_samples", "seed", "temperature", "weight"), temperature_point
+    ),
+)

@@ -1,6 +1,6 @@
 """Step: evaluate an experiment and render its figure or table in one process (what the workflow runs).
 
-Same outputs as ``pipeline.evaluate`` followed by ``pipeline.render``, which stay available to rerun
+Same outputs as ``pipeline.steps.evaluate`` followed by ``pipeline.steps.render``, which stay available to rerun
 either stage by hand; one process saves the start-up (Python, imports, Hydra) of a second job. The
 artifact is built whole or not at all: if rendering fails or is interrupted (Ctrl-C), the values
 and any file already rendered are removed, so no later run mistakes them for a finished job.
@@ -13,10 +13,10 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
-from pipeline.evaluate import evaluate
-from pipeline.render import render
-from pipeline.renderers import TABLE_KINDS
+from pipeline.kinds import kind_of
 from pipeline.schema import check_config
+from pipeline.steps.evaluate import evaluate
+from pipeline.steps.render import render
 from pipeline.targets import FIGURE_SUFFIXES, TABLE_SUFFIXES
 
 
@@ -28,13 +28,13 @@ def build(cfg: DictConfig) -> None:
     except BaseException:
         exp = cfg.experiment
         stem = Path(cfg.paths.results) / exp.paper / exp.artifact
-        for suffix in TABLE_SUFFIXES if exp.kind in TABLE_KINDS else FIGURE_SUFFIXES:
+        for suffix in TABLE_SUFFIXES if kind_of(exp).is_table else FIGURE_SUFFIXES:
             Path(f"{stem}{suffix}").unlink(missing_ok=True)
         values.unlink(missing_ok=True)
         raise
 
 
-@hydra.main(version_base=None, config_path="../configs", config_name="config")
+@hydra.main(version_base=None, config_path="../../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
     check_config(cfg)
     build(cfg)

@@ -10,12 +10,12 @@ from omegaconf import DictConfig
 
 from calib.data.real import save_posterior_set
 from calib.data.zoo import DATASETS, MODELS, zoo_posteriors
-from pipeline.fetch import real_set_path
 from pipeline.io import atomic_write
 from pipeline.schema import check_config
+from pipeline.sources import real_set_path
 
 
-@hydra.main(version_base=None, config_path="../configs", config_name="config")
+@hydra.main(version_base=None, config_path="../../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
     check_config(cfg)
     dataset = cfg.get("zoo_dataset")

@@ -11,9 +11,8 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
-from pipeline.evaluators import EVALUATORS
 from pipeline.io import values_frame, values_path, write_csv
-from pipeline.lazy import resolve
+from pipeline.kinds import kind_of
 from pipeline.schema import check_config
 from pipeline.sources import DataSources
 
@@ -22,18 +21,18 @@ def evaluate(cfg: DictConfig) -> Path:
     """Compute the values of ``cfg.experiment`` and write them; the path written."""
     exp = cfg.get("experiment")
     if exp is None:
-        raise SystemExit("evaluate needs an experiment: python -m pipeline.evaluate experiment=<paper>_<artifact>")
-    if exp.kind not in EVALUATORS:
-        raise SystemExit(f"experiment kind {exp.kind!r} is unknown; known kinds: {sorted(EVALUATORS)}")
+        raise SystemExit(
+            "evaluate needs an experiment: python -m pipeline.steps.evaluate experiment=<paper>_<artifact>"
+        )
     start = time.perf_counter()
 
-    frame = values_frame(resolve(EVALUATORS[exp.kind])(exp, DataSources(cfg.paths.data)))
+    frame = values_frame(kind_of(exp).evaluate(exp, DataSources(cfg.paths.data)))
     path = write_csv(values_path(cfg.paths.results, exp), frame)
     print(f"evaluate: wrote {path} ({len(frame)} values) in {time.perf_counter() - start:.1f} s")
     return path
 
 
-@hydra.main(version_base=None, config_path="../configs", config_name="config")
+@hydra.main(version_base=None, config_path="../../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
     check_config(cfg)
     evaluate(cfg)

@@ -1,4 +1,4 @@
-"""Evaluators and renderers of paper 002 ("Reassessing how to compare and improve the calibration ...").
+"""The experiment kinds of paper 002 ("Reassessing how to compare and improve the calibration ...").
 
 The paper's protocol (Sect. 6.1): the first 20 % of a model's test set fits each recalibration
 method, the remaining 80 % evaluates it; methods baseline, temperature scaling (TS), one-vs-all
@@ -30,7 +30,9 @@ from calib.plots.style import figure_style, save_figure
 from calib.scores import cross_entropy
 from pipeline.companions import INPUT_ROUNDING, companion
 from pipeline.io import write_table
+from pipeline.kinds import Kind
 from pipeline.sources import DataSources
+from pipeline.values_table import render_values_table
 
 METHODS = {
     "baseline": None,
@@ -332,3 +334,39 @@ def render_smooth_ece_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path
             ax.set_xlabel("confidence")
         fig.suptitle(exp.title)
         return save_figure(fig, stem)
+
+
+KINDS = (
+    Kind(
+        "recalibration_table",
+        ("methods", "n_bins", "set", "split", "synthetic"),
+        recalibration_table,
+        render_recalibration_table,
+        is_table=True,
+    ),
+    Kind(
+        "mrr_closed_form_check",
+        ("mrr", "n_classes", "reference"),
+        mrr_closed_form_check,
+        render_values_table,
+        is_table=True,
+    ),
+    Kind(
+        "sharpness_diagrams",
+        ("bandwidths", "grid_points", "kernels", "methods", "n_bins", "n_eval", "n_repeats", "seed", "set", "split"),
+        sharpness_diagrams,
+        render_sharpness_diagrams,
+    ),
+    Kind(
+        "reliability_comparison",
+        ("methods", "n_bins", "set", "split"),
+        reliability_comparison,
+        render_reliability_comparison,
+    ),
+    Kind(
+        "smooth_ece_diagrams",
+        ("grid_points", "methods", "n_bins", "set", "split"),
+        smooth_ece_diagrams,
+        render_smooth_ece_diagrams,
+    ),
+)

@@ -18,14 +18,14 @@ from omegaconf import DictConfig
 
 from calib.data.registry import REAL_SETS
 from pipeline.claims import CLAIM_COLUMNS, claims_table
-from pipeline.config import experiment_names, load_experiment
+from pipeline.config import experiment_names
 from pipeline.io import read_values, values_path, write_csv, write_text
+from pipeline.kinds import kind_of
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.references import REPORT_COLUMNS, compare
-from pipeline.renderers import TABLE_KINDS
 from pipeline.schema import check_config
 from pipeline.statuses import NON_VERDICTS, STATUSES, VERDICTS
-from pipeline.targets import real_sets
+from pipeline.targets import load_experiment, real_sets
 
 AUTHOR_FIGURES = "../shared/reference/figures"
 SUMMARY_COLUMNS = ["paper", "published", *STATUSES]
@@ -111,7 +111,7 @@ def _artifact_section(cfg: DictConfig, exp: DictConfig, frame: pd.DataFrame) -> 
         lines += [_table(mine.drop(columns=["paper", "artifact", "tolerance_basis"])), ""]
     elif values is not None:
         stem = results / exp.paper / exp.artifact
-        if exp.kind in TABLE_KINDS:
+        if kind_of(exp).is_table:
             table = Path(f"{stem}.md")
             shown = table.read_text().split("\n", 2)[-1] if table.exists() else f"(see `{table}`)"
             lines += ["No published numbers: this table is ours.", "", shown, ""]
@@ -155,7 +155,7 @@ def build(cfg: DictConfig) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     return frame, claims, "\n".join(lines)
 
 
-@hydra.main(version_base=None, config_path="../configs", config_name="config")
+@hydra.main(version_base=None, config_path="../../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
     check_config(cfg)
     frame, claims, text = build(cfg)

@@ -1,0 +1,553 @@
+"""The experiment kinds of paper 000 (Ferrer & Ramos 2024, "Evaluating posterior probabilities").
+
+Synthetic Gaussian systems (Figs. 1, 4-8, Table 1), the tables on published real posterior sets
+(Tables 2-3), and held-out calibration under dataset shift, which the paper recommends (Sec. 2.5.3,
+4) but no published table shows: calibrators fitted on a system's calibration split, applied to each
+test set beside the same calibrator cross-validated on it (xv).
+
+Values are fractions; percentages (RCL, ECE) appear only when rendering. Real-set entries
+(configs/real_systems/) list ``{label, set, one_vs_other?}``; sets the registry marks unavailable
+(SITW: scores missing upstream) are listed, never computed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from omegaconf import DictConfig
+
+from calib.bootstrap import bootstrap
+from calib.calibration_loss import calibration_loss_from_posteriors
+from calib.calibrators import calibrate
+from calib.calibrators.protocols import held_out
+from calib.data.registry import REAL_SETS
+from calib.decisions import bayes_decisions, check_costs
+from calib.divergences import expected_divergence_to_constant
+from calib.plots.bars import grouped_bars
+from calib.plots.curves import line_curves, mark_point
+from calib.plots.style import figure_style, save_figure
+from calib.risk_curves import bayes_risk_curve
+from calib.scores import brier, brier_losses, cross_entropy, semi_empirical_cross_entropy
+from calib.validation import CalibInputError
+from pipeline.companions import UPSTREAM, monte_carlo_records
+from pipeline.config import compose_config
+from pipeline.io import write_table
+from pipeline.kinds import Kind
+from pipeline.named_metrics import MetricOptions, calibrated_posteriors, compute, make_calibrator
+from pipeline.sources import DataSources, system_set
+
+PERCENT_PREFIXES = ("RCL", "ECE")
+PROTOCOLS = ("held-out", "xv")
+
+
+# Synthetic systems: evaluators ------------------------------------------------------------------------------------
+
+
+CALIBRATOR_LETTERS = {"affcal": "D", "temcal": "T", "hiscal": "H"}
+
+
+def _grid(spec: DictConfig) -> np.ndarray:
+    if "step" in spec:
+        return np.arange(spec.start, spec.stop, spec.step)
+    return np.linspace(spec.start, spec.stop, spec.num)
+
+
+def _options(exp: DictConfig) -> MetricOptions:
+    return MetricOptions(**exp.options)
+
+
+def _authors_folds(exp: DictConfig, extras: dict, system: str) -> dict | None:
+    """The replayed folds of ``system`` when the experiment asks for them (``folds: authors``)."""
+    if exp.get("folds") != "authors":
+        return None
+    folds = {key.rsplit("/", 1)[1]: ids for key, ids in extras.items() if key.startswith(f"folds/{system}/")}
+    if not folds:
+        raise ValueError(
+            f"experiment {exp.paper}_{exp.artifact} asks for the authors' folds, but the dataset has "
+            "none: set `rng: paper` in its dataset config or `folds: seeded` in the experiment"
+        )
+    return folds
+
+
+def psr_curves(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Fig. 1: per-sample losses vs q2 for h = H1, H2: Bayes cost (eq. 2), log loss (eq. 8), Brier (eq. 9)."""
+    q2 = _grid(exp.grid)
+    logp = np.log(np.column_stack([1.0 - q2, q2]))
+    costs = check_costs(np.asarray(exp.costs), 2)
+    decisions = bayes_decisions(logp, costs, kind="logprobs")
+    records = []
+    for h in (0, 1):
+        labels = np.full(q2.size, h)
+        losses = {"cost": costs[h, decisions], "log": -logp[:, h], "brier": brier_losses(logp, labels, "mean")}
+        records += [
+            {"row": f"H{h + 1}", "column": name, "x": x, "value": v}
+            for name, vals in losses.items()
+            for x, v in zip(q2, vals, strict=True)
+        ]
+    return records
+
+
+def bayes_risk_curves(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Fig. 4: W(a) Risk(a) for both weights, and NCE / NBS of each curve's system (the legend)."""
+    grid = _grid(exp.grid)
+    records = []
+    for curve in exp.curves:
+        labels, systems, _ = data.dataset(curve.dataset)
+        logp = systems[curve.system]
+        for weight, column in (("uniform", "risk_ce"), ("beta22", "risk_bs")):
+            values = bayes_risk_curve(logp, labels, grid, kind="logprobs", weight=weight)
+            records += [
+                {"row": curve.label, "column": column, "x": x, "value": v} for x, v in zip(grid, values, strict=True)
+            ]
+        records.append(
+            {"row": curve.label, "column": "NCE", "value": cross_entropy(logp, labels, kind="logprobs", normalize=True)}
+        )
+        records.append(
+            {
+                "row": curve.label,
+                "column": "NBS",
+                "value": brier(logp, labels, kind="logprobs", scaling="mean", normalize=True),
+            }
+        )
+    return records
+
+
+def metric_panels(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Figs. 5-6: each named metric of each system (see :mod:`pipeline.named_metrics`).
+
+    With ``upstream_rerun: true`` the calibration metrics are computed again the way the authors'
+    code computes them (:mod:`pipeline.authors_code`, same folds), as their ``[upstream]`` companions.
+    """
+    labels, systems, extras = data.dataset(exp.datasets[0])
+    options = _options(exp)
+    reruns = [(f" {UPSTREAM}", replace(options, implementation="authors"))] if exp.get("upstream_rerun") else []
+    records = []
+    for system in exp.systems:
+        folds = _authors_folds(exp, extras, system)
+        for suffix, opts, names in [("", options, [*exp.overall, *exp.calibration])] + [
+            (suffix, opts, list(exp.calibration)) for suffix, opts in reruns
+        ]:
+            cache: dict = {}
+            for name in names:
+                value = compute(name, systems[system], labels, opts, folds=folds, cache=cache)
+                records.append({"row": system, "column": f"{name}{suffix}", "value": value})
+    return records
+
+
+def semi_empirical_table(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Table 1: (NCE_emp - NCE_semi-emp) / NCE_emp with each reference posterior (Sec. 3.4)."""
+    options = _options(exp)
+    records = []
+    for dataset in exp.datasets:
+        labels, systems, extras = data.dataset(dataset)
+        nominal_n = compose_config([f"dataset={dataset}"]).dataset.n_samples  # paper mode may drop a sample
+        for system in exp.systems:
+            logp = systems[system]
+            folds = _authors_folds(exp, extras, system)
+            empirical = cross_entropy(logp, labels, kind="logprobs", normalize=True)
+            for ref in exp.references:
+                if ref == "true":
+                    reference = systems["cal"]
+                else:
+                    letter, protocol = CALIBRATOR_LETTERS[ref[:-2]], ref[-2:]
+                    reference = calibrated_posteriors(letter, protocol, logp, labels, options, folds=folds)
+                semi = semi_empirical_cross_entropy(
+                    logp, reference, kind="logprobs", reference_kind="logprobs", normalize=True
+                )
+                records.append(
+                    {"row": ref, "column": f"{system} N={nominal_n}", "value": (empirical - semi) / empirical}
+                )
+    return records
+
+
+def divergence_curves(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Fig. 7: E[d(s, q0)] over q0 for each divergence, and the mean of s_1 (where a score divergence is lowest)."""
+    labels, systems, _ = data.dataset(exp.datasets[0])
+    s = systems[exp.system]
+    grid = _grid(exp.grid)
+    records = [{"row": "mean", "column": "q01", "value": float(np.exp(s[:, 0]).mean())}]
+    for label, divergence in exp.divergences.items():
+        values = expected_divergence_to_constant(s, grid, kind="logprobs", divergence=divergence)
+        records += [
+            {"row": label, "column": "expected_divergence", "x": x, "value": v}
+            for x, v in zip(grid, values, strict=True)
+        ]
+    return records
+
+
+def bootstrap_panels(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Fig. 8: percentile bootstrap CIs; calibrators refitted per resample, xv folds grouped by sample id."""
+    labels, systems, _ = data.dataset(exp.datasets[0])
+    options = _options(exp)
+    names = [*exp.overall, *exp.calibration]
+    records = []
+    for system in exp.systems:
+
+        def statistic(logp, y, groups):
+            cache: dict = {}
+            return [compute(name, logp, y, options, groups=groups, cache=cache) for name in names]
+
+        print(f"evaluate: bootstrap of {system} ({exp.n_boot} resamples)", flush=True)
+        result = bootstrap(statistic, systems[system], labels, n_boot=exp.n_boot, seed=exp.seed, alpha=exp.alpha)
+        for i, name in enumerate(names):
+            records.append(
+                {
+                    "row": system,
+                    "column": name,
+                    "value": result.estimate[i],
+                    "ci_low": result.low[i],
+                    "ci_high": result.high[i],
+                }
+            )
+    return records
+
+
+# Synthetic systems: renderers -------------------------------------------------------------------------------------
+
+
+def _cell(values: pd.DataFrame, row: str, column: str, field: str = "value") -> float:
+    return float(values.loc[(values.row == row) & (values.column == column), field].iloc[0])
+
+
+def _curve(values: pd.DataFrame, row: str, column: str) -> tuple[np.ndarray, np.ndarray]:
+    sel = values[(values.row == row) & (values.column == column)]
+    return sel.x.to_numpy(), sel.value.to_numpy()
+
+
+def _as_shown(metric: str, value: float) -> float:
+    return 100.0 * value if metric.startswith(PERCENT_PREFIXES) else value
+
+
+def render_psr_curves(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+    """Fig. 1: three panels (Bayes cost, log loss, Brier loss) with one curve per true class."""
+    c = exp.costs
+    panels = [
+        ("cost", f"Cost for $c_{{12}}={c[0][1]:g}$, $c_{{21}}={c[1][0]:g}$"),
+        ("log", "Log loss"),
+        ("brier", "Brier loss (eq. 9)"),
+    ]
+    with figure_style():
+        fig, axes = plt.subplots(1, 3, figsize=(8.5, 2.5), layout="constrained")
+        for ax, (column, ylabel) in zip(axes, panels, strict=True):
+            curves = {f"$h=H_{h}$": _curve(values, f"H{h}", column)[1] for h in (1, 2)}
+            line_curves(ax, _curve(values, "H1", column)[0], curves, xlabel="$q_2$", ylabel=ylabel, legend=False)
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right center")
+        return save_figure(fig, stem)
+
+
+def render_bayes_risk_curves(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+    """Fig. 4: weighted Bayes-risk curves; left weight 1 (area CE), right a(1-a)/B(2,2); NCE / NBS in legends."""
+    panels = [("risk_ce", "NCE", r"Risk$_a$"), ("risk_bs", "NBS", r"Risk$_a \cdot a_1(1-a_1)/B(2,2)$")]
+    with figure_style():
+        fig, axes = plt.subplots(1, 2, figsize=(8, 3), layout="constrained")
+        for ax, (column, legend_metric, ylabel) in zip(axes, panels, strict=True):
+            for curve in exp.curves:
+                x, y = _curve(values, curve.label, column)
+                ax.plot(
+                    x,
+                    y,
+                    color=curve.color,
+                    linestyle=curve.linestyle,
+                    label=f"{curve.label}, {legend_metric}={_cell(values, curve.label, legend_metric):.2f}",
+                )
+            ax.set_xlabel("$a_1$")
+            ax.set_ylabel(ylabel)
+            ax.set_ylim(0, 0.7)
+            ax.legend(loc="upper center")
+        return save_figure(fig, stem)
+
+
+def render_metric_panels(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+    """Figs. 5-6: left, normalized overall metrics (dotted line: naive system); right, calibration metrics (%)."""
+    with figure_style():
+        fig, axes = plt.subplots(1, 2, figsize=(10, 2.8), layout="constrained")
+        for ax, metrics, line, ylim in ((axes[0], exp.overall, 1.0, (0, 3)), (axes[1], exp.calibration, None, None)):
+            bars = {s: [_as_shown(m, _cell(values, s, m)) for m in metrics] for s in exp.systems}
+            grouped_bars(ax, bars, list(metrics), reference_line=line, ylim=ylim)
+        axes[1].axhline(0, color="black", linewidth=0.5)
+        fig.suptitle(exp.title)
+        return save_figure(fig, stem)
+
+
+def render_bootstrap_panels(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+    """Fig. 8: the same bars with percentile-interval error bars."""
+    with figure_style():
+        fig, axes = plt.subplots(1, 2, figsize=(8, 2.8), layout="constrained", width_ratios=[1, 3])
+        for ax, metrics in ((axes[0], exp.overall), (axes[1], exp.calibration)):
+            bars, errors = {}, {}
+            for s in exp.systems:
+                bars[s] = [_as_shown(m, _cell(values, s, m)) for m in metrics]
+                errors[s] = [[_as_shown(m, _cell(values, s, m, f)) for m in metrics] for f in ("ci_low", "ci_high")]
+            grouped_bars(ax, bars, list(metrics), errors=errors)
+        fig.suptitle(f"{exp.title} ({exp.n_boot} resamples)")
+        return save_figure(fig, stem)
+
+
+def render_divergence_curves(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+    """Fig. 7: one panel per divergence; the star marks q01 = mean of s_1 (a score divergence's minimum)."""
+    mean = _cell(values, "mean", "q01")
+    with figure_style():
+        fig, axes = plt.subplots(1, len(exp.divergences), figsize=(12, 2.8), layout="constrained")
+        for ax, label in zip(axes, exp.divergences, strict=True):
+            x, y = _curve(values, label, "expected_divergence")
+            line_curves(ax, x, {label: y}, xlabel="$q_{01}$", legend=False)
+            mark_point(ax, mean, float(np.interp(mean, x, y)), color="tab:orange")
+            ax.set_title(label)
+        return save_figure(fig, stem)
+
+
+def render_semi_empirical_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+    """Table 1: rows = reference posteriors, columns = system x N, cells in rounded percent."""
+    table = values.pivot(index="row", columns="column", values="value").loc[list(exp.references)]
+    columns = [c for s in exp.systems for c in table.columns if c.startswith(f"{s} N=")]
+    columns.sort(key=lambda c: (list(exp.systems).index(c.split()[0]), int(c.split("=")[1])))
+    shown = (100 * table[columns]).round().astype(int).reset_index().rename(columns={"row": "reference"})
+    return write_table(stem, shown, exp.title)
+
+
+# Tables 2-3 on published real posterior sets ----------------------------------------------------------------------
+
+
+def unavailable_reason(system: DictConfig) -> str | None:
+    """Why a system's set cannot be computed (the registry's reason), or None."""
+    return REAL_SETS[system.set].unavailable
+
+
+def real_metrics_table(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Table 2: each metric of raw and calibrated posteriors (calibrators refitted per row's RCL).
+
+    A row with ``fold_seeds: S`` (calh: the authors' histogram-binning folds were drawn from an
+    unrecoverable global NumPy state) is a Monte-Carlo cell over the calibrator's fold seeds 0..S-1
+    (:func:`pipeline.companions.monte_carlo_records`); the metrics' own folds (RCL) keep ``options.seed``.
+    With ``upstream_rerun: true`` every other cell is computed again the way the authors' code computes
+    it (:mod:`pipeline.authors_code`) and written as its ``[upstream]`` companion.
+    """
+    options = MetricOptions(**exp.options)
+    variants = {"": options}
+    if exp.get("upstream_rerun", False):
+        variants[f" {UPSTREAM}"] = replace(options, implementation="authors")
+    records = []
+    for system in exp.systems:
+        if unavailable_reason(system):
+            continue
+        pset = system_set(system, data)
+        raw, labels = pset.logprobs(), pset.labels
+        binary = pset.n_classes == 2
+        metrics = [m for m in exp.metrics if binary or m not in exp.binary_only_metrics]
+        print(f"evaluate: {system.label} ({pset.n_samples} samples, {pset.n_classes} classes)", flush=True)
+        for suffix, opts in variants.items():
+            raw_cache: dict = {}
+            for row, spec in exp.posteriors.items():
+                if spec is not None and spec.get("binary_only") and not binary:
+                    continue
+                key = f"{system.label} {row}"
+                if spec is not None and "fold_seeds" in spec:
+                    if suffix:  # its own spread over fold seeds is the allowance; no upstream rerun
+                        continue
+                    draws = {m: [] for m in metrics}
+                    for seed in range(spec.fold_seeds):
+                        fold_options = replace(opts, seed=seed)
+                        logp = calibrated_posteriors(spec.calibrator, spec.protocol, raw, labels, fold_options)
+                        cache: dict = {}
+                        for metric in metrics:
+                            draws[metric].append(compute(metric, logp, labels, opts, cache=cache))
+                    for metric in metrics:
+                        records += monte_carlo_records(key, f"{metric}{suffix}", draws[metric])
+                    continue
+                if spec is None:
+                    logp, cache = raw, raw_cache
+                else:
+                    logp = calibrated_posteriors(spec.calibrator, spec.protocol, raw, labels, opts, cache=raw_cache)
+                    cache = {}
+                for metric in metrics:
+                    value = compute(metric, logp, labels, opts, cache=cache)
+                    records.append({"row": key, "column": f"{metric}{suffix}", "value": value})
+    return records
+
+
+def _real_shown(metric: str, value: float) -> str:
+    if metric.startswith(PERCENT_PREFIXES):
+        return f"{100 * value:.1f}"
+    return f"{value:.3f}"
+
+
+def render_real_metrics_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+    """Table 2 as printed: NRisk and NCE to 3 decimals, RCL and ECE in % to 1; '-' where not defined."""
+    cells = values.set_index(["row", "column"]).value
+    lines = []
+    for system in exp.systems:
+        reason = unavailable_reason(system)
+        if reason:
+            first, *rest = exp.metrics
+            note = {first: f"not reproducible: {reason}", **dict.fromkeys(rest, "")}
+            lines.append({"system": system.label, "posteriors": "-", **note})
+            continue
+        for row in exp.posteriors:
+            key = f"{system.label} {row}"
+            if (key, "NCE") not in cells:
+                continue
+            shown = {m: _real_shown(m, cells[(key, m)]) if (key, m) in cells else "-" for m in exp.metrics}
+            lines.append({"system": system.label, "posteriors": row, **shown})
+    return write_table(stem, pd.DataFrame(lines), exp.title)
+
+
+def real_set_summary(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Table 3: number of classes, number of samples and the class priors (label frequencies) of each set."""
+    records = []
+    for system in exp.systems:
+        if unavailable_reason(system):
+            continue
+        pset = system_set(system, data)
+        records += [
+            {"row": system.label, "column": "classes", "value": pset.n_classes},
+            {"row": system.label, "column": "samples", "value": pset.n_samples},
+        ]
+        records += [{"row": system.label, "column": f"P{k + 1}", "value": p} for k, p in enumerate(pset.priors())]
+    return records
+
+
+def _priors_text(priors: np.ndarray) -> str:
+    if priors.size <= 4:
+        return ", ".join(f"{p:.2f}" for p in priors)
+    if np.ptp(priors) < 0.005:
+        return f"{priors.mean():.2f} each"
+    return f"{priors.min():.3f} to {priors.max():.3f}"
+
+
+def render_real_set_summary(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+    """Table 3: one line per set; priors listed up to 4 classes, otherwise their range."""
+    lines = []
+    for system in exp.systems:
+        reason = unavailable_reason(system)
+        rows = values[values.row == system.label]
+        if reason or rows.empty:
+            lines.append(
+                {"dataset": system.label, "classes": "-", "samples": "-", "priors": f"not reproducible: {reason}"}
+            )
+            continue
+        cell = rows.set_index("column").value
+        priors = cell[[c for c in cell.index if c.startswith("P")]].to_numpy()
+        lines.append(
+            {
+                "dataset": system.label,
+                "classes": int(cell["classes"]),
+                "samples": int(cell["samples"]),
+                "priors": _priors_text(priors),
+            }
+        )
+    return write_table(stem, pd.DataFrame(lines), exp.title)
+
+
+# Held-out calibration and dataset shift ----------------------------------------------------------------------------
+
+
+def _rcl(raw: np.ndarray, calibrated: np.ndarray, labels: np.ndarray) -> float:
+    """RCL-CE as a fraction; NaN when the raw CE is infinite (a zero posterior on a true class)."""
+    try:
+        return calibration_loss_from_posteriors(raw, calibrated, labels, kind="logprobs", metric="ce")
+    except CalibInputError:
+        return float("nan")
+
+
+def heldout_table(exp: DictConfig, data: DataSources) -> list[dict]:
+    """NCE and RCL of each calibrator, held-out vs xv, on every test set of every system."""
+    options = MetricOptions(**exp.options)
+    records = []
+    for system in exp.systems:
+        cal_set = data.real(system.calibration.set)
+        cal_logp = cal_set.logprobs()
+        print(f"evaluate: {system.label}: calibrators trained on {cal_set.name} ({cal_set.n_samples})", flush=True)
+        for test in system.tests:
+            tset = data.real(test.set)
+            raw, labels = tset.logprobs(), tset.labels
+            nce = cross_entropy(raw, labels, kind="logprobs", normalize=True)
+            records += [
+                {"row": f"{system.label} raw", "column": f"{test.label} NCE {p}", "value": nce} for p in PROTOCOLS
+            ]
+            for letter in exp.calibrators:
+                calibrator = make_calibrator(letter, options)
+                if calibrator.binary_only and tset.n_classes != 2:
+                    continue
+                outputs = {
+                    "held-out": held_out(calibrator, cal_logp, cal_set.labels, raw, kind="logprobs"),
+                    "xv": calibrate(
+                        calibrator,
+                        raw,
+                        labels,
+                        kind="logprobs",
+                        protocol="xv",
+                        n_folds=options.n_folds,
+                        seed=options.seed,
+                    ),
+                }
+                row = f"{system.label} {letter}"
+                for protocol, logp in outputs.items():
+                    value = cross_entropy(logp, labels, kind="logprobs", normalize=True)
+                    records.append({"row": row, "column": f"{test.label} NCE {protocol}", "value": value})
+                    records.append(
+                        {"row": row, "column": f"{test.label} RCL {protocol}", "value": _rcl(raw, logp, labels)}
+                    )
+    return records
+
+
+def _heldout_shown(column: str, value: float) -> str:
+    if np.isnan(value):
+        return "-"
+    return f"{100 * value:.1f}" if " RCL " in column else f"{value:.3f}"
+
+
+def render_heldout_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+    """One line per system and calibrator; per test set, NCE and RCL (%) held-out and xv."""
+    cells = values.set_index(["row", "column"]).value
+    lines = []
+    for system in exp.systems:
+        columns = [f"{t.label} {m} {p}" for t in system.tests for p in PROTOCOLS for m in ("NCE", "RCL")]
+        for letter in ["raw", *exp.calibrators]:
+            row = f"{system.label} {letter}"
+            if (row, columns[0]) not in cells:
+                continue
+            shown = {c: _heldout_shown(c, cells[(row, c)]) if (row, c) in cells else "-" for c in columns}
+            name = "raw" if letter == "raw" else exp.calibrators[letter]
+            lines.append({"system": system.label, "calibrator": name, **shown})
+    return write_table(stem, pd.DataFrame(lines).fillna("-"), exp.title)
+
+
+KINDS = (
+    Kind("psr_curves", ("costs", "datasets", "grid"), psr_curves, render_psr_curves),
+    Kind("bayes_risk_curves", ("curves", "datasets", "grid", "reference"), bayes_risk_curves, render_bayes_risk_curves),
+    Kind(
+        "metric_panels",
+        ("calibration", "datasets", "folds", "options", "overall", "reference", "systems", "upstream_rerun"),
+        metric_panels,
+        render_metric_panels,
+    ),
+    Kind(
+        "semi_empirical_table",
+        ("datasets", "folds", "options", "reference", "references", "systems"),
+        semi_empirical_table,
+        render_semi_empirical_table,
+        is_table=True,
+    ),
+    Kind(
+        "divergence_curves", ("datasets", "divergences", "grid", "system"), divergence_curves, render_divergence_curves
+    ),
+    Kind(
+        "bootstrap_panels",
+        ("alpha", "calibration", "datasets", "n_boot", "options", "overall", "seed", "systems"),
+        bootstrap_panels,
+        render_bootstrap_panels,
+    ),
+    Kind(
+        "real_metrics_table",
+        ("binary_only_metrics", "metrics", "options", "posteriors", "reference", "systems", "upstream_rerun"),
+        real_metrics_table,
+        render_real_metrics_table,
+        is_table=True,
+    ),
+    Kind("real_set_summary", ("systems",), real_set_summary, render_real_set_summary, is_table=True),
+    Kind("heldout_table", ("calibrators", "options", "systems"), heldout_table, render_heldout_table, is_table=True),
+)

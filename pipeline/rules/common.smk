@@ -1,0 +1,82 @@
+# The setup every file in pipeline/rules/ shares (the results folder, the code stamp, the targets derived
+# from configs/ by pipeline/targets.py, the wildcard constraints) and the input functions of several rules.
+# Each rule declares threads, memory (mem_mb) and runtime (minutes) for cluster profiles (profiles/).
+
+import re
+import sys
+from pathlib import Path
+
+from calib.data.registry import REAL_SETS
+from calib.data.zoo import DATASETS as ZOO_DATASETS, MODELS as ZOO_MODELS, SPLITS as ZOO_SPLITS
+from pipeline.config import compose_config
+from pipeline.io import discard_corrupt, write_code_stamp
+from pipeline.real_data import HOW_TO_PROVIDE, obtainable
+from pipeline.sweeps import load_sweep, points, sweep_names
+from pipeline.targets import experiments
+
+
+RESULTS = config["results"]
+CODE = sorted(str(p) for folder in ("calib", "pipeline") for p in Path(".").glob(f"{folder}/**/*.py"))
+# One file stands for all the code: jobs depend on it rather than on ~90 modules each (fewer files for the
+# scheduler to stat), and it records which code built the results.
+CODE_STAMP = f"{RESULTS}/code.sha256"
+SETTINGS = compose_config()
+for corrupt in discard_corrupt(f"{RESULTS}/data") if workflow.is_main_process else ():  # rebuilt in this run
+    print(f"calib-repro: {corrupt} failed its sha256 check (truncated or altered); rebuilding it", file=sys.stderr)
+ALL_EXPERIMENTS = {f"{e.paper}/{e.artifact}": e for e in experiments()}
+MISSING = {
+    key: [s for s in e.real_sets if s in REAL_SETS and not obtainable(SETTINGS, s)] for key, e in ALL_EXPERIMENTS.items()
+}
+if any(MISSING.values()):
+    print(
+        "calib-repro: real posterior sets are not available, so these artifacts are skipped: "
+        + ", ".join(key for key, sets in MISSING.items() if sets)
+        + f". To build them, {HOW_TO_PROVIDE}.",
+        file=sys.stderr,
+    )
+EXPERIMENTS = {key: e for key, e in ALL_EXPERIMENTS.items() if not MISSING[key]}
+FIGURES = [key for key, e in EXPERIMENTS.items() if not e.is_table]
+TABLES = [key for key, e in EXPERIMENTS.items() if e.is_table]
+ARTIFACTS = [f"{RESULTS}/{key}{suffix}" for key, e in EXPERIMENTS.items() for suffix in e.suffixes]
+PAPER_TITLES = dict(SETTINGS.papers)
+FETCHABLE = [name for name, entry in REAL_SETS.items() if not entry.unavailable]
+DATASETS = sorted(p.stem for p in Path("configs/dataset").glob("*.yaml"))
+SWEEPS = {name: load_sweep(name) for name in sweep_names()}
+
+
+wildcard_constraints:
+    figure="|".join(FIGURES) or "^$",
+    table="|".join(TABLES) or "^$",
+    real_set="|".join(re.escape(name) for name in FETCHABLE),
+    dataset="|".join(DATASETS),
+    zoo_dataset="|".join(ZOO_DATASETS),
+    sweep="|".join(SWEEPS) or "^$",
+    point=r"\d+",
+
+
+def artifact_key(wildcards):
+    """The ``<paper>/<artifact>`` an artifact job builds."""
+    return getattr(wildcards, "figure", None) or wildcards.table
+
+
+def experiment_inputs(wildcards):
+    """The config files, synthetic datasets and real posterior sets an experiment reads."""
+    exp = EXPERIMENTS[artifact_key(wildcards)]
+    data = [f"{RESULTS}/data/{d}.npz" for d in exp.datasets] + [f"{RESULTS}/data/real/{s}.npz" for s in exp.real_sets]
+    return list(exp.configs) + data
+
+
+def paper_title(wildcards):
+    """The report category of an artifact: its paper."""
+    exp = EXPERIMENTS[artifact_key(wildcards)]
+    return PAPER_TITLES.get(exp.paper, exp.paper)
+
+
+def sweep_sets(wildcards):
+    """The real posterior sets a sweep's experiment reads."""
+    return [f"{RESULTS}/data/real/{s}.npz" for s in SWEEPS[wildcards.sweep].experiment.get("sets", [])]
+
+
+def sweep_points(wildcards):
+    """Every point file of a sweep, in grid order."""
+    return [f"{RESULTS}/sweeps/{wildcards.sweep}/point_{i}.csv" for i in range(len(points(SWEEPS[wildcards.sweep])))]

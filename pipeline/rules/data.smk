@@ -1,0 +1,81 @@
+# The data the experiments read: the code stamp, synthetic datasets, published real posterior sets and the zoo.
+
+
+rule code_stamp:
+    input:
+        CODE,
+    output:
+        CODE_STAMP,
+    localrule: True
+    log:
+        "logs/code_stamp.log",
+    threads: 1
+    resources:
+        mem_mb=200,
+        runtime=1,
+    run:
+        write_code_stamp(input, output[0])
+
+
+rule simulate:
+    input:
+        CODE_STAMP,
+    output:
+        f"{RESULTS}/data/{{dataset}}.npz",
+    params:
+        results=lambda wildcards, output: Path(output[0]).parents[1],
+    log:
+        "logs/simulate/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/simulate/{dataset}.tsv",
+    conda:
+        "../envs/calib.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "python -m pipeline.steps.simulate dataset={wildcards.dataset} paths.results={params.results} > {log} 2>&1"
+
+
+rule fetch:
+    input:
+        "calib/data/real_checksums.tsv",
+    output:
+        f"{RESULTS}/data/real/{{real_set}}.npz",
+    params:
+        results=lambda wildcards, output: Path(output[0]).parents[2 + wildcards.real_set.count("/")],
+    log:
+        "logs/fetch/{real_set}.log",
+    benchmark:
+        "logs/benchmarks/fetch/{real_set}.tsv",
+    conda:
+        "../envs/calib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    shell:
+        "python -m pipeline.steps.fetch real_set={wildcards.real_set} paths.results={params.results} > {log} 2>&1"
+        " || (cat {log} >&2; exit 1)"
+
+
+rule zoo:
+    input:
+        CODE_STAMP,
+    output:
+        [f"{RESULTS}/data/real/zoo/{{zoo_dataset}}/{model}/{split}.npz" for model in ZOO_MODELS for split in ZOO_SPLITS],
+    params:
+        results=lambda wildcards, output: Path(output[0]).parents[5],
+    log:
+        "logs/zoo/{zoo_dataset}.log",
+    benchmark:
+        "logs/benchmarks/zoo/{zoo_dataset}.tsv",
+    conda:
+        "../envs/calib.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=15,
+    shell:
+        "python -m pipeline.steps.zoo zoo_dataset={wildcards.zoo_dataset} paths.results={params.results} > {log} 2>&1"

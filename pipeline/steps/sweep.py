@@ -1,0 +1,36 @@
+"""Step: one point of a declared sweep (``sweep=<name> point=<i>``), or its aggregate (``sweep=<name>``).
+
+See :mod:`pipeline.sweeps` for what a sweep declares and what the aggregate draws.
+"""
+
+from __future__ import annotations
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+
+from pipeline.io import write_csv
+from pipeline.schema import check_config
+from pipeline.sources import DataSources
+from pipeline.sweeps import aggregate, point_path, run_point, sweep_names
+
+
+@hydra.main(version_base=None, config_path="../../configs", config_name="config")
+def main(cfg: DictConfig) -> None:
+    check_config(cfg)
+    name = HydraConfig.get().runtime.choices.get("sweep")
+    if cfg.get("sweep") is None or name is None:
+        raise SystemExit(f"sweep needs sweep=<name>; declared sweeps: {sweep_names()}")
+    sweep = cfg.sweep
+    OmegaConf.set_struct(sweep, False)
+    sweep.name = name
+    if cfg.get("point") is None:
+        print("sweeps: wrote " + ", ".join(str(p) for p in aggregate(sweep, cfg.paths.results)))
+        return
+    frame = run_point(sweep, int(cfg.point), DataSources(cfg.paths.data))
+    path = write_csv(point_path(cfg.paths.results, name, int(cfg.point)), frame)
+    print(f"sweeps: wrote {path} ({len(frame)} values)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""Sweep kinds no paper owns: the experiments only declared sweeps run (configs/sweep/), one per point.
+
+Each point's values are drawn by the sweep's aggregate (:func:`pipeline.sweeps.aggregate`), so these
+kinds have no renderer. A sweep may also run any paper's kind by naming its ``paper``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+
+from calib.calibration_error import ece_top_label
+from calib.calibrators import (
+    AffineCalibrator,
+    DirichletCalibrator,
+    HistogramBinning,
+    IsotonicCalibrator,
+    TemperatureScaling,
+    VectorScaling,
+    calibrate,
+)
+from calib.data.synthetic import gaussian_posteriors
+from calib.kernel import smooth_ece
+from calib.scores import brier, cross_entropy
+from pipeline.kinds import Kind
+from pipeline.sources import DataSources
+
+SWEEP_CALIBRATORS = {
+    "dp": AffineCalibrator,
+    "temperature": TemperatureScaling,
+    "vector": VectorScaling,
+    "dirichlet": DirichletCalibrator,
+    "histogram": HistogramBinning,
+    "isotonic": IsotonicCalibrator,
+}
+
+
+def _sets(exp: DictConfig, data: DataSources):
+    for name in exp.sets:
+        pset = data.real(name)
+        yield name.split("/")[-1], pset.logprobs(), pset.labels
+
+
+def ece_binning(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Top-label ECE with ``n_bins`` equal-width and equal-mass bins on each real set."""
+    return [
+        {
+            "row": label,
+            "column": f"ECE ({strategy})",
+            "value": ece_top_label(logp, y, kind="logprobs", n_bins=exp.n_bins, strategy=strategy),
+        }
+        for label, logp, y in _sets(exp, data)
+        for strategy in ("width", "mass")
+    ]
+
+
+def smooth_ece_bandwidth(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Top-label smooth ECE at a fixed kernel ``bandwidth`` on each real set (relplot's estimator)."""
+    records = []
+    for label, logp, y in _sets(exp, data):
+        confidence, correct = np.exp(logp.max(axis=1)), (logp.argmax(axis=1) == y).astype(float)
+        records.append(
+            {"row": label, "column": "smooth ECE", "value": smooth_ece(confidence, correct, bandwidth=exp.bandwidth)}
+        )
+    return records
+
+
+def synthetic_metrics(exp: DictConfig, data: DataSources) -> list[dict]:
+    """NCE, top-label ECE and the RCL of DP (xv) of the paper-000 Gaussian systems at these generator settings."""
+    dataset = gaussian_posteriors(**OmegaConf.to_container(exp.generator), seed=exp.seed)
+    records = []
+    for system in exp.systems:
+        logp, y = dataset.systems[system], dataset.labels
+        calibrated = calibrate(AffineCalibrator(), logp, y, kind="logprobs", protocol="xv", seed=exp.seed)
+        raw_ce = cross_entropy(logp, y, kind="logprobs")
+        metrics = {
+            "NCE": cross_entropy(logp, y, kind="logprobs", normalize=True),
+            "ECE": ece_top_label(logp, y, kind="logprobs", n_bins=15),
+            "RCL-CE-Dxv": (raw_ce - cross_entropy(calibrated, y, kind="logprobs")) / raw_ce,
+        }
+        records += [{"row": system, "column": m, "value": v} for m, v in metrics.items()]
+    return records
+
+
+def calibrator_protocol(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Cross-entropy and Brier score after ``calibrator`` under ``protocol`` (tt or xv) on each real set."""
+    records = []
+    for label, logp, y in _sets(exp, data):
+        cal = calibrate(SWEEP_CALIBRATORS[exp.calibrator](), logp, y, kind="logprobs", protocol=exp.protocol, seed=0)
+        records.append({"row": label, "column": "NCE", "value": cross_entropy(cal, y, kind="logprobs", normalize=True)})
+        records.append(
+            {"row": label, "column": "NBS", "value": brier(cal, y, kind="logprobs", scaling="mean", normalize=True)}
+        )
+    return records
+
+
+KINDS = (
+    Kind("ece_binning", ("n_bins", "sets"), ece_binning),
+    Kind("smooth_ece_bandwidth", ("bandwidth", "sets"), smooth_ece_bandwidth),
+    Kind("synthetic_metrics", ("generator", "seed", "systems"), synthetic_metrics),
+    Kind(
+        "calibrator_protocol",
+        ("calibrator", "protocol", "sets"),
+        calibrator_protocol,
+        calibrators=tuple(SWEEP_CALIBRATORS),
+    ),
+)

@@ -1,0 +1,42 @@
+"""The experiment kinds: each paper module declares its own, every declared kind runs, every config finds its kind."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from omegaconf import OmegaConf
+
+from pipeline.config import CONFIG_DIR, compose_config, experiment_names
+from pipeline.kinds import Kind, paper_kinds, papers
+from pipeline.sweeps import load_sweep, sweep_names
+
+CONFIGURED = [OmegaConf.load(CONFIG_DIR / "experiment" / f"{name}.yaml") for name in experiment_names()]
+SWEPT = [load_sweep(name).experiment for name in sweep_names()]
+
+
+def test_the_paper_modules_are_the_papers_of_the_configs():
+    assert papers() == sorted(compose_config().papers)
+    assert {exp.paper for exp in CONFIGURED} == set(papers())
+
+
+@pytest.mark.parametrize("paper", [*papers(), None])
+def test_a_paper_declares_each_kind_once_with_sorted_keys(paper):
+    module = paper_kinds(paper)
+    names = [kind.name for kind in module.values()]
+    assert all(isinstance(kind, Kind) for kind in module.values())
+    for kind in module.values():
+        assert list(kind.keys) == sorted(kind.keys) and len(set(kind.keys)) == len(kind.keys), kind.name
+        assert kind.render is not None or not kind.is_table, kind.name  # a sweep point is never a table
+    assert len(names) == len(set(names))
+
+
+def test_kind_names_are_unique_across_papers():
+    counts = Counter(name for paper in [*papers(), None] for name in paper_kinds(paper))
+    assert [name for name, n in counts.items() if n > 1] == []
+
+
+def test_every_declared_kind_is_run_by_a_config():
+    run = {(exp.paper, exp.kind) for exp in CONFIGURED} | {(exp.get("paper"), exp.kind) for exp in SWEPT}
+    declared = {(paper, name) for paper in [*papers(), None] for name in paper_kinds(paper)}
+    assert declared - run == set()
