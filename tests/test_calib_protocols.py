@@ -132,25 +132,6 @@ def test_seeded_xv_equals_xv_with_the_same_explicit_folds():
     np.testing.assert_array_equal(a, b)
 
 
-def test_xv_reports_each_fold_without_changing_the_result():
-    rng = np.random.default_rng(1)
-    logits, y = rng.normal(size=(120, 3)), rng.integers(0, 3, size=120)
-    folds_done = []
-    a = calibrate(AffineCalibrator(), logits, y, kind="logits", protocol="xv", n_folds=4, seed=2)
-    b = calibrate(
-        AffineCalibrator(),
-        logits,
-        y,
-        kind="logits",
-        protocol="xv",
-        n_folds=4,
-        seed=2,
-        on_fold=lambda: folds_done.append(1),
-    )
-    assert len(folds_done) == 4
-    np.testing.assert_array_equal(a, b)
-
-
 def test_tt_protocol_is_train_on_test():
     q, y = _histogram_data()
     model = HistogramBinning(n_bins=10)

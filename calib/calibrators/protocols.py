@@ -9,7 +9,7 @@ samples never sit on both sides of a split). Folds are stratified by label, shuf
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import numpy as np
 from sklearn.base import clone
@@ -90,12 +90,10 @@ def cross_validate(
     groups=None,
     stratified: bool = True,
     folds=None,
-    on_fold: Callable[[], None] | None = None,
 ) -> np.ndarray:
     """xv: calibrate each fold with a model trained on the other folds; return all calibrated log-posteriors.
 
     ``folds`` (one fold id per sample) overrides the seeded split, e.g. to replay a paper's folds.
-    ``on_fold`` is called after each fold is calibrated (e.g. to report progress on large data).
     """
     out = None
     for test, calibrated in cross_validated_folds(
@@ -112,8 +110,6 @@ def cross_validate(
         if out is None:
             out = np.empty((test.size, calibrated.shape[1]))
         out[test] = calibrated
-        if on_fold is not None:
-            on_fold()
     return out
 
 
@@ -162,7 +158,6 @@ def calibrate(
     seed: int = 0,
     groups=None,
     folds=None,
-    on_fold: Callable[[], None] | None = None,
 ) -> np.ndarray:
     """Calibrated log-posteriors of ``scores`` under ``protocol`` ("tt" or "xv"; xv options as in cross_validate)."""
     if protocol == "tt":
@@ -177,6 +172,5 @@ def calibrate(
             seed=seed,
             groups=groups,
             folds=folds,
-            on_fold=on_fold,
         )
     raise CalibInputError(f"protocol must be one of {PROTOCOLS} (held-out: use held_out()); got {protocol!r}")
