@@ -83,17 +83,16 @@ def resample_counts(rows: np.ndarray, n_samples: int) -> np.ndarray:
         exactly for integer values). The (N, b) layout is the one sparse-times-dense products read
         row by row.
     """
-    return _block_counts(rows, n_samples).astype(np.float64)
+    return np.ascontiguousarray(_counts_by_resample(rows, n_samples).T, dtype=np.float64)
 
 
-def _block_counts(rows: np.ndarray, n_samples: int) -> np.ndarray:
-    """:func:`resample_counts` as int64, by one ``bincount`` (sample i of resample j at i b + j)."""
-    b = rows.shape[0]
-    if b == 1:
-        return np.bincount(rows[0], minlength=n_samples)[:, None]
-    flat = rows * b
-    flat += np.arange(b)[:, None]
-    return np.bincount(flat.ravel(), minlength=n_samples * b).reshape(n_samples, b)
+def _counts_by_resample(rows: np.ndarray, n_samples: int) -> np.ndarray:
+    """The transpose of :func:`resample_counts`, (b, N) int64: one ``bincount`` per resample, whose
+    N counters stay in cache where a single ``bincount`` over the whole block's b N cells would not."""
+    counts = np.empty((rows.shape[0], n_samples), dtype=np.int64)
+    for j, row in enumerate(rows):
+        counts[j] = np.bincount(row, minlength=n_samples)
+    return counts
 
 
 def counted_resamples(n_samples: int, *, n_boot: int, seed) -> Iterator[np.ndarray]:
@@ -120,13 +119,13 @@ def counted_resamples(n_samples: int, *, n_boot: int, seed) -> Iterator[np.ndarr
     per_matrix = block * max(1, _COUNT_CELLS // (block * n))
     blocks = resample_blocks(n, n_boot=b, seed=seed)
     for start in range(0, b, per_matrix):
-        counts = np.empty((n, min(per_matrix, b - start)), dtype=np.uint8)
-        for filled in range(0, counts.shape[1], block):
-            drawn = _block_counts(next(blocks), n)
-            if drawn.max() > np.iinfo(counts.dtype).max:
-                counts = counts.astype(np.min_scalar_type(drawn.max()))
-            counts[:, filled : filled + block] = drawn
-        yield counts
+        by_resample = np.empty((min(per_matrix, b - start), n), dtype=np.uint8)
+        for filled in range(0, by_resample.shape[0], block):
+            drawn = _counts_by_resample(next(blocks), n)
+            if drawn.max() > np.iinfo(by_resample.dtype).max:
+                by_resample = by_resample.astype(np.min_scalar_type(drawn.max()))
+            by_resample[filled : filled + block] = drawn
+        yield np.ascontiguousarray(by_resample.T)
 
 
 def float_chunks(counts: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
