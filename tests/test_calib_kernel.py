@@ -13,6 +13,7 @@ import calib.bootstrap
 from calib.bootstrap import bootstrap_indices, resample_counts
 from calib.kernel import (
     ResampledSmoothEce,
+    _convolve_nodes,
     brier_losses_sum,
     calibration_sharpness,
     calibration_sharpness_top_label,
@@ -459,3 +460,14 @@ def test_sharpness_rejects_bad_inputs():
         calibration_sharpness(conf, correct, losses, kernel="box")
     with pytest.raises(CalibInputError, match="confidence"):
         calibration_sharpness([0.6, 0.7, 1.9], correct, losses)
+
+
+@pytest.mark.parametrize("mode", ["same", "valid"])
+@pytest.mark.parametrize(("nodes", "n_taps", "columns"), [(3003, 1001, (2, 5)), (5000, 99, (3,)), (2001, 2001, (1,))])
+def test_node_convolution_is_scipy_signals_fftconvolve_bit_for_bit(mode, nodes, n_taps, columns):
+    from scipy.signal import fftconvolve
+
+    rng = np.random.default_rng(nodes)
+    values, taps = rng.normal(size=(nodes, *columns)), rng.random(n_taps)
+    expected = fftconvolve(values, taps.reshape((-1,) + (1,) * len(columns)), mode=mode, axes=0)
+    np.testing.assert_array_equal(_convolve_nodes(values, taps, mode=mode), expected)

@@ -3,6 +3,7 @@
 from calib.calibrators.base import Calibrator
 from calib.calibrators.beta import BetaCalibrator
 from calib.calibrators.dirichlet import DirichletCalibrator, DirichletCalibratorCV
+from calib.calibrators.folds import fold_ids
 from calib.calibrators.histogram import HistogramBinning
 from calib.calibrators.isotonic import IsotonicCalibrator
 from calib.calibrators.matrix_scaling import MatrixScaling, VectorScaling
@@ -13,7 +14,6 @@ from calib.calibrators.protocols import (
     calibrate,
     cross_validate,
     cross_validated_folds,
-    fold_ids,
     held_out,
     train_on_test,
 )

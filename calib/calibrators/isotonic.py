@@ -10,12 +10,15 @@ either class gets (the paper-000 authors use 1e-30), so log-posteriors stay fini
 from __future__ import annotations
 
 from numbers import Real
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression
 
 from calib.calibrators.base import Calibrator, FittedField
 from calib.validation import CalibInputError
+
+if TYPE_CHECKING:
+    from sklearn.isotonic import IsotonicRegression
 
 
 class IsotonicCalibrator(Calibrator):
@@ -72,6 +75,8 @@ class IsotonicCalibrator(Calibrator):
 
 def _regression() -> IsotonicRegression:
     """An unfitted regression with y in [0, 1], clipped to its end values beyond the training scores."""
+    from sklearn.isotonic import IsotonicRegression  # scikit-learn costs a command's start-up 0.8 s: only here
+
     return IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
 
 

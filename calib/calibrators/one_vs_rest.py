@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.special import logsumexp
-from sklearn.base import clone
 
 from calib.calibrators.base import Calibrator
 from calib.validation import CalibInputError, as_logprobs
@@ -53,7 +52,7 @@ class OneVsRest(Calibrator):
             elif positive.all():
                 self.constants_[j] = 1.0
             else:
-                model = clone(self.calibrator)
+                model = self.calibrator.clone()
                 self.estimators_[j] = model.fit(_one_vs_rest(logp, j), positive.astype(np.int64), kind="logprobs")
 
     def _class_log_proba(self, logp: np.ndarray, j: int) -> np.ndarray:

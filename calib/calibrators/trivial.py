@@ -29,12 +29,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression
 
 from calib.calibrators.base import Calibrator
 from calib.validation import CalibInputError, check_positive_int
+
+if TYPE_CHECKING:
+    from sklearn.isotonic import IsotonicRegression
 
 ZERO_ROW_POLICIES = ("uniform", "nan")
 
@@ -236,6 +239,8 @@ class OneVsAllIsotonic(_NetcalOneVsAll):
     """
 
     def _fit_binary(self, p: np.ndarray, positive: np.ndarray) -> IsotonicRegression:
+        from sklearn.isotonic import IsotonicRegression  # scikit-learn costs a command's start-up 0.8 s: only here
+
         model = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
         return model.fit(p, positive.astype(np.float64))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calib.calibrators.protocols import fold_ids
+from calib.calibrators.folds import fold_ids
 
 SYSTEM_ORDER = ("cal", "mcp", "mc1", "mc1-mismatched", "mcs", "mcps")
 
