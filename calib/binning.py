@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calib.validation import COMPILED_MIN_VALUES, CalibInputError, check_positive_int, top_label
+from calib.validation import CalibInputError, check_positive_int, top_label
 
 EDGE_RULES = ("right", "left")
 STRATEGIES = ("width", "mass")
@@ -95,29 +95,16 @@ def bin_ids_from_edges(values, edges, *, closed: str) -> np.ndarray:
 
 def equal_width_statistics(values, outcomes, n_bins: int, *, closed: str) -> BinStatistics:
     """``bin_statistics`` of equal-width bins (edge rule ``closed``) of values in [0, 1] against
-    ``outcomes``; from COMPILED_MIN_VALUES values on, in one compiled pass with the same result."""
+    ``outcomes``."""
     v = np.asarray(values, dtype=np.float64)
-    if v.size < COMPILED_MIN_VALUES:
-        return bin_statistics(equal_width_bin_ids(v, n_bins, closed=closed), v, outcomes, n_bins)
-    from calib.single_pass import snapped_bin_sums  # loads numba: only for large inputs
-
-    v, edges = _as_unit_values(v), equal_width_edges(n_bins)
-    outcomes = np.asarray(outcomes, dtype=np.float64)
-    if outcomes.shape != v.shape:
-        raise CalibInputError(f"values and outcomes must be 1-D of equal length; got {v.shape}, {outcomes.shape}")
-    return BinStatistics.from_sums(*snapped_bin_sums(v, outcomes, edges, _inclusive(closed), EDGE_TOLERANCE))
+    return bin_statistics(equal_width_bin_ids(v, n_bins, closed=closed), v, outcomes, n_bins)
 
 
 def equal_width_top_label_statistics(probs: np.ndarray, labels: np.ndarray, n_bins: int, *, closed: str):
     """``equal_width_statistics`` of the top-label confidence of validated ``probs`` against the
-    argmax (first on ties) being ``labels``; the argmax is found in the same compiled pass."""
-    if probs.size < COMPILED_MIN_VALUES:
-        confidence, prediction = top_label(probs)
-        return equal_width_statistics(confidence, prediction == labels, n_bins, closed=closed)
-    from calib.single_pass import top_label_snapped_bin_sums  # loads numba: only for large inputs
-
-    sums = top_label_snapped_bin_sums(probs, labels, equal_width_edges(n_bins), _inclusive(closed), EDGE_TOLERANCE)
-    return BinStatistics.from_sums(*sums)
+    argmax (first on ties) being ``labels``."""
+    confidence, prediction = top_label(probs)
+    return equal_width_statistics(confidence, prediction == labels, n_bins, closed=closed)
 
 
 def _inclusive(closed: str) -> bool:

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calib.binning import BinStatistics, bin_statistics, locate, near_uniform
+from calib.binning import bin_statistics, locate
 from calib.calibration_error import NORMS, ReliabilityBins
-from calib.validation import COMPILED_MIN_VALUES, CalibInputError, as_labels, as_probs, check_positive_int, top_label
+from calib.validation import CalibInputError, as_labels, as_probs, check_positive_int, top_label
 
 
 @dataclass(frozen=True)
@@ -101,10 +101,7 @@ def preset_reliability(scores, labels, *, kind: str, preset: str, n_bins: int | 
     m = spec.n_bins if n_bins is None else check_positive_int(n_bins, "n_bins")
     edges = preset_edges(m, spec.edges)
     n_slots = m + 1 if spec.one_in_extra_bin else m
-    if probs.size >= COMPILED_MIN_VALUES and near_uniform(edges):
-        stats = _compiled_statistics(probs, y, edges, n_slots, spec)
-    else:
-        stats = _numpy_statistics(probs, y, edges, n_slots, spec)
+    stats = _statistics(probs, y, edges, n_slots, spec)
     if spec.one_in_extra_bin:
         edges = np.r_[edges, 1.0]
     return ReliabilityBins(edges, stats.counts, stats.mean_score, stats.frequency)
@@ -117,7 +114,7 @@ def preset_ece(scores, labels, *, kind: str, preset: str, n_bins: int | None = N
     return preset_reliability(scores, labels, kind=kind, preset=preset, n_bins=n_bins).ece(norm)
 
 
-def _numpy_statistics(probs: np.ndarray, y: np.ndarray, edges: np.ndarray, n_slots: int, spec: EcePreset):
+def _statistics(probs: np.ndarray, y: np.ndarray, edges: np.ndarray, n_slots: int, spec: EcePreset):
     if probs.shape[1] == 2:
         score, outcome = probs[:, 1], y == 1
     else:
@@ -129,13 +126,3 @@ def _numpy_statistics(probs: np.ndarray, y: np.ndarray, edges: np.ndarray, n_slo
     ids -= 1
     np.clip(ids, 0, n_slots - 1, out=ids)
     return bin_statistics(ids, score, outcome, n_slots)
-
-
-def _compiled_statistics(probs: np.ndarray, y: np.ndarray, edges: np.ndarray, n_slots: int, spec: EcePreset):
-    """The same statistics as _numpy_statistics, in one compiled pass (for large inputs)."""
-    from calib.single_pass import preset_bin_sums, top_label_preset_bin_sums  # loads numba: only for large inputs
-
-    rule = (edges, n_slots, spec.closed == "left", spec.edges == "float32")
-    if probs.shape[1] == 2:
-        return BinStatistics.from_sums(*preset_bin_sums(probs[:, 1], y == 1, *rule))
-    return BinStatistics.from_sums(*top_label_preset_bin_sums(probs, y, *rule))

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 
 from calib.binning import equal_width_bin_ids
 from calib.validation import CalibInputError, as_float_array, check_inputs, check_positive_int
@@ -58,6 +57,8 @@ def single_datum_bound() -> tuple[float, float]:
 
     The derivative of (p - 1) logit p vanishes where p logit p = 1; there f = 1 - 1/p*.
     """
+    from scipy.optimize import brentq  # scipy.optimize costs a command's start-up 0.12 s: only here
+
     p_star = brentq(lambda p: p * np.log(p / (1.0 - p)) - 1.0, 0.6, 0.95, xtol=1e-15)
     return float(p_star), float(1.0 - 1.0 / p_star)
 

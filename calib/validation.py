@@ -12,10 +12,6 @@ import numpy as np
 
 from calib.rows import exp_row_sums, log_softmax_rows, row_max, row_sums
 
-# Inputs with at least this many entries are checked and binned by the compiled loops of
-# calib.single_pass; smaller ones by numpy (they would not repay numba's load time, about 0.3 s).
-COMPILED_MIN_VALUES = 1 << 18
-
 KINDS = ("probs", "logprobs", "logits")
 
 # Rows of probabilities may deviate from 1 by float32 rounding; more than this is an error.
@@ -152,8 +148,6 @@ def as_probs(scores, kind: str, name: str = "scores") -> np.ndarray:
     if kind != "probs":
         return np.exp(as_logprobs(scores, kind, name))
     arr = _as_float_matrix(scores, name)
-    if arr.size >= COMPILED_MIN_VALUES and _on_simplex_compiled(arr):
-        return _read_only(arr)
     if arr.size and not (arr.min() >= 0 and arr.max() <= 1):  # NaN fails both comparisons
         if np.isnan(arr).any():
             raise CalibInputError(f"{name} contains NaN; remove or repair those samples")
@@ -169,20 +163,6 @@ def _read_only(arr: np.ndarray) -> np.ndarray:
     view = arr.view()  # no copy of the caller's array, and no way to write into it
     view.flags.writeable = False
     return view
-
-
-def _on_simplex_compiled(arr: np.ndarray) -> bool:
-    """True when every entry is in [0, 1] and every row sums to 1 within 1e-12, by one compiled pass.
-
-    Its row sums add in another order than :func:`calib.rows.row_sums`; two orders differ by at
-    most 2 K eps, so only rows within 1e-12 less that margin pass here. False sends the matrix
-    through the numpy checks, which name the problem or renormalize, so both paths agree.
-    """
-    from calib.single_pass import probability_rows_summary  # loads numba: only for large inputs
-
-    lo, hi, low_sum, high_sum = probability_rows_summary(arr)
-    margin = 2.0 * arr.shape[1] * np.finfo(np.float64).eps
-    return bool(lo >= 0 and hi <= 1 and max(high_sum - 1.0, 1.0 - low_sum) <= 1e-12 - margin)
 
 
 def top_label(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

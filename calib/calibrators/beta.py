@@ -25,7 +25,6 @@ exact Hessian (at most three parameters), in float64 and deterministically.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import expit
 
 from calib.calibrators.base import Calibrator, FittedField
@@ -152,5 +151,7 @@ def _midpoint(a: float, b: float, c: float) -> float:
     f_lo, f_hi = h(lo), h(hi)
     if not np.isfinite(f_lo) or not np.isfinite(f_hi) or f_lo * f_hi > 0:
         return float("nan")
+    from scipy.optimize import brentq  # scipy.optimize costs a command's start-up 0.12 s: only here
+
     x = brentq(h, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps)
     return float(1.0 / (1.0 + np.exp(-x)))

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.linalg.blas import dsyrk
-from scipy.optimize import minimize
 
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.blas_threads import one_blas_thread
@@ -402,6 +401,8 @@ def _lbfgs(problem: SoftmaxObjective, theta: np.ndarray, max_iter: int = 5000):
     coordinates = None if problem.diagonal else WhitenedWeights(problem)
     objective = problem.loss_grad if coordinates is None else coordinates.loss_grad
     start = theta if coordinates is None else coordinates.to_search(theta)
+    from scipy.optimize import minimize  # scipy.optimize costs a command's start-up 0.12 s: only here
+
     result = minimize(
         objective,
         start,

@@ -17,8 +17,8 @@ from scipy.linalg.blas import dsyrk
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.line_search import armijo_step
-from calib.rows import log_softmax_rows, row_blocks
-from calib.validation import COMPILED_MIN_VALUES, CalibInputError, as_priors, class_counts
+from calib.rows import log_softmax_rows
+from calib.validation import CalibInputError, as_priors, class_counts
 
 # Log-probabilities below this are treated as this value while fitting, so that a posterior of
 # exactly 0 (log = -inf) keeps the gradient finite; exp(-700) is ~1e-304.
@@ -61,28 +61,10 @@ class AffineCalibrator(Calibrator):
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         """In ``logp``'s own memory (see :mod:`calib.calibrators.base`)."""
-        passes = _compiled_passes(logp.size)
-        if passes is None:
-            z = np.maximum(logp, LOG_FLOOR, out=logp)
-            z *= self.scale_
-            z += self.bias_
-            return log_softmax_rows(z, overwrite=True)
-        blocks = row_blocks(logp)
-        exps = np.empty((min(blocks[0].stop, logp.shape[0]), logp.shape[1]))  # reused: no fresh N x K matrix
-        for rows in blocks:
-            block = logp[rows]
-            passes.affine_centred(block, LOG_FLOOR, self.scale_, self.bias_, block)
-            passes.subtract_log_row_sums(block, np.exp(block, out=exps[: block.shape[0]]))
-        return logp
-
-
-def _compiled_passes(size: int):
-    """:mod:`calib.calibrators.affine_passes` from COMPILED_MIN_VALUES entries on, else None (numpy)."""
-    if size < COMPILED_MIN_VALUES:
-        return None
-    from calib.calibrators import affine_passes  # loads numba: only for large inputs
-
-    return affine_passes
+        z = np.maximum(logp, LOG_FLOOR, out=logp)
+        z *= self.scale_
+        z += self.bias_
+        return log_softmax_rows(z, overwrite=True)
 
 
 class TemperatureScaling(AffineCalibrator):
@@ -99,21 +81,15 @@ class _AffineObjective:
     """Weighted CE of softmax(alpha x + [0, beta_1..]) with its gradient and Hessian in (alpha, beta_1..).
 
     Works on x_c = x - max_k x_k (sample by sample), which changes neither the loss nor its
-    derivatives, stored transposed as a (K, N) matrix: the sums over classes add K contiguous rows
-    and the biases broadcast along N, where numpy's per-sample loops over K entries cost more than
-    the arithmetic (the fit at 5·10⁴ x 10 took 0.033 s in (N, K) layout, 0.027 s so). It also works
-    on e = exp(alpha x_c + beta - max(beta)) in a (K, N) buffer (the input's memory): every exponent is
-    at most 0 and the per-sample sums s are at least exp(min(beta) - max(beta)), so nothing overflows and,
+    derivatives, stored transposed as a (K, N) matrix so that sums over classes add K contiguous rows
+    and the biases broadcast along N. It also works on e = exp(alpha x_c + beta - max(beta)) in a
+    (K, N) buffer (the input's memory, so a fit holds no second N x K matrix): every exponent is at
+    most 0 and the per-sample sums s are at least exp(min(beta) - max(beta)), so nothing overflows and,
     while the biases span less than 500, no such sum underflows (beyond that, each sample's exact maximum
     is subtracted). The derivatives are weighted sums over e with sample weights w / s, so the
     probabilities e / s are never formed; ``loss`` keeps e and s of the point it evaluated, which the
     line search accepts, so ``derivatives`` there needs no second exponential. ``derivatives`` then
-    overwrites e with the rows of its Gram matrix, and e is the input's memory, rather than fresh
-    N x K buffers: on this machine each fresh page costs about 2 µs, 2 ms per 5·10⁴ x 10 matrix.
-
-    From COMPILED_MIN_VALUES entries on, the transposition, the affine map and the sums over samples
-    run in the compiled loops of :mod:`calib.calibrators.affine_passes` (two passes over e and x per
-    Newton iteration instead of about a dozen): 0.027 s -> 0.015 s for that fit with its predictions.
+    overwrites e with the rows of its Gram matrix.
     """
 
     def __init__(self, logp: np.ndarray, labels: np.ndarray, weights: np.ndarray, bias: bool):
@@ -121,12 +97,8 @@ class _AffineObjective:
         n, k = logp.shape
         self.weights, self.bias = weights, bias
         self.n_params = k if bias else 1
-        passes = _compiled_passes(logp.size)
-        self._transpose = passes.floored_centred_transpose if passes else numpy_floored_centred_transpose
-        self._affine_rows = passes.affine_rows if passes else numpy_affine_rows
-        self._derivative_sums = passes.derivative_sums if passes else numpy_derivative_sums
         self.x, self.x_true = np.empty((k, n)), np.empty(n)
-        self._transpose(logp, LOG_FLOOR, labels, self.x, self.x_true)
+        _floored_centred_transpose(logp, LOG_FLOOR, labels, self.x, self.x_true)
         self.class_weights = np.bincount(labels, weights=weights, minlength=k)
         self.weighted_x_true = float(np.dot(weights, self.x_true))
         self.root_weights = np.sqrt(weights)
@@ -146,10 +118,10 @@ class _AffineObjective:
         scale, biases = theta[0], self._biases(theta)
         e = self.exp_logits
         if biases.max() - biases.min() < 500.0:
-            self._affine_rows(self.x, scale, biases - biases.max(), e)
+            _affine_rows(self.x, scale, biases - biases.max(), e)
             shift = biases.max() * self.class_weights.sum()
         else:  # exp(-500) is far from underflow; beyond, shift each sample by its exact maximum
-            self._affine_rows(self.x, scale, biases, e)
+            _affine_rows(self.x, scale, biases, e)
             shifts = e.max(axis=0)
             e -= shifts
             shift = np.dot(self.weights, shifts)
@@ -165,7 +137,7 @@ class _AffineObjective:
             self.loss(theta)
         loss = self._evaluated[1]
         e = self.exp_logits
-        mean_term, h_aa, wp, wp_mean, wpx = self._derivative_sums(
+        mean_term, h_aa, wp, wp_mean, wpx = _derivative_sums(
             self.x, e, self.sums, self.weights, self.root_weights, self.bias, self.work
         )
         grad = [mean_term - self.weighted_x_true]
@@ -181,7 +153,7 @@ class _AffineObjective:
         return loss, np.array(grad), hess
 
 
-def numpy_floored_centred_transpose(logp, floor, labels, x, x_true) -> None:
+def _floored_centred_transpose(logp, floor, labels, x, x_true) -> None:
     """x[k, i] = max(logp[i, k], floor) - max_j max(logp[i, j], floor) (the (K, N) layout) and
     x_true[i] = x[labels[i], i]."""
     np.maximum(logp.T, floor, out=x)
@@ -189,13 +161,13 @@ def numpy_floored_centred_transpose(logp, floor, labels, x, x_true) -> None:
     x_true[:] = x[labels, np.arange(labels.size)]
 
 
-def numpy_affine_rows(x, scale, offsets, out) -> None:
+def _affine_rows(x, scale, offsets, out) -> None:
     """out[k, i] = scale x[k, i] + offsets[k]."""
     np.multiply(x, scale, out=out)
     out += offsets[:, None]
 
 
-def numpy_derivative_sums(x, e, sums, weights, root_weights, with_classes, work):
+def _derivative_sums(x, e, sums, weights, root_weights, with_classes, work):
     """Sums over samples for the derivatives, with p_ki = e_ki / s_i and E_i the mean under p_i:
     (sum_i w_i E_i[x], sum_i w_i Var_i[x], and per class k: sum_i w_i p_ki, sum_i w_i E_i[x] p_ki,
     sum_i w_i p_ki x_ki). With ``with_classes``, ``e`` is then overwritten by sqrt(w_i) p_ki (for the
