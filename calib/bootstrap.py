@@ -95,13 +95,16 @@ def _counts_by_resample(rows: np.ndarray, n_samples: int) -> np.ndarray:
     return counts
 
 
-def counted_resamples(n_samples: int, *, n_boot: int, seed) -> Iterator[np.ndarray]:
+def counted_resamples(n_samples: int, *, n_boot: int, seed, full_sample_first: bool = False) -> Iterator[np.ndarray]:
     """The resamples of :func:`resample_blocks` (same seed, same draws, same order) as count matrices.
 
     Parameters
     ----------
     n_samples, n_boot, seed
-        As for :func:`resample_blocks`.
+        As for :func:`resample_blocks`; ``n_boot`` may be 0 with ``full_sample_first``.
+    full_sample_first : bool
+        Put the full sample itself (every count 1) before the resamples, as column 0 of the first
+        matrix, so a statistic of the data and of its resamples comes from one pass.
 
     Yields
     ------
@@ -114,17 +117,20 @@ def counted_resamples(n_samples: int, *, n_boot: int, seed) -> Iterator[np.ndarr
         N > 255 it has probability below 10^-400) widens the matrix's type instead of wrapping.
     """
     n = check_positive_int(n_samples, "n_samples")
-    b = check_positive_int(n_boot, "n_boot")
+    b = check_positive_int(n_boot, "n_boot", minimum=0 if full_sample_first else 1)
     block = _block_size(n)
     per_matrix = block * max(1, _COUNT_CELLS // (block * n))
-    blocks = resample_blocks(n, n_boot=b, seed=seed)
-    for start in range(0, b, per_matrix):
-        by_resample = np.empty((min(per_matrix, b - start), n), dtype=np.uint8)
-        for filled in range(0, by_resample.shape[0], block):
+    blocks = resample_blocks(n, n_boot=b, seed=seed) if b else iter(())
+    lead = int(full_sample_first)
+    for start in range(0, max(b, 1), per_matrix):
+        by_resample = np.empty((lead + min(per_matrix, b - start), n), dtype=np.uint8)
+        by_resample[:lead] = 1
+        for filled in range(lead, by_resample.shape[0], block):
             drawn = _counts_by_resample(next(blocks), n)
             if drawn.max() > np.iinfo(by_resample.dtype).max:
                 by_resample = by_resample.astype(np.min_scalar_type(drawn.max()))
             by_resample[filled : filled + block] = drawn
+        lead = 0
         yield np.ascontiguousarray(by_resample.T)
 
 

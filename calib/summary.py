@@ -37,7 +37,6 @@ from calib.bootstrap import (
     percentile_interval,
     resample_counts,
 )
-from calib.calibration_error import ece_binary, ece_classwise, ece_top_label
 from calib.calibrators import (
     AffineCalibrator,
     HistogramBinning,
@@ -47,11 +46,11 @@ from calib.calibrators import (
     cross_validated_folds,
     fold_ids,
 )
-from calib.decisions import bayes_choices, check_costs, normalized_risk, zero_one_costs
-from calib.entropic import ecd, ecd_terms
-from calib.kernel import ResampledSmoothEce, smooth_ece_top_label
-from calib.scores import brier, brier_losses, cross_entropy
-from calib.validation import CalibInputError, as_priors, as_probs, check_inputs, check_positive_int
+from calib.decisions import bayes_choices, check_costs, zero_one_costs
+from calib.entropic import ecd_terms
+from calib.kernel import ResampledSmoothEce
+from calib.scores import brier_losses
+from calib.validation import CalibInputError, as_priors, as_probs, check_inputs, check_positive_int, class_counts
 
 ECE_BINS = 15
 # Resampler computes confidences this many samples at a time (no full (N, K) temporary).
@@ -95,30 +94,43 @@ class Summary:
 
 
 def point_metrics(logp: np.ndarray, labels: np.ndarray, costs: dict[str, np.ndarray], priors=None) -> dict[str, float]:
-    """Every bootstrapped metric of validated log-posteriors (no calibrator is fitted). With ``priors``,
-    NCE, NBS and the risks weight each class to that prior (paper 000, eqs. 36-37)."""
-    k = logp.shape[1]
-    out = {
-        "accuracy": float(np.mean(logp.argmax(axis=1) == labels)),
-        "NCE": cross_entropy(logp, labels, kind="logprobs", priors=priors, normalize=True),
-        "NBS": brier(logp, labels, kind="logprobs", scaling="mean", priors=priors, normalize=True),
-    }
-    out |= {
-        f"NRisk {name}": normalized_risk(logp, labels, c, kind="logprobs", priors=priors) for name, c in costs.items()
-    }
-    out["ECE top-label"] = ece_top_label(logp, labels, kind="logprobs", n_bins=ECE_BINS)
-    if k == 2:
-        out["ECE positive class"] = ece_binary(logp, labels, kind="logprobs", n_bins=ECE_BINS)
-    else:
-        out["ECE class-wise"] = ece_classwise(logp, labels, kind="logprobs", n_bins=ECE_BINS)
-    out["smooth ECE"] = smooth_ece_top_label(logp, labels, kind="logprobs")
-    out["ECD"] = ecd(logp, labels, kind="logprobs")
-    return out
+    """Every bootstrapped metric of validated log-posteriors (no calibrator is fitted): the
+    :class:`Resampler`'s metrics of the full sample. With ``priors``, NCE, NBS and the risks weight
+    each class to that prior (paper 000, eqs. 36-37).
+
+    Parameters
+    ----------
+    logp : array of shape (N, K)
+        Validated log-posteriors.
+    labels : int array of shape (N,)
+        Validated labels.
+    costs : dict of name -> (K, D) cost matrix
+        Each gives a normalized Bayes risk "NRisk <name>".
+    priors : array of shape (K,), optional
+        Class priors for NCE, NBS and the risks.
+
+    Returns
+    -------
+    dict of name -> float
+        accuracy, NCE, NBS, the risks, top-label ECE, positive-class (K = 2) or class-wise ECE (15
+        equal-width bins), smooth ECE and ECD, in that order.
+
+    Examples
+    --------
+    >>> logp = np.log([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]])
+    >>> m = point_metrics(logp, np.array([0, 1, 1, 1]), {"0-1": zero_one_costs(2)})
+    >>> round(m["accuracy"], 2), round(m["NRisk 0-1"], 2)
+    (0.75, 1.0)
+    """
+    ones = np.ones((labels.size, 1), dtype=np.uint8)
+    return {name: float(values[0]) for name, values in Resampler(logp, labels, costs, priors)(ones)[0].items()}
 
 
 def _checked_positive(values: np.ndarray, what: str) -> np.ndarray:
     if np.any(values <= 0):
-        raise CalibInputError(f"a bootstrap resample {what}; use more samples per class, or n_boot=0")
+        raise CalibInputError(
+            f"the sample or a bootstrap resample of it {what}; use more samples per class, or n_boot=0"
+        )
     return values
 
 
@@ -151,6 +163,12 @@ class Resampler:
     """
 
     def __init__(self, logp: np.ndarray, labels: np.ndarray, costs: dict, priors, means: dict | None = None):
+        counts = class_counts(labels, logp.shape[1], need_all=priors is not None)
+        if np.count_nonzero(counts) < 2:
+            raise CalibInputError(
+                "labels hold a single class: the naive cross-entropy and Brier score are 0, so NCE and NBS are "
+                "undefined; evaluate samples of at least two classes"
+            )
         self.logp, self.labels, self.costs, self.priors = logp, labels, costs, priors
         self.means = means or {}
         self.view, self.view_name = (
@@ -340,7 +358,7 @@ def evaluate(
     >>> y = (rng.random(400) < p1).astype(int)
     >>> s = evaluate(np.column_stack([1 - p1, p1]), y, kind="probs", n_boot=20)
     >>> round(s.metrics["accuracy"].value, 3), s.recommended.startswith("none")
-    (0.713, True)
+    (0.752, True)
     """
     logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
     if np.bincount(y).max() < RCL_FOLDS:
@@ -355,8 +373,6 @@ def evaluate(
     }
     priors = None if priors is None else as_priors(priors, logp.shape[1])
     summary = Summary(logp.shape[0], logp.shape[1])
-    say("metrics on the full data")
-    point = point_metrics(logp, y, costs, priors)
     # The raw losses are kept as their means; the vector behind the gains is recomputed per calibrator.
     raw_means = {score: _per_sample_loss(logp, y, score) for score in ("log loss", "Brier")}
     score = "log loss" if np.isfinite(raw_means["log loss"]).all() else "Brier"
@@ -367,18 +383,22 @@ def evaluate(
         summary.metrics[f"RCL-BS {name}"] = Metric(_relative_loss(raw_means["Brier"], own["Brier"]))
         gains[name] = np.subtract(_per_sample_loss(logp, y, score), own[score], out=own[score])
         del own  # before the next calibrator's fit
+    # The full sample is column 0 of the first count matrix: its metrics and the resamples' in one pass.
+    resampler = Resampler(logp, y, costs, priors, means=gains)
+    say("metrics on the full data" + (f" and {n_boot} bootstrap resamples" if n_boot else ""))
+    draws, resamples = [], _Phase("bootstrap", n_boot, say)
+    for counts in counted_resamples(y.size, n_boot=n_boot, seed=seed, full_sample_first=True):
+        metrics, means = resampler(counts)
+        draws.append(np.column_stack([*metrics.values(), means]))
+        if n_boot:
+            resamples.advance(counts.shape[1] - (len(draws) == 1))
+    draws = np.concatenate(draws)
+    point, draws = dict(zip(metrics, draws[0, : len(metrics)], strict=True)), draws[1:]
     if n_boot:
-        resampler = Resampler(logp, y, costs, priors, means=gains)
-        draws, gain_draws, resamples = [], [], _Phase("bootstrap", n_boot, say)
-        for counts in counted_resamples(y.size, n_boot=n_boot, seed=seed):
-            metrics, means = resampler(counts)
-            draws.append(np.column_stack(list(metrics.values())))
-            gain_draws.append(means)
-            resamples.advance(counts.shape[1])
-        low, high = percentile_interval(np.concatenate(draws), alpha)
-        gain_low, gain_high = percentile_interval(np.concatenate(gain_draws), alpha)
+        low, high = percentile_interval(draws[:, : len(metrics)], alpha)
+        gain_low, gain_high = percentile_interval(draws[:, len(metrics) :], alpha)
     metrics = {
-        name: Metric(value, *(float(low[i]), float(high[i])) if n_boot else ())
+        name: Metric(float(value), *(float(low[i]), float(high[i])) if n_boot else ())
         for i, (name, value) in enumerate(point.items())
     }
     summary.metrics = metrics | summary.metrics

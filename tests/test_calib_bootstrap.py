@@ -227,3 +227,16 @@ def test_percentile_interval_of_infinite_values_has_no_nan():
 def test_percentile_interval_rejects_values_without_numbers(values):
     with pytest.raises(CalibInputError, match="values"):
         percentile_interval(values, 0.05)
+
+
+@pytest.mark.parametrize("n_boot", [0, 1, 20])
+def test_the_full_sample_leads_the_counted_resamples_when_asked(monkeypatch, n_boot):
+    monkeypatch.setattr(calib.bootstrap, "_COUNT_CELLS", 50 * 8)  # matrices of 8 resamples
+    matrices = list(counted_resamples(50, n_boot=n_boot, seed=4, full_sample_first=True))
+    np.testing.assert_array_equal(matrices[0][:, 0], np.ones(50))
+    rest = np.concatenate([matrices[0][:, 1:], *matrices[1:]], axis=1)
+    if n_boot:
+        expected = np.concatenate(list(counted_resamples(50, n_boot=n_boot, seed=4)), axis=1)
+        np.testing.assert_array_equal(rest, expected)
+    else:
+        assert rest.shape == (50, 0)

@@ -1,4 +1,5 @@
-"""calib.summary: the batched bootstrap metrics equal point_metrics on every resample."""
+"""calib.summary: the batched metrics (full sample and bootstrap resamples) equal the library's metric
+functions applied to each resample one by one (:func:`reference_metrics`)."""
 
 from __future__ import annotations
 
@@ -8,20 +9,43 @@ import pytest
 import calib.bootstrap
 import calib.summary
 from calib.bootstrap import bootstrap_indices, resample_counts
-from calib.decisions import zero_one_costs
-from calib.summary import Resampler, evaluate, point_metrics, resampled_metrics
+from calib.calibration_error import ece_binary, ece_classwise, ece_top_label
+from calib.decisions import normalized_risk, zero_one_costs
+from calib.entropic import ecd
+from calib.kernel import smooth_ece_top_label
+from calib.scores import brier, cross_entropy
+from calib.summary import ECE_BINS, Resampler, evaluate, point_metrics, resampled_metrics
 from calib.validation import CalibInputError, check_inputs
 
 
+def reference_metrics(logp, labels, costs, priors=None) -> dict[str, float]:
+    """The summary's metrics computed one by one by the library's metric functions, each of which
+    validates its input and sums in its own way: the independent reference of the Resampler's sums."""
+    out = {
+        "accuracy": float(np.mean(logp.argmax(axis=1) == labels)),
+        "NCE": cross_entropy(logp, labels, kind="logprobs", priors=priors, normalize=True),
+        "NBS": brier(logp, labels, kind="logprobs", scaling="mean", priors=priors, normalize=True),
+    }
+    out |= {f"NRisk {n}": normalized_risk(logp, labels, c, kind="logprobs", priors=priors) for n, c in costs.items()}
+    out["ECE top-label"] = ece_top_label(logp, labels, kind="logprobs", n_bins=ECE_BINS)
+    if logp.shape[1] == 2:
+        out["ECE positive class"] = ece_binary(logp, labels, kind="logprobs", n_bins=ECE_BINS)
+    else:
+        out["ECE class-wise"] = ece_classwise(logp, labels, kind="logprobs", n_bins=ECE_BINS)
+    out["smooth ECE"] = smooth_ece_top_label(logp, labels, kind="logprobs")
+    out["ECD"] = ecd(logp, labels, kind="logprobs")
+    return out
+
+
 @pytest.mark.parametrize(("k", "priors"), [(2, None), (4, None), (4, [0.1, 0.2, 0.3, 0.4])])
-def test_resampled_metrics_equal_point_metrics_per_resample(k, priors):
+def test_resampled_metrics_equal_the_metric_functions_per_resample(k, priors):
     rng = np.random.default_rng(k)
     logp, y = check_inputs(2.0 * rng.normal(size=(300, k)), rng.integers(0, k, 300), "logits")
     costs = {"0-1": zero_one_costs(k), "skewed": np.abs(rng.normal(size=(k, k))) * (1 - np.eye(k))}
     priors = None if priors is None else np.array(priors)
     rows = bootstrap_indices(300, n_boot=7, seed=1)
     batch = resampled_metrics(logp, y, costs, priors, rows)
-    loop = [point_metrics(logp[r], y[r], costs, priors) for r in rows]
+    loop = [reference_metrics(logp[r], y[r], costs, priors) for r in rows]
     assert list(batch) == list(loop[0])  # same metrics, same order
     for name, values in batch.items():
         # class and bin sums are added in another order than the loop's means: float rounding only
@@ -51,7 +75,7 @@ def test_resampler_over_chunks_with_infinities_and_extra_means_equals_the_loop(p
     extra = {"gain": gain, "other": rng.normal(size=400)}
     rows = bootstrap_indices(400, n_boot=9, seed=5)
     metrics, means = Resampler(logp, y, costs, priors, means=extra)(resample_counts(rows, 400))
-    loop = [point_metrics(logp[r], y[r], costs, priors) for r in rows]
+    loop = [reference_metrics(logp[r], y[r], costs, priors) for r in rows]
     assert list(metrics) == list(loop[0])
     assert np.isinf(metrics["NCE"]).any() and np.isfinite(metrics["NCE"]).any()
     for name, values in metrics.items():
@@ -77,5 +101,28 @@ def test_evaluate_reports_its_phases():
     logp, y = check_inputs(rng.normal(size=(200, 3)), rng.integers(0, 3, 200), "logits")
     lines = []
     evaluate(logp, y, kind="logprobs", n_boot=10, progress=lines.append)
-    assert lines[0] == "metrics on the full data"
-    assert "cross-validated fits 15/15" in lines[-2] and "bootstrap 10/10" in lines[-1]
+    assert lines[0] == "DP (affine): 5-fold cross-validated fit"
+    assert "cross-validated fits 15/15" in lines[-3]
+    assert lines[-2] == "metrics on the full data and 10 bootstrap resamples"
+    assert "bootstrap 10/10" in lines[-1]
+
+
+@pytest.mark.parametrize(("k", "priors"), [(2, None), (3, [0.2, 0.3, 0.5])])
+def test_point_metrics_equal_the_metric_functions_and_evaluates_values(k, priors):
+    rng = np.random.default_rng(10 + k)
+    logp, y = check_inputs(1.5 * rng.normal(size=(500, k)), rng.integers(0, k, 500), "logits")
+    costs = {"0-1": zero_one_costs(k)}
+    priors = None if priors is None else np.array(priors)
+    expected = reference_metrics(logp, y, costs, priors)
+    point = point_metrics(logp, y, costs, priors)
+    assert list(point) == list(expected)
+    np.testing.assert_allclose(list(point.values()), list(expected.values()), rtol=1e-13, atol=1e-15)
+    summary = evaluate(logp, y, kind="logprobs", priors=priors, n_boot=5, seed=2)
+    for name, value in expected.items():
+        np.testing.assert_allclose(summary.metrics[name].value, value, rtol=1e-13, atol=1e-15, err_msg=name)
+
+
+def test_a_single_class_is_named_before_any_metric():
+    logp, y = check_inputs(np.zeros((6, 2)), np.ones(6, dtype=int), "logits")
+    with pytest.raises(CalibInputError, match="labels hold a single class"):
+        point_metrics(logp, y, {"0-1": zero_one_costs(2)})
