@@ -18,11 +18,10 @@ row (``--only``) when it was busy. Not part of the test suite.
 
 Reading the memory column: ``peak RSS (MB)`` is the child's ``ru_maxrss`` in MiB, the largest
 resident set at any moment of the run, so it is the worst phase that counts. It does not depend on
-the machine's load (one run is enough), and it includes about 290 MB before any data: the
-interpreter with numpy, scipy and scikit-learn (about 190 MB) and numba's compiled loops (about
-100 MB), which large inputs load. At 10^7 x 2 one float64 (N, K) matrix is 153 MiB and one float64
-or int64 per sample 76 MiB: a phase's peak minus 290 MB, divided by those, says how many such
-arrays that phase holds at once.
+the machine's load (one run is enough), and it includes about 50 MB before any data (the
+interpreter with numpy and the parts of scipy the command loads). At 10^7 x 2 one float64 (N, K)
+matrix is 153 MiB and one float64 or int64 per sample 76 MiB: a phase's peak minus 50 MB, divided by
+those, says how many such arrays that phase holds at once.
 """
 
 from __future__ import annotations
