@@ -91,7 +91,7 @@ def _reassessing_claim(text: str, rule: Callable[[pd.DataFrame], bool]) -> Claim
         "reassessing",
         ("table_*",),
         text,
-        "Sect. 6.8, on all six of the paper's tables",
+        "Sect. 3 and App. F, on all six of the paper's tables",
         lambda get, artifact: bool(rule(_recalibration(get, artifact))),
     )
 
