@@ -156,7 +156,7 @@ def upstream_ece(logp: np.ndarray, labels: np.ndarray, *, n_bins: int, binary: b
     """psrcal's ``ECE`` (top-label) or ``ECEbin`` (positive class): float32 bins, a score of 0 in no bin.
 
     ECE = sum over bins of n_b |mean score - mean outcome| / N, where N counts every sample, binned or
-    not (Guo et al., 2017, eq. 3, with psrcal's binning).
+    not (Guo et al. (2017), eq. 3, with psrcal's binning).
 
     Examples
     --------

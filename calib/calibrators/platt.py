@@ -35,7 +35,7 @@ class PlattCalibrator(Calibrator):
     ``smooth_targets=False``: (w, b) minimize the mean log-loss against the 0/1 labels. On linearly
     separable data that optimum is at infinity; the Newton iterations then stop once the loss no
     longer decreases measurably, leaving a very large |w| (a nearly hard step).
-    ``smooth_targets=True``: Platt's (2000) regularized targets are used instead of the labels,
+    ``smooth_targets=True``: the regularized targets of Platt (2000) are used instead of the labels,
     t_+ = (N_+ + 1) / (N_+ + 2) for positives and t_- = 1 / (N_- + 2) for negatives, and (w, b)
     minimize the mean cross-entropy against them; the optimum is then always finite.
 
@@ -74,7 +74,7 @@ class PlattCalibrator(Calibrator):
 
 
 def platt_targets(labels: np.ndarray) -> np.ndarray:
-    """Platt's (2000) smoothed targets: (N_+ + 1)/(N_+ + 2) for positives, 1/(N_- + 2) for negatives."""
+    """The smoothed targets of Platt (2000): (N_+ + 1)/(N_+ + 2) for positives, 1/(N_- + 2) for negatives."""
     positive = labels == 1
     n_pos = int(positive.sum())
     n_neg = labels.size - n_pos
