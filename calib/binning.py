@@ -1,8 +1,8 @@
 """Bin assignment of scores in [0, 1] as integer ids, and per-bin statistics.
 
 Equal-width bins have an explicit edge rule. ``closed="right"`` gives [0, e1], (e1, e2], ...,
-(e_{M-1}, 1]: the survey's convention (Silva Filho et al. 2023, Sect. 4.1), Guo et al. (2017) and
-the paper-000 authors' code. ``closed="left"`` gives [0, e1), ..., [e_{M-1}, 1], with 1 in the last
+(e_{M-1}, 1]: the survey's convention (Silva Filho et al. (2023), Sect. 4.1), Guo et al. (2017) and
+the code of Ferrer & Ramos (2024). ``closed="left"`` gives [0, e1), ..., [e_{M-1}, 1], with 1 in the last
 bin. Edge k is ``k / M`` computed from the integers k and M (the float nearest the rational
 edge), so a score written 0.3 lies exactly on the edge 3/10 for M = 10; ``linspace`` would put
 that edge at 0.30000000000000004 and move such scores by luck. Scores within 1e-12 of an edge

@@ -1,6 +1,6 @@
 """Bootstrap percentile confidence intervals, for any statistic and batched for additive ones.
 
-Source: paper 000, App. E (Efron & Tibshirani 1993): draw B resamples of size N with replacement,
+Source: Ferrer & Ramos (2024), App. E, after Efron & Tibshirani (1993): draw B resamples of size N with replacement,
 compute the metric on each, and take the alpha/2 and 1 - alpha/2 percentiles. A metric that trains
 a calibrator (tt or xv) must refit it on every resample; for xv the statistic receives the
 original sample ids (``groups``) so duplicates of one sample stay in one fold.

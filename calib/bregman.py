@@ -1,8 +1,7 @@
-"""Bregman divergences and the sharpness-gap / calibration-error decomposition (paper 002).
+"""Bregman divergences and the sharpness-gap / calibration-error decomposition of "Reassessing calibration" (n.d.).
 
-Source: "Reassessing how to compare and improve the calibration of machine learning models"
-(paper 002; Chidambaram & Ge, arXiv 2406.04068), Sect. 4 and Appendices A-C. Equation, lemma and
-proposition numbers below are the paper's.
+Source: "Reassessing calibration" (n.d.), Sect. 4 and Appendices A-C. Equation, lemma and proposition
+numbers below are the paper's.
 
 Divergences (eq. 4.1), d_phi(x, y) = phi(x) - phi(y) - grad phi(y)^T (x - y), for two losses:
 
@@ -26,7 +25,8 @@ confidence values. Every conditional expectation is therefore exact, and so is e
 ``target`` chooses Z in Lemma 4.1: ``"conditional"`` uses Z = pi_{Y|X} (E d_phi(pi_{Y|X}, g(X)), the
 paper's generalization error), ``"label"`` uses the one-hot Z = e_Y (E d_phi(e_Y, g(X)), the Brier
 score or NLL). Both give the same calibration term, because E[e_Y | g] = E[pi_{Y|X} | g]; the
-"label" sharpness gap also holds the irreducible term E phi(e_Y) - E phi(pi_{Y|X}) (notes 002, §1.6).
+"label" sharpness gap also holds the irreducible term E phi(e_Y) - E phi(pi_{Y|X}) (every model shares
+it, so rankings do not change: "Reassessing calibration" (n.d.), App. E).
 
 Samples. :func:`sample_world` turns scores and labels into the empirical world (weight 1/N per
 sample, one-hot conditionals), so the plug-in estimates group identical predictions / confidences
@@ -131,9 +131,9 @@ def _unit_interval(x, name: str) -> np.ndarray:
 def convex_generator(p, *, loss: str = "brier", kind: str = "probs") -> np.ndarray:
     """Row-wise generating function phi(p) of the Bregman divergence, for p of shape (N, K).
 
-    Source: paper 002, eq. 4.1 and Sect. 4.1 (phi(x) = ||x||^2 for Brier; phi(x) = sum_i x_i ln x_i,
-    the negative entropy, for KL / NLL; 0 ln 0 = 0). ``kind`` says what ``p`` holds, as elsewhere in
-    ``calib``.
+    Source: "Reassessing calibration" (n.d.), eq. 4.1 and Sect. 4.1 (phi(x) = ||x||^2 for Brier;
+    phi(x) = sum_i x_i ln x_i, the negative entropy, for KL / NLL; 0 ln 0 = 0). ``kind`` says what ``p``
+    holds, as elsewhere in ``calib``.
     """
     loss = _check_loss(loss)
     return _phi(_prob_rows(p, kind, "p"), loss)
@@ -142,7 +142,7 @@ def convex_generator(p, *, loss: str = "brier", kind: str = "probs") -> np.ndarr
 def convex_generator_1d(a, *, loss: str = "brier") -> np.ndarray:
     """Element-wise 1-D counterpart varphi(a) on [0, 1] of the generating function.
 
-    Source: paper 002, Sect. 4.1 and Corollary 4.7 (varphi(a) = a^2 for Brier; varphi(a) =
+    Source: "Reassessing calibration" (n.d.), Sect. 4.1 and Corollary 4.7 (varphi(a) = a^2 for Brier; varphi(a) =
     a ln a + (1 - a) ln(1 - a), the logistic loss, for KL). Returns an array shaped like ``a``.
     """
     loss = _check_loss(loss)
@@ -152,9 +152,9 @@ def convex_generator_1d(a, *, loss: str = "brier") -> np.ndarray:
 def bregman_divergence(p, q, *, loss: str = "brier", kind: str = "probs") -> np.ndarray:
     """Row-wise Bregman divergence d_phi(p_i, q_i) between probability vectors, shape (N,).
 
-    Source: paper 002, eq. 4.1 (d_phi(x, y) = phi(x) - phi(y) - grad phi(y)^T (x - y)), with the two
-    instances of Sect. 4: ``"brier"`` gives ||p - q||^2 (summed over classes), ``"log"`` gives
-    KL(p || q) = sum_j p_j ln(p_j / q_j) with 0 ln 0 = 0 and +inf where q_j = 0 < p_j.
+    Source: "Reassessing calibration" (n.d.), eq. 4.1 (d_phi(x, y) = phi(x) - phi(y) - grad phi(y)^T
+    (x - y)), with the two instances of Sect. 4: ``"brier"`` gives ||p - q||^2 (summed over classes),
+    ``"log"`` gives KL(p || q) = sum_j p_j ln(p_j / q_j) with 0 ln 0 = 0 and +inf where q_j = 0 < p_j.
 
     ``p`` and ``q`` have shape (N, K) (either may have a single row, which is broadcast) and are read
     as ``kind`` (probabilities by default). Against a one-hot ``p = e_y`` the Brier divergence is the
@@ -175,9 +175,10 @@ def bregman_divergence(p, q, *, loss: str = "brier", kind: str = "probs") -> np.
 def bregman_divergence_1d(a, b, *, loss: str = "brier") -> np.ndarray:
     """Element-wise 1-D Bregman divergence d_varphi(a, b) for a, b in [0, 1] (broadcast like numpy).
 
-    Source: paper 002, Sect. 4.1, eq. 4.6 and Corollary 4.7: ``"brier"`` gives (a - b)^2, ``"log"``
-    the binary KL a ln(a / b) + (1 - a) ln((1 - a) / (1 - b)), with 0 ln 0 = 0 and +inf where b is 0
-    or 1 and a differs from it. This is the divergence of the confidence problem (1{Y = c(X)}, h(X)).
+    Source: "Reassessing calibration" (n.d.), Sect. 4.1, eq. 4.6 and Corollary 4.7: ``"brier"`` gives
+    (a - b)^2, ``"log"`` the binary KL a ln(a / b) + (1 - a) ln((1 - a) / (1 - b)), with 0 ln 0 = 0 and
+    +inf where b is 0 or 1 and a differs from it. This is the divergence of the confidence problem
+    (1{Y = c(X)}, h(X)).
     """
     loss = _check_loss(loss)
     a_arr = _unit_interval(a, "a")
@@ -250,7 +251,8 @@ def _set_fields(world: FiniteWorld, weights, conditionals, predictions, classes)
 
 @dataclass(frozen=True, eq=False)
 class FiniteWorld:
-    """A discrete joint law of (X, Y) with a predictor g, the finite worlds of paper 002's tests (notes §2).
+    """A discrete joint law of (X, Y) with a predictor g, the finite worlds that test the identities of
+    "Reassessing calibration" (n.d.).
 
     ``weights`` (m,) are P(X = x_j) > 0 summing to 1; ``conditionals`` (m, K) are pi_{Y|X=x_j};
     ``predictions`` (m, K) are g(x_j); ``classes`` (m,) is c(g(x_j)), by default the first-index
@@ -284,10 +286,10 @@ class FiniteWorld:
 def sample_world(scores, labels, *, kind: str, classes=None) -> FiniteWorld:
     """The empirical world of a sample: weight 1/N per sample, one-hot conditionals e_{y_i}, g = scores.
 
-    Source: the plug-in reading of paper 002, Lemma 4.1 (eq. 4.2) and eq. 4.7: conditioning on g(X)
-    (or h(X)) becomes grouping of samples with identical prediction rows (or confidences), so the
-    decompositions hold exactly on the sample. ``kind`` says what ``scores`` holds; ``classes``
-    overrides the first-index argmax as c (e.g. the original argmax for a recalibrated h).
+    Source: the plug-in reading of "Reassessing calibration" (n.d.), Lemma 4.1 (eq. 4.2) and eq. 4.7:
+    conditioning on g(X) (or h(X)) becomes grouping of samples with identical prediction rows (or
+    confidences), so the decompositions hold exactly on the sample. ``kind`` says what ``scores`` holds;
+    ``classes`` overrides the first-index argmax as c (e.g. the original argmax for a recalibrated h).
     """
     probs = as_probs(scores, kind, "scores")
     y = as_labels(labels, probs.shape[0], probs.shape[1])
@@ -303,7 +305,7 @@ def sample_world(scores, labels, *, kind: str, classes=None) -> FiniteWorld:
 class PredictionGroups:
     """Distinct predictions v of a world with W_v = P(g(X) = v) and mu_v = E[pi_{Y|X} | g(X) = v].
 
-    ``inverse`` maps each atom to its group. Source: paper 002, eq. 2.1 and Lemma 4.1 (notes §2).
+    ``inverse`` maps each atom to its group. Source: "Reassessing calibration" (n.d.), eq. 2.1 and Lemma 4.1.
     """
 
     predictions: np.ndarray
@@ -314,7 +316,8 @@ class PredictionGroups:
 
 @dataclass(frozen=True)
 class SharpnessCalibration:
-    """total = sharpness + calibration, the decomposition of paper 002, Lemma 4.1 (eq. 4.2) / eq. 4.7.
+    """total = sharpness + calibration, the decomposition of "Reassessing calibration" (n.d.), Lemma 4.1
+    (eq. 4.2) / eq. 4.7.
 
     Each field is an expectation over the world (a float; +inf when a log-loss term is infinite).
     """
@@ -326,7 +329,8 @@ class SharpnessCalibration:
 
 @dataclass(frozen=True, eq=False)
 class PointwiseSharpness:
-    """Per confidence level t (sorted): the terms of the pointwise sharpness gap rho(t), paper 002 eq. 4.7.
+    """Per confidence level t (sorted): the terms of the pointwise sharpness gap rho(t), "Reassessing
+    calibration" (n.d.), eq. 4.7.
 
     - ``confidence`` t and ``weight`` W_t = P(h(X) = t);
     - ``accuracy`` E[1{Y = c(X)} | h(X) = t];
@@ -380,8 +384,9 @@ def _groups(w: np.ndarray, z: np.ndarray, p: np.ndarray) -> PredictionGroups:
 def prediction_groups(world: FiniteWorld) -> PredictionGroups:
     """Group a world by its distinct predictions: W_v and mu_v = E[pi_{Y|X} | g(X) = v] = E[e_Y | g(X) = v].
 
-    Source: paper 002, eq. 2.1 (full calibration means mu_v = v) and Lemma 4.1 (eq. 4.2) with the
-    conditioning variable g(X); notes 002 §2 for the finite-world formulas.
+    Source: "Reassessing calibration" (n.d.), eq. 2.1 (full calibration means mu_v = v) and Lemma 4.1 (eq. 4.2) with the
+    conditioning variable g(X); on a finite world every conditional expectation is a weighted mean over
+    the atoms that share a prediction.
     """
     world = _check_world(world)
     return _groups(world.weights, world.conditionals, world.predictions)
@@ -390,7 +395,7 @@ def prediction_groups(world: FiniteWorld) -> PredictionGroups:
 def full_decomposition(world: FiniteWorld, *, loss: str = "brier", target: str = "conditional") -> SharpnessCalibration:
     """Lemma 4.1 (eq. 4.2) with conditioning on the prediction g(X): full (canonical) calibration.
 
-    Source: paper 002, Lemma 4.1 / eq. 4.2 and its proof (App. A), with Z = pi_{Y|X} (``target=
+    Source: "Reassessing calibration" (n.d.), Lemma 4.1 / eq. 4.2 and its proof (App. A), with Z = pi_{Y|X} (``target=
     "conditional"``) or Z = e_Y (``"label"``):
 
         E d_phi(Z, g) = [E phi(Z) - E phi(E[Z | g])] + E d_phi(E[Z | g], g)
@@ -415,11 +420,11 @@ def pointwise_sharpness_gap(
 ) -> PointwiseSharpness:
     """Pointwise sharpness gap rho(t) of eq. 4.7 at every confidence level t of a finite world.
 
-    Source: paper 002, eq. 4.7, rho(p) = E[d_phi(pi_{Y|X}, g(X)) | h(X) = p] - d_varphi(E[1{Y = c(X)} |
-    h(X) = p], p), with the 1-D d_varphi in the second term (the paper's text misprints it as d_phi);
-    Prop. 4.8 (rho >= 0 for the pairs of Lemma 4.6 / Corollary 4.7). Also returns the left side of
-    eq. 4.6 per level. With ``target="label"`` the first term is E[d_phi(e_Y, g(X)) | h(X) = p], which
-    is what the paper estimates from samples (App. D).
+    Source: "Reassessing calibration" (n.d.), eq. 4.7, rho(p) = E[d_phi(pi_{Y|X}, g(X)) | h(X) = p] -
+    d_varphi(E[1{Y = c(X)} | h(X) = p], p), with the 1-D d_varphi in the second term (the paper's text
+    misprints it as d_phi); Prop. 4.8 (rho >= 0 for the pairs of Lemma 4.6 / Corollary 4.7). Also
+    returns the left side of eq. 4.6 per level. With ``target="label"`` the first term is E[d_phi(e_Y,
+    g(X)) | h(X) = p], which is what the paper estimates from samples (App. D).
     """
     world = _check_world(world)
     loss = _check_loss(loss)
@@ -446,7 +451,7 @@ def confidence_decomposition(
 ) -> SharpnessCalibration:
     """Full divergence = E rho(h(X)) + confidence calibration error, with conditioning on h(X).
 
-    Source: paper 002, eq. 4.7 and Sect. 4.2 (the calibration-sharpness diagram's d_TOT, band and
+    Source: "Reassessing calibration" (n.d.), eq. 4.7 and Sect. 4.2 (the calibration-sharpness diagram's d_TOT, band and
     d_CAL), Lemma 4.6 / eq. 4.6 and Prop. 4.8. The total is the full multi-class E d_phi(Z, g(X)) as
     in :func:`full_decomposition` (Sect. 4.1: report the full divergence, not the 1-D one); the
     calibration term is E d_varphi(E[1{Y = c(X)} | h(X)], h(X)), which is at most the full calibration
@@ -469,7 +474,7 @@ def confidence_problem_decomposition(
 ) -> SharpnessCalibration:
     """Lemma 4.1 (eq. 4.2) for the 1-D confidence problem: Z = 1{Y = c(X)} (or pi_{Y|X}(c(X))), given h(X).
 
-    Source: paper 002, Lemma 4.1 with the 1-D varphi of Sect. 4.1 applied to (Z, h(X)):
+    Source: "Reassessing calibration" (n.d.), Lemma 4.1 with the 1-D varphi of Sect. 4.1 applied to (Z, h(X)):
     E d_varphi(Z, h) = [E varphi(Z) - E varphi(E[Z | h])] + E d_varphi(E[Z | h], h). Its calibration
     term equals that of :func:`confidence_decomposition`, but its total is the 1-D loss that Prop. 4.5
     shows to be a pitfall as a generalization metric (small for an always-wrong predictor); use it to
@@ -497,7 +502,7 @@ def empirical_decomposition(
 ) -> SharpnessCalibration:
     """Plug-in sharpness / calibration decomposition of the mean loss on a sample (exact on the sample).
 
-    Source: paper 002, Lemma 4.1 (eq. 4.2) for ``calibration="full"`` (groups of identical score
+    Source: "Reassessing calibration" (n.d.), Lemma 4.1 (eq. 4.2) for ``calibration="full"`` (groups of identical score
     rows) and eq. 4.7 with Lemma 4.6 for ``calibration="confidence"`` (groups of identical
     confidences). The total is the mean Brier score (summed over classes) or NLL (natural log).
     """
@@ -546,11 +551,11 @@ def kernel_calibration_error(
 ) -> float:
     """Nadaraya-Watson plug-in estimate of the confidence calibration error E d_varphi(E[A | h], h).
 
-    Source: paper 002, eq. 4.8 (with y_i restored in the numerator, a typo in the paper), Theorem 4.9
-    and its formal version Theorem C.4 with estimator (C.3). ``confidences`` are h(x_i) in [0, 1],
-    ``correct`` the indicators A_i = 1{y_i = c(x_i)}; m_hat is the NW regression of A on h with a
-    Gaussian (``bandwidth`` = standard deviation) or Epanechnikov (support |u| <= bandwidth) kernel,
-    evaluated at every sample point.
+    Source: "Reassessing calibration" (n.d.), eq. 4.8 (with y_i restored in the numerator, a typo in the
+    paper), Theorem 4.9 and its formal version Theorem C.4 with estimator (C.3). ``confidences`` are
+    h(x_i) in [0, 1], ``correct`` the indicators A_i = 1{y_i = c(x_i)}; m_hat is the NW regression of A
+    on h with a Gaussian (``bandwidth`` = standard deviation) or Epanechnikov (support |u| <= bandwidth)
+    kernel, evaluated at every sample point.
 
     - ``form="plugin"``: (1/n) sum_i d_varphi(m_hat(h_i), h_i), the estimate the authors' diagrams show.
     - ``form="covariance"``: eq. (C.3), (1/n) sum_i [varphi(m_hat(h_i)) - varphi(h_i) - varphi'(h_i)

@@ -1,14 +1,14 @@
 """Binned calibration errors (ECE, MCE) and the reliability-diagram bins behind them.
 
-Sources: Silva Filho et al. (2023, the survey), Defs. 1-6: binary ECE / MCE on the positive-class
-score (Naeini et al. 2015), class-j ECE (class j vs the rest), classwise ECE (mean over classes) and
-MCE (max over classes and bins) (Kull et al. 2019), confidence ECE / MCE on max_j s_j against
-argmax being correct (Guo et al. 2017; paper 000's ECEmc, Sec. 2.5.2; paper 000's binary ECE is
-eq. 27). ECE = sum_m (|B_m| / N) |ybar(B_m) - sbar(B_m)| over non-empty bins; MCE = max_m of the
-gaps. Norms: ``l1`` (the ECE), ``l2`` = sqrt(sum_m |B_m|/N gap_m^2) (Kumar et al. 2019), ``squared``
-(the same without the root, paper 000's L2 variant), ``max`` (the MCE). ``average`` weighs the
+Sources: Silva Filho et al. (2023), the survey, Defs. 1-6: binary ECE / MCE on the positive-class
+score (Naeini et al. (2015)), class-j ECE (class j vs the rest), classwise ECE (mean over classes) and
+MCE (max over classes and bins) (Kull et al. (2019)), confidence ECE / MCE on max_j s_j against
+argmax being correct (Guo et al. (2017); the ECEmc of Ferrer & Ramos (2024), Sec. 2.5.2; their binary ECE
+is eq. 27). ECE = sum_m (|B_m| / N) |ybar(B_m) - sbar(B_m)| over non-empty bins; MCE = max_m of the
+gaps. Norms: ``l1`` (the ECE), ``l2`` = sqrt(sum_m |B_m|/N gap_m^2) (Kumar et al. (2019)), ``squared``
+(the same without the root, the L2 variant of Ferrer & Ramos (2024)), ``max`` (the MCE). ``average`` weighs the
 non-empty bins equally instead of by count. ``debiased`` (l2 / squared only) subtracts each bin's
-sampling variance ybar (1 - ybar) / (|B_m| - 1) from its squared gap (Kumar et al. 2019, Sec. 5);
+sampling variance ybar (1 - ybar) / (|B_m| - 1) from its squared gap (Kumar et al. (2019), Sec. 5);
 bins with one sample keep their raw gap. Argmax ties go to the first class (as numpy), which the
 survey's Table 7 needs. Probabilities are binned as given (see :func:`calib.validation.as_probs`),
 so scores on bin edges stay on them. Values are fractions.
@@ -86,7 +86,7 @@ class ReliabilityBins:
     def frequency_intervals(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """Clopper-Pearson (exact binomial) interval of each bin's frequency; NaN for empty bins.
 
-        The survey's binomial bars (Sect. 4.1, Fig. 7b; Clopper & Pearson 1934): with k positives of
+        The survey's binomial bars (Sect. 4.1, Fig. 7b; Clopper & Pearson (1934)): with k positives of
         n, low = Beta(alpha/2; k, n - k + 1) and high = Beta(1 - alpha/2; k + 1, n - k) quantiles.
         """
         if not 0 < level < 1:
@@ -136,7 +136,7 @@ def class_reliability(scores, labels, cls: int, *, kind: str, n_bins: int, **bin
 
 
 def binary_reliability(scores, labels, *, kind: str, n_bins: int, **binning) -> ReliabilityBins:
-    """Reliability bins of q(class 1) against the label being 1 (the positive class, paper 000's H2)."""
+    """Reliability bins of q(class 1) against the label being 1 (the positive class, H2 of Ferrer & Ramos (2024))."""
     probs, _ = _probs_and_labels(scores, labels, kind)
     if probs.shape[1] != 2:
         raise CalibInputError(
@@ -157,7 +157,7 @@ def top_label_reliability(
 
 
 def ece_binary(scores, labels, *, kind: str, n_bins: int, norm: str = "l1", average=False, debiased=False, **binning):
-    """Binary ECE on the positive-class score (survey Def. 1; paper 000, eq. 27)."""
+    """Binary ECE on the positive-class score (survey Def. 1; Ferrer & Ramos (2024), eq. 27)."""
     bins = binary_reliability(scores, labels, kind=kind, n_bins=n_bins, **binning)
     return bins.ece(norm, average=average, debiased=debiased)
 
@@ -192,7 +192,7 @@ def mce_classwise(scores, labels, *, kind: str, n_bins: int, **binning) -> float
 
 
 def ece_top_label(scores, labels, *, kind: str, n_bins: int, norm="l1", average=False, debiased=False, **binning):
-    """Confidence (top-label) ECE (survey Def. 6); paper 000's ECEmc (Sec. 2.5.2)."""
+    """Confidence (top-label) ECE (survey Def. 6); the ECEmc of Ferrer & Ramos (2024), Sec. 2.5.2."""
     bins = top_label_reliability(scores, labels, kind=kind, n_bins=n_bins, **binning)
     return bins.ece(norm, average=average, debiased=debiased)
 

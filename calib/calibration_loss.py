@@ -1,6 +1,6 @@
 """Calibration loss and relative calibration loss (RCL).
 
-Source: Ferrer & Ramos (2024), paper 000, eqs. 30-33: CalLoss = EPSR_raw - EPSR_cal, both empirical
+Source: Ferrer & Ramos (2024), eqs. 30-33: CalLoss = EPSR_raw - EPSR_cal, both empirical
 averages over the same data, and RCL = (EPSR_raw - EPSR_cal) / EPSR_raw, the fraction of the EPSR a
 post-hoc calibration stage removes (the paper prints 100 x RCL). The calibrated posteriors come from
 any calibrator under any protocol (:mod:`calib.calibrators.protocols`).

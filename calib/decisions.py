@@ -1,6 +1,6 @@
 """Cost matrices, Bayes decisions and expected cost (Bayes risk).
 
-Source: Ferrer & Ramos (2024), paper 000: eq. 1 (Bayes decision), eq. 7 (expected cost), Sec. 2.3.1
+Source: Ferrer & Ramos (2024): eq. 1 (Bayes decision), eq. 7 (expected cost), Sec. 2.3.1
 (normalization by the cost of the best constant decision), Sec. 3.2-3.3 (the 0-1, 0-1 with
 abstention and imbalanced matrices). A cost matrix has one row per true class (K) and one column
 per decision (D >= 2, e.g. D = K + 1 with an abstain column); ``costs[i, j]`` is c_ij.
@@ -33,7 +33,8 @@ def zero_one_costs(n_classes: int, abstention: float | None = None) -> np.ndarra
 
 
 def imbalanced_costs(n_classes: int, costly_class: int = -1, cost: float = 10.0) -> np.ndarray:
-    """0-1 costs except that errors on ``costly_class`` (a row) cost ``cost`` (paper 000, Sec. 3.2: c_21 = 10)."""
+    """0-1 costs except that errors on ``costly_class`` (a row) cost ``cost`` (Ferrer & Ramos (2024),
+    Sec. 3.2: c_21 = 10)."""
     costs = zero_one_costs(n_classes)
     if not -n_classes <= costly_class < n_classes:
         raise CalibInputError(f"costly_class must index one of the {n_classes} classes; got {costly_class}")
@@ -58,7 +59,7 @@ _TIE_TOLERANCE = 1e-12
 
 
 def bayes_decisions(scores, costs, *, kind: str) -> np.ndarray:
-    """Bayes decisions d_B = argmin_j sum_i c_ij q_i (paper 000, eq. 1); ties go to the lowest j."""
+    """Bayes decisions d_B = argmin_j sum_i c_ij q_i (Ferrer & Ramos (2024), eq. 1); ties go to the lowest j."""
     logp = as_logprobs(scores, kind)
     return bayes_choices(np.exp(logp), check_costs(costs, logp.shape[1]))
 
@@ -72,7 +73,7 @@ def bayes_choices(probs: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 def expected_cost(labels, decisions, costs, *, priors=None) -> float:
-    """Expected cost EC = sum_i sum_j c_ij P_i R_ij (paper 000, eq. 7).
+    """Expected cost EC = sum_i sum_j c_ij P_i R_ij (Ferrer & Ramos (2024), eq. 7).
 
     R_ij is the fraction of class-i samples given decision j; P defaults to the empirical priors.
     """
@@ -97,7 +98,7 @@ def expected_cost(labels, decisions, costs, *, priors=None) -> float:
 
 
 def naive_cost(costs, priors) -> float:
-    """Cost of the best constant decision, min_j sum_i P_i c_ij (paper 000, Sec. 2.3.1)."""
+    """Cost of the best constant decision, min_j sum_i P_i c_ij (Ferrer & Ramos (2024), Sec. 2.3.1)."""
     c = np.asarray(costs, dtype=np.float64)
     return float(np.min(np.asarray(priors, dtype=np.float64) @ c))
 

@@ -3,10 +3,10 @@
 Sources: survey Silva Filho et al. (2023), Sect. 3.1 (the two decompositions and the Table 2 worked
 example); Kull & Flach (2015), "Novel decompositions of proper scoring rules for classification"
 (the divergence of each loss, and the exactness of the decompositions on a sample treated as a
-uniform distribution over its instances); Broecker & Smith (2007) for calibration-refinement.
+uniform distribution over its instances); Bröcker & Smith (2007) for calibration-refinement.
 
 Notation: S the scores, Y the one-hot label, C = E[Y | S] the calibrated probabilities and
-Q = E[Y | X] the true posteriors. For a loss with divergence d (Kull & Flach 2015):
+Q = E[Y | X] the true posteriors. For a loss with divergence d (Kull & Flach (2015)):
 
     E[d(S, Y)] = E[d(S, C)] + E[d(C, Y)]   (calibration loss + refinement loss)
     E[d(S, Y)] = E[d(S, Q)] + E[d(Q, Y)]   (epistemic loss + irreducible loss)
@@ -74,7 +74,7 @@ def _reference_logprobs(reference, reference_kind: str, shape: tuple[int, int], 
 
 
 def _loss_terms(logp: np.ndarray, logc: np.ndarray, labels: np.ndarray, loss: str):
-    """Per-sample d(S, Y), d(S, C) and d(C, Y) for log-posteriors S and C, int labels (Kull & Flach 2015).
+    """Per-sample d(S, Y), d(S, C) and d(C, Y) for log-posteriors S and C, int labels (Kull & Flach (2015)).
 
     C comes in logarithms so that probabilities below the float range (e.g. from logits of +-1e4)
     keep their exact log-losses.
@@ -126,7 +126,7 @@ def calibration_refinement(
     """Calibration-refinement decomposition of the mean Brier score or log-loss.
 
     Source: survey Silva Filho et al. (2023), Sect. 3.1 (E[d(S,Y)] = E[d(S,C)] + E[d(C,Y)],
-    Table 2); Kull & Flach (2015) for the divergences and exactness on samples; Broecker & Smith (2007).
+    Table 2); Kull & Flach (2015) for the divergences and exactness on samples; Bröcker & Smith (2007).
 
     ``calibrated`` is C = E[Y | S], shape (N, K), given in ``reference_kind`` (probabilities by
     default). When omitted, C is estimated as the class frequencies among samples sharing exactly the
@@ -151,7 +151,7 @@ def epistemic_irreducible(
     """Epistemic-irreducible decomposition of the mean Brier score or log-loss, with Q known.
 
     Source: survey Silva Filho et al. (2023), Sect. 3.1 (E[d(S,Y)] = E[d(S,Q)] + E[d(Q,Y)], after
-    Senge et al. 2014; Table 2); Kull & Flach (2015) for the divergences.
+    Senge et al. (2014); Table 2); Kull & Flach (2015) for the divergences.
 
     ``true_posteriors`` is Q = E[Y | X], shape (N, K), in ``reference_kind`` (probabilities by
     default). The identity is exact in expectation; on a sample it is exact when Q equals the label

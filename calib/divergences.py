@@ -1,4 +1,4 @@
-"""Score divergences and their expectation against a fixed posterior (paper 000, Sec. 2.5.1, App. B).
+"""Score divergences and their expectation against a fixed posterior (Ferrer & Ramos (2024), Sec. 2.5.1, App. B).
 
 A score divergence d(s, q) = E_{h~s}[C*(h, q) - C*(h, s)] (eq. 26): the log loss induces the
 Kullback-Leibler divergence sum_i s_i log(s_i/q_i), the Brier loss (classic, unscaled) the squared

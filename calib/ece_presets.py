@@ -7,13 +7,13 @@ p = 1.0 lands, and whether a binary problem is read as the positive-class probab
 top-label confidence. Read from each library's source (versions as of 2026), and checked bin by bin
 against netcal 1.4.0 and torchmetrics 1.9.0 (outputs in tests/fixtures/peers/) and uncertainty-calibration:
 
-| preset                      | library, function                   | on an edge | edges            | p = 1.0   | M  |
-|-----------------------------|-------------------------------------|------------|------------------|-----------|----|
-| ``survey``                  | Silva Filho et al. 2023, Sect. 4.1  | lower bin  | k / M            | last bin  | 10 |
-| ``sklearn``                 | scikit-learn ``calibration_curve``  | lower bin  | linspace         | last bin  | 5  |
-| ``netcal``                  | netcal ``ECE``                      | upper bin  | linspace         | last bin  | 10 |
-| ``torchmetrics``            | torchmetrics ``*CalibrationError``  | upper bin  | float32 linspace | extra bin | 15 |
-| ``uncertainty_calibration`` | uncertainty-calibration ``get_ece`` | lower bin  | k / M            | last bin  | 15 |
+| preset                      | library, function                    | on an edge | edges            | p = 1.0   | M  |
+|-----------------------------|--------------------------------------|------------|------------------|-----------|----|
+| ``survey``                  | Silva Filho et al. (2023), Sect. 4.1 | lower bin  | k / M            | last bin  | 10 |
+| ``sklearn``                 | scikit-learn ``calibration_curve``   | lower bin  | linspace         | last bin  | 5  |
+| ``netcal``                  | netcal ``ECE``                       | upper bin  | linspace         | last bin  | 10 |
+| ``torchmetrics``            | torchmetrics ``*CalibrationError``   | upper bin  | float32 linspace | extra bin | 15 |
+| ``uncertainty_calibration`` | uncertainty-calibration ``get_ece``  | lower bin  | k / M            | last bin  | 15 |
 
 "lower bin" is right-closed (a, b]; "upper bin" is left-closed [a, b). Every preset reads a binary
 problem (K = 2) as the probability of class 1 and K > 2 as the top-label confidence, except

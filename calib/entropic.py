@@ -1,10 +1,11 @@
-"""The entropic calibration difference (ECD) of paper 004 (Sumler et al. 2025, arXiv:2502.14545 v1).
+"""The entropic calibration difference (ECD) of "An entropic metric" (2025), the binary-only version 1.
 
 ECD = (1/N) sum_i [NLL_i - H_i]: the mean negative log-likelihood of the true label minus the mean
 entropy of the prediction (eq. 8; eq. 12 for classes), natural log. Positive means over-confident,
 negative under-confident; 0 means calibrated *or* maximally uncertain. Under calibration,
 E[NLL_i - H_i | prediction] = 0 for every prediction, so the expectation is 0 whatever the
-distribution of the predictions (notes/004 Sect. 1.4).
+distribution of the predictions (given the prediction, the expected NLL of a label drawn from it is
+its entropy).
 
 For two classes with p = P(class 1) the summand is (p - y) logit(p) (eq. 15 simplified), computed
 here from log-probabilities: y = 1 gives -p_0 (log p_1 - log p_0), y = 0 gives p_1 (log p_1 - log p_0),
@@ -14,7 +15,8 @@ value is bounded below by 1 - 1/p* = -0.27846 at p* = 0.78219 (p logit p = 1), a
 Per bin (10 equal-width bins on the class-1 probability, [k/10, (k+1)/10) with 1 in the last) the
 paper reports the plain mean of the summands; the count-weighted sum of the bin values is the
 overall ECD for any partition. A Gaussian prediction N(mu, P) of a d-dimensional state gives
-ECD = (NEES - d) / 2 per datum (notes/004 Sect. 1.3).
+ECD = (NEES - d) / 2 per datum (the Gaussian entropy and log-density in eq. 8; the text keeps only
+the conclusion of eqs. 9-11, ECD = 0 exactly when NEES = d).
 """
 
 from __future__ import annotations
@@ -65,9 +67,9 @@ def single_datum_bound() -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class EntropicBins:
-    """Paper 004's bin table: per bin count, mean class-1 probability, fraction of positives, ECE_b =
-    |pos - conf|, ESCE_b = pos - conf (eqs. 3-6) and ECD_b (mean summand, inf if a sample of the bin gives
-    its true class probability 0); NaN in empty bins."""
+    """The bin table of "An entropic metric" (2025): per bin count, mean class-1 probability, fraction
+    of positives, ECE_b = |pos - conf|, ESCE_b = pos - conf (eqs. 3-6) and ECD_b (mean summand, inf if a
+    sample of the bin gives its true class probability 0); NaN in empty bins."""
 
     counts: np.ndarray
     mean_prediction: np.ndarray

@@ -2,8 +2,8 @@
 
 Sources:
 
-- Paper 002, "Reassessing how to compare and improve the calibration of machine learning models"
-  (Chidambaram & Ge, arXiv 2406.04068). Nadaraya-Watson regression, eq. 4.8, with the ``y_i`` that
+- "Reassessing calibration" (n.d.), "Reassessing how to compare and improve the calibration of machine
+  learning models". Nadaraya-Watson regression, eq. 4.8, with the ``y_i`` that
   the printed equation drops from its numerator: m_sigma(x) = sum_i K_sigma(x - x_i) y_i / sum_i
   K_sigma(x - x_i), K_sigma(u) = K(u / sigma) / sigma. Gaussian kernel with sigma the standard
   deviation (default 0.05); Epanechnikov K(u) = 3 (1 - u^2) / 4 on |u| <= 1. The pointwise sharpness
@@ -11,7 +11,7 @@ Sources:
   error for the Brier score. The calibration-sharpness diagram (Sec. 4.2, App. D): curve m(p) on a
   uniform grid, band of length p_hat(p) rho(p) centred on it, bottom clipped at 0, and the plug-in
   calibration error averaged over 10 draws of 5000 evaluation points (the authors' code).
-- Blasiok & Nakkiran (2023), "Smooth ECE: Principled reliability diagrams via kernel smoothing".
+- Błasiok & Nakkiran (2023), "Smooth ECE: Principled reliability diagrams via kernel smoothing".
   smECE_sigma = integral over [0, 1] of |r_sigma(t)| dt, where r_sigma(t) = (1/n) sum_i
   K~_sigma(t, f_i) (f_i - y_i) smooths the residuals with the Gaussian kernel reflected at 0 and 1,
   and SmoothECE is smECE at the fixed point sigma* = smECE_{sigma*}, found by bisection. The
@@ -71,7 +71,7 @@ _GRID_PER_SIGMA = {"gaussian": 128, "epanechnikov": 1024}
 # ... but at most 2^22 intervals (32 MiB per column); finer only for bandwidths below ~3e-5.
 _GRID_MAX_LOG2 = 22
 _GRID_MIN_LOG2 = 12
-# SmoothECE constants of Blasiok & Nakkiran's reference package relplot: the smallest bandwidth of
+# SmoothECE constants of the reference package relplot of Błasiok & Nakkiran (2023): the smallest bandwidth of
 # the search (eps), the density offset in its normalization, the 10 bisection steps and mesh sizes.
 _SMECE_EPS = 1e-3
 _RELPLOT_DENSITY_OFFSET = 1e-4
@@ -278,7 +278,8 @@ def kde(x_data, x_eval, *, bandwidth=0.05, kernel: str = "gaussian", method: str
 def nadaraya_watson(
     x_data, y_data, x_eval, *, bandwidth=0.05, kernel: str = "gaussian", method: str = "auto", grid_points=None
 ):
-    """Nadaraya-Watson regression of ``y_data`` on ``x_data`` at ``x_eval`` (paper 002, eq. 4.8, with y_i).
+    """Nadaraya-Watson regression of ``y_data`` on ``x_data`` at ``x_eval`` ("Reassessing calibration"
+    (n.d.), eq. 4.8, with y_i).
 
     m(x) = sum_i K_sigma(x - x_i) y_i / sum_i K_sigma(x - x_i); NaN where the density p_hat(x) is below
     1e-10 K_sigma(0). Options as in :func:`kde`. Returns an array of ``x_eval``'s shape.
@@ -469,7 +470,7 @@ class ResampledSmoothEce:
 
 
 def smooth_ece(confidence, correct, *, bandwidth=None, discretization: str = "relplot", return_bandwidth: bool = False):
-    """SmoothECE of Blasiok & Nakkiran (2023) of ``confidence`` in [0, 1] against outcomes ``correct``.
+    """SmoothECE of Błasiok & Nakkiran (2023) of ``confidence`` in [0, 1] against outcomes ``correct``.
 
     smECE_sigma = int_0^1 |(1/n) sum_i K~_sigma(t, f_i) (f_i - y_i)| dt with the Gaussian kernel
     reflected at 0 and 1. With ``bandwidth=None`` sigma is the fixed point sigma* = smECE_{sigma*}
@@ -533,7 +534,8 @@ def smooth_ece_top_label(scores, labels, *, kind: str, bandwidth=None, discretiz
 
 
 def brier_losses_sum(scores, labels, *, kind: str) -> np.ndarray:
-    """Per-sample Brier losses sum_j (g_j - 1{j = y})^2, summed over classes (paper 002, Sec. 5)."""
+    """Per-sample Brier losses sum_j (g_j - 1{j = y})^2, summed over classes ("Reassessing calibration"
+    (n.d.), Sec. 5)."""
     probs = as_probs(scores, kind)
     y = as_labels(labels, probs.shape[0], probs.shape[1])
     diff = probs.copy()
@@ -543,7 +545,7 @@ def brier_losses_sum(scores, labels, *, kind: str) -> np.ndarray:
 
 @dataclass(frozen=True)
 class CalibrationSharpness:
-    """Arrays and numbers of a calibration-sharpness diagram (paper 002, Sec. 4.2 and App. D).
+    """Arrays and numbers of a calibration-sharpness diagram ("Reassessing calibration" (n.d.), Sec. 4.2 and App. D).
 
     On ``grid`` (uniform on [0, 1]): ``curve`` m(p), the NW regression of correctness on
     confidence; ``density`` p_hat(p), the KDE of the confidences (integrating to 1; normalize to max
@@ -584,7 +586,7 @@ def calibration_sharpness(
     subsample: str = "eval_points",
     method: str = "auto",
 ) -> CalibrationSharpness:
-    """The calibration-sharpness diagram of paper 002 for the Brier score (Sec. 4.2, App. D).
+    """The calibration-sharpness diagram of "Reassessing calibration" (n.d.) for the Brier score (Sec. 4.2, App. D).
 
     ``confidence`` h(x_i) in [0, 1], ``correct`` 1{y_i = c(x_i)} and ``losses`` the full multi-class
     divergences d(e_{y_i}, g(x_i)), e.g. :func:`brier_losses_sum`. Curves live on ``grid_points``

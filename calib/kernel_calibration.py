@@ -1,8 +1,8 @@
-"""Squared kernel calibration error (SKCE; Widmann, Lindsten & Zachariah 2019), in row blocks.
+"""Squared kernel calibration error (SKCE) of Widmann et al. (2019), in row blocks.
 
 Source: Widmann et al. (2019), "Calibration tests in multi-class classification: a unifying
-framework" (NeurIPS), the SKCE and its estimators; the paper is not among ../shared/papers, so no
-equation numbers are cited here and the tests check identities and a dense reference instead.
+framework" (NeurIPS), the SKCE and its estimators. None of its results is reproduced here, so no equation
+numbers are cited and the tests check identities and a dense reference instead.
 
 With a matrix-valued kernel k(p, p') = kappa(p, p') I_K on the simplex (a scalar kernel times the
 identity, the "white" kernel on targets), the SKCE is E[h] over independent pairs, with
@@ -243,7 +243,7 @@ def _laplacian_pair_sum(r: np.ndarray, a: np.ndarray, bandwidth: float) -> float
 
 
 def mmce(scores, labels, *, kind: str, bandwidth: float = 0.4, estimator: str = "biased") -> float:
-    """Maximum mean calibration error (Kumar, Sarawagi & Jain 2018, ICML), top-label, Laplacian kernel.
+    """Maximum mean calibration error of Kumar et al. (2018) (ICML), top-label, Laplacian kernel.
 
     MMCE^2 = (1 / n^2) sum_{i, j} (c_i - r_i)(c_j - r_j) exp(-|r_i - r_j| / nu), with r the confidence
     and c = 1 if the top label is right; MMCE = sqrt(MMCE^2). ``estimator="unbiased"`` drops the i = j

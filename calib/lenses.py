@@ -74,7 +74,7 @@ class Canonical(Lens):
 
 @dataclass(frozen=True)
 class TopK(Lens):
-    """The k largest predictions plus "the rest" (k = 1: the maximum lens of Guo et al. 2017)."""
+    """The k largest predictions plus "the rest" (k = 1: the maximum lens of Guo et al. (2017))."""
 
     k: int = 1
 

@@ -1,6 +1,6 @@
 """Binary Bayes-risk curves and the proper scoring rules they integrate to.
 
-Source: Ferrer & Ramos (2024), paper 000: eqs. 10-12 (an EPSR is a weighted integral of Bayes
+Source: Ferrer & Ramos (2024), eqs. 10-12 (an EPSR is a weighted integral of Bayes
 risks), eq. 34 (the binary cost family), Sec. 3.1 / Fig. 4. Following the authors' figure, ``a``
 is the cost parameter of the positive class (index 1): the cost matrix is
 ``[[0, 1/(1 - a)], [1/a, 0]]`` (eq. 34 with the classes in the order the figure uses), whose Bayes
@@ -10,7 +10,7 @@ Integrals over a in (0, 1):
 - weight W(a) = 1 gives the cross-entropy exactly (natural log);
 - weight W(a) = a(1 - a)/B(2, 2) gives 3 x the paper's Brier score (eq. 9, 1/K scaling, K = 2),
   i.e. 1.5 x the classic Brier score. Normalized by the same integral for the naive system, it is
-  exactly NBS. (Brümmer 2010, Sec. 7.4; the constant is absorbed by normalization.)
+  exactly NBS. (Brümmer (2010), Sec. 7.4; the constant is absorbed by normalization.)
 """
 
 from __future__ import annotations

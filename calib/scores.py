@@ -1,6 +1,6 @@
 """Expected proper scoring rules: cross-entropy and Brier score, raw and normalized.
 
-Sources: Ferrer & Ramos (2024), "Evaluating posterior probabilities" (paper 000): eq. 8 (CE),
+Sources: Ferrer & Ramos (2024), "Evaluating posterior probabilities": eq. 8 (CE),
 eq. 9 (Brier score, 1/K scaling), eqs. 36-37 (prior-weighted forms), Sec. 2.3.2-2.3.3
 (normalization by the best naive system, which outputs the priors), Sec. 3.4 / eq. 35
 (semi-empirical cross-entropy).
@@ -35,7 +35,7 @@ def _entropy(p: np.ndarray) -> float:
 
 
 def cross_entropy(scores, labels, *, kind: str, priors=None, normalize: bool = False) -> float:
-    """Empirical cross-entropy, CE = -(1/N) sum_t log q_{h_t}(x_t) (paper 000, eq. 8).
+    """Empirical cross-entropy, CE = -(1/N) sum_t log q_{h_t}(x_t) (Ferrer & Ramos (2024), eq. 8).
 
     With ``priors``: CE = -sum_t (P_{h_t}/N_{h_t}) log q_{h_t} (eq. 36). With ``normalize``: NCE,
     CE divided by the entropy of the priors, the CE of the best naive system (Sec. 2.3.2).
@@ -70,10 +70,10 @@ def naive_brier(priors: np.ndarray, scaling: str) -> float:
 
 
 def brier(scores, labels, *, kind: str, scaling: str, priors=None, normalize: bool = False) -> float:
-    """Empirical Brier score (paper 000, eq. 9; prior-weighted form eq. 37).
+    """Empirical Brier score (Ferrer & Ramos (2024), eq. 9; prior-weighted form eq. 37).
 
     ``scaling="mean"`` is the paper's (1/K) sum_i (q_i - I(h=H_i))^2; ``scaling="sum"`` is the
-    classic Brier (1950) sum without the 1/K. With ``normalize``: NBS, divided by the Brier score
+    classic sum of Brier (1950), without the 1/K. With ``normalize``: NBS, divided by the Brier score
     of the best naive system, sum_i P_i(1 - P_i) (/K) (Sec. 2.3.3); NBS does not depend on the scaling.
     """
     logp, y = check_inputs(scores, labels, kind)
@@ -90,7 +90,7 @@ def brier(scores, labels, *, kind: str, scaling: str, priors=None, normalize: bo
 def semi_empirical_cross_entropy(
     scores, reference, *, kind: str, reference_kind: str, normalize: bool = False
 ) -> float:
-    """Semi-empirical CE: -(1/N) sum_t sum_k s_k(x_t) log q_k(x_t) (paper 000, Sec. 3.4, eq. 35).
+    """Semi-empirical CE: -(1/N) sum_t sum_k s_k(x_t) log q_k(x_t) (Ferrer & Ramos (2024), Sec. 3.4, eq. 35).
 
     The expectation over classes is taken with the ``reference`` posteriors s (a calibration model
     or the true posteriors) instead of the labels. With ``normalize`` it is divided by the entropy

@@ -1,10 +1,10 @@
 """Hypothesis tests for calibration: Pearson chi-squared, Hosmer-Lemeshow, resampling and SKCE tests.
 
 Sources: survey Silva Filho et al. (2023), Sect. 6 (Pearson chi-squared over groups of instances;
-binary Hosmer-Lemeshow, eq. 20; multinomial Hosmer-Lemeshow of Fagerland, Hosmer & Bofin 2008,
-eq. 21 and Table 8; the resampling test of Vaicenavicius et al. 2019, Algorithm 1 and Fig. 21);
-Hosmer & Lemeshow (1980; Applied Logistic Regression, ch. 5) for the binary statistic and its
-degrees of freedom; Widmann, Lindsten & Zachariah (2019) for the SKCE tests (block and asymptotic).
+binary Hosmer-Lemeshow, eq. 20; multinomial Hosmer-Lemeshow of Fagerland et al. (2008),
+eq. 21 and Table 8; the resampling test of Vaicenavicius et al. (2019), Algorithm 1 and Fig. 21);
+Hosmer & Lemeshow (1980) and Hosmer & Lemeshow (2003), ch. 5, for the binary statistic and its
+degrees of freedom; Widmann et al. (2019) for the SKCE tests (block and asymptotic).
 
 The null hypothesis of every test is "the scores are calibrated". The chi-squared tests use the
 observed counts O and the expected counts E = sum of predicted probabilities per cell; cells with
@@ -28,12 +28,12 @@ from calib.lenses import Canonical
 from calib.miscalibration import batch_deviations, batch_estimates, cell_statistics, check_distances
 from calib.validation import CalibInputError, as_probs, check_inputs, check_positive_int
 
-# Fagerland, Hosmer & Bofin (2008): the multinomial HL test has satisfactory power only above this N.
+# Fagerland et al. (2008): the multinomial HL test has satisfactory power only above this N.
 FAGERLAND_MIN_N = 400
 
 
 class SmallSampleWarning(UserWarning):
-    """The sample is too small for the test to have useful power (Fagerland et al. 2008: N < 400)."""
+    """The sample is too small for the test to have useful power (Fagerland et al. (2008): N < 400)."""
 
 
 @dataclass(frozen=True)
@@ -113,8 +113,8 @@ def pearson_chi2(scores, labels, *, kind: str, groups) -> PearsonChi2Result:
     """Pearson chi-squared test of calibration over groups of instances.
 
     Source: survey Silva Filho et al. (2023), Sect. 6 (group the instances that share a covariate
-    value and compare observed with predicted class counts); Hosmer & Lemeshow, Applied Logistic
-    Regression, ch. 5 (the covariate-pattern Pearson statistic).
+    value and compare observed with predicted class counts); Hosmer & Lemeshow (2003), ch. 5 (the
+    covariate-pattern Pearson statistic).
 
     X^2 = sum_g sum_j (O_gj - E_gj)^2 / E_gj, with O_gj the count of class j in group g and E_gj the
     sum of the predicted class-j probabilities there; cells with O = E = 0 are skipped.
@@ -123,9 +123,9 @@ def pearson_chi2(scores, labels, *, kind: str, groups) -> PearsonChi2Result:
     (N, d), grouped by identical rows).
 
     Degrees of freedom: df = G (K - 1), each group contributing K - 1 free cells of a multinomial
-    with fully specified probabilities (Pearson 1900). This assumes the scores were NOT fitted on
+    with fully specified probabilities (Pearson (1900)). This assumes the scores were NOT fitted on
     the tested data (a held-out set). For a model fitted on the same data, Hosmer & Lemeshow
-    (ch. 5) subtract the p + 1 fitted parameters, df = G - (p + 1) for a binary logistic model;
+    (2003), ch. 5, subtract the p + 1 fitted parameters, df = G - (p + 1) for a binary logistic model;
     recompute the p-value with ``scipy.stats.chi2.sf(statistic, df)`` in that case. The chi-squared
     approximation needs reasonably large expected counts per cell, so it is unreliable when most
     groups hold one or two instances (survey Sect. 6).
@@ -175,7 +175,7 @@ def _hl_core(probs: np.ndarray, labels: np.ndarray, binned: np.ndarray, n_bins: 
 
 
 def hosmer_lemeshow(scores, labels, *, kind: str, n_bins: int = 10) -> HosmerLemeshowResult:
-    """Binary Hosmer-Lemeshow test (survey Silva Filho et al. 2023, Sect. 6, eq. 20; Hosmer & Lemeshow 1980).
+    """Binary Hosmer-Lemeshow test (Silva Filho et al. (2023), Sect. 6, eq. 20; Hosmer & Lemeshow (1980)).
 
     Scores are (N, 2); column 1 is the positive class. The positive-class probabilities are split
     into M = ``n_bins`` equal-frequency, right-closed bins (see the module docstring) and
@@ -185,7 +185,7 @@ def hosmer_lemeshow(scores, labels, *, kind: str, n_bins: int = 10) -> HosmerLem
     with O the observed positives/negatives and E the summed positive/negative probabilities of the
     bin; 0/0 cells are skipped. df = M - 2 (survey; eq. 21 with K = 2), where M counts the non-empty
     bins, so ties that empty a bin lower df. M - 2 comes from a model fitted on the tested data; for a
-    held-out test set (no parameters estimated) Hosmer & Lemeshow (Applied Logistic Regression, ch. 5,
+    held-out test set (no parameters estimated) Hosmer & Lemeshow (2003) (ch. 5,
     external validation) refer H to M degrees of freedom, which gives larger p-values:
     ``scipy.stats.chi2.sf(result.statistic, result.n_bins_used)``.
     """
@@ -199,7 +199,7 @@ def hosmer_lemeshow(scores, labels, *, kind: str, n_bins: int = 10) -> HosmerLem
 
 
 def multinomial_hosmer_lemeshow(scores, labels, *, kind: str, n_bins: int = 10) -> HosmerLemeshowResult:
-    """Multinomial Hosmer-Lemeshow test of Fagerland, Hosmer & Bofin (2008) (survey Sect. 6, eq. 21, Table 8).
+    """Multinomial Hosmer-Lemeshow test of Fagerland et al. (2008) (survey Sect. 6, eq. 21, Table 8).
 
     Instances are binned into M = ``n_bins`` equal-frequency, right-closed bins of 1 - s_1, the
     total probability of the non-reference classes (reference class 1 = column 0), and
@@ -302,10 +302,10 @@ def resampling_test(
     n_resamples: int = 1000,
     seed=0,
 ) -> ResamplingResult:
-    """Consistency-resampling test of calibration for any measure (Vaicenavicius et al. 2019, Algorithm 1).
+    """Consistency-resampling test of calibration for any measure (Vaicenavicius et al. (2019), Algorithm 1).
 
     Source: survey Silva Filho et al. (2023), Sect. 6, Algorithm 1 and Fig. 21; Vaicenavicius et al.
-    (2019); consistency resampling of Broecker & Smith (2007).
+    (2019); consistency resampling of Bröcker & Smith (2007).
 
     The scores are kept fixed and only the labels are resampled under H0 "calibrated": for
     l = 1..L, y_li ~ Cat(s_i) for every instance i, each row renormalised to sum to 1 for the draw
@@ -318,7 +318,7 @@ def resampling_test(
 
     ``p_value`` is the fraction of phi_l strictly greater than the observed value (the survey's
     convention); ``p_value_plus_one`` = (1 + #{phi_l >= observed}) / (1 + L), the conservative
-    Monte Carlo p-value (Davison & Hinkley 1997), which is never 0. Values equal to the observed one
+    Monte Carlo p-value (Davison & Hinkley (1997)), which is never 0. Values equal to the observed one
     up to rounding (``_TIE_SLACK``) count as equal, so the p-values do not depend on the input kind.
     ``null_statistics`` holds the L values phi_l (e.g. for the Fig. 21 histogram). The statistic is called L + 1 times.
     """
@@ -354,7 +354,7 @@ class MiscalibrationResampling:
     For the null methods (``consistency``, ``labels``) the p-values test H0 "calibrated":
     ``p_value`` = #{T_j >= T} / R as in Vaicenavicius et al. (2019), Sect. 4.3, and
     ``p_value_plus_one`` = (1 + #{T_j >= T}) / (1 + R), which counts the data as one draw from the
-    null and is never 0 (Davison & Hinkley 1997). The spreads use ddof = 0 as the authors' code.
+    null and is never 0 (Davison & Hinkley (1997)). The spreads use ddof = 0 as the authors' code.
     """
 
     method: str
@@ -454,7 +454,7 @@ def miscalibration_resampling(
 
     Methods:
 
-    - ``consistency`` (the paper's; consistency resampling of Broecker & Smith 2007): each resample
+    - ``consistency`` (the paper's; consistency resampling of Bröcker & Smith (2007)): each resample
       draws N predictions with replacement, then each label from its own prediction, and refits the
       partition. The null distribution of H0 "calibrated".
     - ``labels``: the predictions are kept and only the labels are redrawn from them (the partition
@@ -484,7 +484,7 @@ def miscalibration_resampling(
 
 @dataclass(frozen=True)
 class DeviationDiagram:
-    """A 1-D reliability diagram of deviations (Vaicenavicius et al. 2019, Sect. 4.4), per occupied cell.
+    """A 1-D reliability diagram of deviations (Vaicenavicius et al. (2019), Sect. 4.4), per occupied cell.
 
     ``mean_prediction`` and ``deviation`` = frequency - mean prediction of the plotted class,
     ``share`` of the predictions, ``extent`` (L, 2) the smallest and largest prediction in the cell,
@@ -598,11 +598,11 @@ _WILD_BOOTSTRAP_CELLS = 1 << 22
 def skce_asymptotic_test(
     scores, labels, *, kind: str, kernel: str = "laplacian", bandwidth="median", n_resamples: int = 1000, seed=0
 ) -> SkceTestResult:
-    """The asymptotic test with the unbiased SKCE estimator U (Widmann et al. 2019).
+    """The asymptotic test with the unbiased SKCE estimator U of Widmann et al. (2019).
 
     Under H0 the pair kernel h is degenerate (E h((p, y), z) = 0 for calibrated (p, y) and every z), so
     n U tends to sum_k lambda_k (Z_k^2 - 1), not to a normal law. Its quantiles come from the wild
-    (multiplier) bootstrap of degenerate U-statistics (Dehling & Mikosch 1994): U*_b =
+    (multiplier) bootstrap of degenerate U-statistics (Dehling & Mikosch (1994)): U*_b =
     sum_{i != j} w_bi w_bj h_ij / (n (n - 1)) with independent Rademacher signs w, seeded from ``seed``;
     p = (1 + #{U*_b >= U}) / (1 + B). The pairs are visited in tiles, never as an n x n matrix:
     O(n^2 B) operations, O(n B) memory in chunks of resamples.

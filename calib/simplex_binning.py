@@ -1,4 +1,4 @@
-"""Partitions of the probability simplex as integer cell ids (Vaicenavicius et al. 2019, Sect. 3.3, App. B).
+"""Partitions of the probability simplex as integer cell ids (Vaicenavicius et al. (2019), Sect. 3.3, App. B).
 
 Three schemes, each a small object whose ``cells(probs)`` returns ``(ids, n_cells)`` with ids in
 [0, n_cells):

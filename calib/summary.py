@@ -1,12 +1,12 @@
 """One evaluation of a set of posteriors: the metrics a user asks for first, with bootstrap intervals.
 
 :func:`evaluate` gathers, for (scores, labels): accuracy; the normalized cross-entropy and Brier
-score (NCE, NBS; paper 000, eqs. 8-9 over the naive prior system); the normalized Bayes risk for
-each cost matrix (paper 000, eq. 2; 0-1 costs by default); top-label and class-wise ECE (15 equal
-bins) and, for two classes, the positive-class ECE; smooth ECE (relplot's estimator); ECD (paper
-004); and the relative calibration loss RCL of the cross-entropy and the Brier score for each
-calibrator under 5-fold cross-validation (paper 000, eq. 33): DP (affine) and temperature scaling
-always, histogram binning and isotonic regression for two classes, vector scaling for more.
+score (NCE, NBS; Ferrer & Ramos (2024), eqs. 8-9 over the naive prior system); the normalized Bayes risk for
+each cost matrix (Ferrer & Ramos (2024), eq. 2; 0-1 costs by default); top-label and class-wise ECE (15 equal
+bins) and, for two classes, the positive-class ECE; smooth ECE (relplot's estimator); ECD ("An entropic
+metric" (2025)); and the relative calibration loss RCL of the cross-entropy and the Brier score for each
+calibrator under 5-fold cross-validation (Ferrer & Ramos (2024), eq. 33): DP (affine) and temperature
+scaling always, histogram binning and isotonic regression for two classes, vector scaling for more.
 
 A calibrator is recommended only with evidence: its per-sample gain in log loss (raw minus
 cross-validated calibrated; in Brier score when a zero probability on a true label makes the raw
@@ -96,7 +96,7 @@ class Summary:
 def point_metrics(logp: np.ndarray, labels: np.ndarray, costs: dict[str, np.ndarray], priors=None) -> dict[str, float]:
     """Every bootstrapped metric of validated log-posteriors (no calibrator is fitted): the
     :class:`Resampler`'s metrics of the full sample. With ``priors``, NCE, NBS and the risks weight
-    each class to that prior (paper 000, eqs. 36-37).
+    each class to that prior (Ferrer & Ramos (2024), eqs. 36-37).
 
     Parameters
     ----------
@@ -299,7 +299,8 @@ def _calibrated_losses(logp: np.ndarray, y: np.ndarray, seed: int, say) -> Itera
 
 
 def _relative_loss(raw_mean: float, calibrated: np.ndarray) -> float:
-    """RCL = (raw - calibrated) / raw of two mean losses (paper 000, eq. 33); NaN when the raw loss is infinite."""
+    """RCL = (raw - calibrated) / raw of two mean losses (Ferrer & Ramos (2024), eq. 33); NaN when the
+    raw loss is infinite."""
     cal_mean = float(np.mean(calibrated))
     if not np.isfinite(raw_mean) or raw_mean <= 0:
         return float("nan")
@@ -331,7 +332,7 @@ def evaluate(
     costs : dict of name -> (K, K) cost matrix, optional
         Bayes risks to report (default: 0-1 costs).
     priors : array of shape (K,), optional
-        Weight each class to these priors in NCE, NBS and the risks (paper 000, eqs. 36-37).
+        Weight each class to these priors in NCE, NBS and the risks (Ferrer & Ramos (2024), eqs. 36-37).
     n_boot : int
         Bootstrap resamples for the intervals and for the calibrators' evidence (0: none).
     alpha : float

@@ -1,6 +1,6 @@
-"""Paper 000's calibration code as its authors ran it, redone in numpy to test causes of deviations.
+"""The calibration code of Ferrer & Ramos (2024) as its authors ran it, redone in numpy to test causes of deviations.
 
-The authors (Ferrer and Ramos, 2024) computed their tables with psrcal 1.0 (``AffineCal``,
+The authors computed their tables with psrcal 1.0 (``AffineCal``,
 ``HistogramBinningCal``, ``losses.ECE`` / ``ECEbin``) driven by expected_cost
 (``calibration_with_crossval``): log-posteriors cast to float32, the affine map trained by
 ``scipy.optimize.minimize(method="L-BFGS-B", options={"maxiter": 100, "maxls": 40})`` from the
@@ -156,7 +156,7 @@ def upstream_ece(logp: np.ndarray, labels: np.ndarray, *, n_bins: int, binary: b
     """psrcal's ``ECE`` (top-label) or ``ECEbin`` (positive class): float32 bins, a score of 0 in no bin.
 
     ECE = sum over bins of n_b |mean score - mean outcome| / N, where N counts every sample, binned or
-    not (Guo et al., 2017, eq. 3, with psrcal's binning).
+    not (Guo et al. (2017), eq. 3, with psrcal's binning).
 
     Examples
     --------

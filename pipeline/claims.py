@@ -2,9 +2,10 @@
 
 A claim is a sentence of a paper (or a measurable outcome it describes), with where it is made, and a
 predicate on our values; numeric thresholds in a predicate (e.g. "ECE below 0.02") are ours, stated in
-the claim's text. Claims of one artifact kind (paper 002's Sect. 6.8 pattern) are checked on
-every artifact they apply to: a claim that fails on some of our models is a finding, listed as such.
-The tests assert these outcomes, including exactly which claims fail where.
+the claim's text. Claims of one artifact kind (the pattern of "Reassessing calibration" (n.d.) in all
+six of its tables) are checked on every artifact they apply to: a claim that fails on some of our models
+is a finding, listed as such. The tests assert these outcomes, including exactly which claims fail
+where.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def _cell(get: Values, artifact: str, row: str, column: str) -> float:
     return float(_wide(get(artifact)).loc[row, column])
 
 
-# Paper 002 (reassessing), Sect. 6.8: the pattern the paper sees in all six of its tables.
+# "Reassessing calibration" (n.d.), Sect. 3 and App. F: the pattern the paper sees in all six of its tables.
 
 
 def _recalibration(get: Values, artifact: str) -> pd.DataFrame:
@@ -90,12 +91,12 @@ def _reassessing_claim(text: str, rule: Callable[[pd.DataFrame], bool]) -> Claim
         "reassessing",
         ("table_*",),
         text,
-        "Sect. 6.8, on all six of the paper's tables",
+        "Sect. 3 and App. F, on all six of the paper's tables",
         lambda get, artifact: bool(rule(_recalibration(get, artifact))),
     )
 
 
-# Paper 001 (the survey), Sect. 5: what its synthetic Figs. 12-20 show.
+# The survey, Silva Filho et al. (2023), Sect. 5: what its synthetic Figs. 12-20 show.
 
 SURVEY_MODELS = ("under", "over", "mlp")
 
@@ -154,7 +155,7 @@ SURVEY = [
 ]  # fmt: skip
 
 
-# Paper 003 (Vaicenavicius et al. 2019): the Gaussian mixture (Sect. 5.1, Theorem 2) and Tables 3-5.
+# Vaicenavicius et al. (2019): the Gaussian mixture (Sect. 5.1, Theorem 2) and Tables 3-5.
 
 MODELS_003 = ("resnet20", "vgg19", "repvgg_a2", "resnet50", "lenet5", "wrn16_4")
 

@@ -1,4 +1,4 @@
-"""The paper-000 metric names (NCE, NBS, NRisk-01, RCL-BS-Dxv, ECEmc, ...) mapped to calib calls.
+"""The metric names of Ferrer & Ramos (2024) (NCE, NBS, NRisk-01, RCL-BS-Dxv, ECEmc, ...) mapped to calib calls.
 
 Names follow the authors' figures: ``NRisk-01`` / ``NRisk-01r`` / ``NRisk-imb`` (0-1 costs, with an
 abstain column of cost 0.1, with cost 10 for errors on the last class), ``NCE``, ``NBS``, ``ECE``
@@ -34,12 +34,12 @@ class MetricOptions:
     """Settings a paper fixes: ECE bins and edge rule, histogram-binning bins and empty-bin policy, folds.
 
     ``rcl_zero_probability``: what RCL does with posteriors holding an exact 0 (log = -inf). ``floor``
-    (ours) fits the calibrator on log-posteriors floored at -700; ``nan`` reports NaN, as the paper-000
-    authors' code does (their CE is then infinite, or their float32 affine fit returns NaN).
+    (ours) fits the calibrator on log-posteriors floored at -700; ``nan`` reports NaN, as the code of
+    Ferrer & Ramos (2024) does (their CE is then infinite, or their float32 affine fit returns NaN).
 
-    ``implementation``: ``calib`` (ours: exact float64 fits) or ``authors`` (the paper-000 authors'
-    float32 L-BFGS fits, histogram binning and ECE bins, :mod:`pipeline.authors_code`), used to rerun
-    a cell the way upstream computed it when checking the cause of a deviation.
+    ``implementation``: ``calib`` (ours: exact float64 fits) or ``authors`` (the float32 L-BFGS fits,
+    histogram binning and ECE bins, :mod:`pipeline.authors_code`), used to rerun a cell the way upstream
+    computed it when checking the cause of a deviation.
     """
 
     ece_bins: int

@@ -66,7 +66,8 @@ def smooth_ece_bandwidth(exp: DictConfig, data: DataSources) -> list[dict]:
 
 
 def synthetic_metrics(exp: DictConfig, data: DataSources) -> list[dict]:
-    """NCE, top-label ECE and the RCL of DP (xv) of the paper-000 Gaussian systems at these generator settings."""
+    """NCE, top-label ECE and the RCL of DP (xv) of the Gaussian systems of Ferrer & Ramos (2024) at these
+    generator settings."""
     dataset = gaussian_posteriors(**OmegaConf.to_container(exp.generator), seed=exp.seed)
     records = []
     for system in exp.systems:

@@ -1,6 +1,6 @@
 """Beta calibration of a binary posterior.
 
-Source: Kull, Silva Filho & Flach (2017), "Beta calibration: a well-founded and easily
+Source: Kull et al. (2017), "Beta calibration: a well-founded and easily
 implemented improvement on logistic calibration for binary classifiers" (AISTATS), and the survey
 of Silva Filho et al. (2023), Sect. 5.3.4, eqs. 10-11. The map is
 
@@ -38,7 +38,7 @@ _LN2 = float(np.log(2.0))
 
 
 class BetaCalibrator(Calibrator):
-    """Beta calibration, logit g(s) = a ln s - b ln(1 - s) + c (survey eq. 10; Kull et al. 2017).
+    """Beta calibration, logit g(s) = a ln s - b ln(1 - s) + c (survey eq. 10; Kull et al. (2017)).
 
     ``parameters`` selects the variant ("abm", "ab" or "am", see the module docstring).
 

@@ -6,12 +6,14 @@ Sect. 5.4.4, eqs. 18-19. The map is a multinomial logistic regression on the log
 
     g(s) = softmax(W ln s + b),   W full K x K, b in R^K,
 
-i.e. survey eq. 18 with the sign reparametrisation (W, b) -> (-W, -b) (note 001 §10 item 3);
+i.e. survey eq. 18 with the sign reparametrisation (W, b) -> (-W, -b) (the survey prints eq. 18
+with exp(-b_j - w_j^T ln s), the negative sign it gives every scaling map from eq. 12 on);
 ln s is floored at LOG_FLOOR = -700 so exact zeros keep finite features. W = I, b = 0 is the
 identity map and is the starting point of the fit.
 
-ODIR (Off-Diagonal and Intercept Regularisation, Kull et al. 2019; note 001 §12) adds to the
-mean log-loss (eq. 19)
+ODIR (Off-Diagonal and Intercept Regularisation) of Kull et al. (2019) adds to the mean log-loss
+(eq. 19) the penalty below; the survey names ODIR without a formula, and this one, with its
+normalising constants, is that of the authors' reference code (dirichletcal)
 
     lambda / (K (K - 1)) * sum_{i != j} W_ij^2 + mu / K * sum_j b_j^2,
 
@@ -35,7 +37,7 @@ DEFAULT_LAMBDAS = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
 
 
 class DirichletCalibrator(Calibrator):
-    """Dirichlet calibration, softmax(W ln s + b) (survey eq. 18; Kull et al. 2019), with ODIR.
+    """Dirichlet calibration, softmax(W ln s + b) (survey eq. 18; Kull et al. (2019)), with ODIR.
 
     ``reg_lambda`` (>= 0): weight of the off-diagonal penalty lambda / (K (K - 1)) sum_{i != j} W_ij^2.
     ``reg_mu`` (>= 0 or None): weight of the intercept penalty mu / K sum_j b_j^2; None uses
@@ -91,13 +93,13 @@ class DirichletCalibrator(Calibrator):
 class DirichletCalibratorCV(Calibrator):
     """Dirichlet calibration with (lambda, mu) chosen by stratified K-fold cross-validated log-loss.
 
-    Source: Kull et al. (2019) tune the ODIR weights by cross-validation on log-loss (note 001
-    §11 item 14, §12). The grid is ``lambdas`` x ``mus``; ``mus=None`` ties mu = lambda (a
-    one-dimensional grid). Folds come from :func:`calib.calibrators.protocols.fold_ids`
-    (``n_folds``, ``seed``: shuffled and stratified by label). Each grid point is scored by the
-    mean held-out log-loss over all samples; the lowest score wins (ties: the first in grid
-    order), and the model is refitted on all data with it. Within a fold the grid is fitted in
-    order, each fit starting from the previous solution (deterministic).
+    Source: Kull et al. (2019) tune the ODIR weights by cross-validation on log-loss (the survey gives no grid;
+    the default one, powers of 10, is this library's choice). The grid
+    is ``lambdas`` x ``mus``; ``mus=None`` ties mu = lambda (a one-dimensional grid). Folds come from
+    :func:`calib.calibrators.protocols.fold_ids` (``n_folds``, ``seed``: shuffled and stratified by
+    label). Each grid point is scored by the mean held-out log-loss over all samples; the lowest score
+    wins (ties: the first in grid order), and the model is refitted on all data with it. Within a fold
+    the grid is fitted in order, each fit starting from the previous solution (deterministic).
 
     Fitted attributes: ``reg_lambda_``, ``reg_mu_``, ``cv_scores_`` (dict (lambda, mu) -> mean
     held-out log-loss), ``calibrator_`` (the refitted :class:`DirichletCalibrator`), ``coef_``,

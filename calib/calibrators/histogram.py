@@ -1,7 +1,7 @@
 """Histogram binning calibration (binary).
 
-Source: Zadrozny & Elkan (2001); paper 000, Sec. 2.5.2 (the transform behind the binary ECE) and
-its H calibrator; survey (Silva Filho et al. 2023) Sect. 5.3.1, eqs. 3-5. The positive-class
+Source: Zadrozny & Elkan (2001); Ferrer & Ramos (2024), Sec. 2.5.2 (the transform behind the binary ECE) and
+its H calibrator; the survey, Silva Filho et al. (2023), Sect. 5.3.1, eqs. 3-5. The positive-class
 posterior q_1 is cut into M bins, equal-width (``strategy="width"``, edge rule as in
 :mod:`calib.binning`) or equal-mass on the training scores (``strategy="mass"``: edges at the
 training quantiles, right-closed); each bin maps to the fraction of positives among its training
@@ -11,7 +11,7 @@ log-probability is -inf.
 A bin with no training sample needs a policy (``empty_bin``):
 - ``"identity"`` (default): leave such samples' posteriors unchanged;
 - ``"prior"``: the positive rate of the whole training set;
-- ``"zero"``: probability 0, which is what the paper-000 authors' code does (and why some of
+- ``"zero"``: probability 0, which is what the code of Ferrer & Ramos (2024) does (and why some of
   their Table-2 rows have CE = inf); use it only to reproduce those numbers.
 """
 

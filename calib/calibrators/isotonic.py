@@ -1,10 +1,10 @@
 """Isotonic (PAV) calibration of the positive-class posterior (binary).
 
-Source: Ayer et al. (1955); paper 000, Sec. 2.4.2: on its training data the pool-adjacent-violators
+Source: Ayer et al. (1955); Ferrer & Ramos (2024), Sec. 2.4.2: on its training data the pool-adjacent-violators
 solution is the monotone map with the lowest value of every proper scoring rule at once (Brümmer
-2010). The fit uses scikit-learn's isotonic regression (a maintained PAV); new scores are mapped by
+(2010)). The fit uses scikit-learn's isotonic regression (a maintained PAV); new scores are mapped by
 its piecewise-linear interpolation, clipped at the ends. ``clip`` is the smallest probability
-either class gets (the paper-000 authors use 1e-30), so log-posteriors stay finite.
+either class gets (the code of Ferrer & Ramos (2024) uses 1e-30), so log-posteriors stay finite.
 """
 
 from __future__ import annotations

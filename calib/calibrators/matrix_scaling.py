@@ -2,9 +2,10 @@
 
 Source: Guo et al. (2017), "On calibration of modern neural networks" (vector and matrix
 scaling), as written in the survey of Silva Filho et al. (2023), Sects. 5.4.2-5.4.3, eqs. 14-17,
-with the sign reparametrisation softmax(+w z + b) instead of the printed exp(-w z - b) (note 001
-§10 item 3). For a generic probabilistic classifier the survey's logits are the log-ratios to the
-last class (survey Sect. 5.4 / note 001 §7.7):
+with the sign reparametrisation softmax(+w z + b) instead of the printed exp(-w z - b) (the survey's
+eq. 12 writes temperature scaling as exp(-z_j / t), which contradicts its statement that t = 1 is the
+usual softmax; eqs. 14-19 keep the same sign, harmless there). For a generic probabilistic
+classifier the survey's logits are the log-ratios to the last class (survey Sect. 5.4.1):
 
     z_j = ln(s_j / s_K),   so z_K = 0,
 
@@ -39,7 +40,7 @@ from calib.validation import CalibInputError
 
 
 class VectorScaling(Calibrator):
-    """Vector scaling, softmax(w ⊙ z + b) on z = ln(s / s_K) (survey eq. 14; Guo et al. 2017).
+    """Vector scaling, softmax(w ⊙ z + b) on z = ln(s / s_K) (survey eq. 14; Guo et al. (2017)).
 
     Fitted attributes: ``coef_`` (w, shape (K,); w_K = 0 is fixed since z_K = 0), ``intercept_``
     (b, shape (K,); b_K = 0 is fixed), ``converged_``. Per-class weights can change the argmax, so
@@ -72,7 +73,7 @@ class VectorScaling(Calibrator):
 
 
 class MatrixScaling(Calibrator):
-    """Matrix scaling, softmax(W z + b) on z = ln(s / s_K) (survey eq. 16; Guo et al. 2017).
+    """Matrix scaling, softmax(W z + b) on z = ln(s / s_K) (survey eq. 16; Guo et al. (2017)).
 
     ``reg`` >= 0 adds ``reg * ||W - I||_F^2`` (sum over the K x (K - 1) free entries) to the mean
     log-loss, shrinking the map toward the identity; the default 0 is the plain maximum-likelihood
@@ -351,7 +352,7 @@ def _newton(
 
     With ``curvature`` (the same objective on a subset of the rows) the steps start from the inverse
     of that subset's Hessian at ``theta``, computed once, and refine it by BFGS updates from the
-    gradients seen (Nocedal & Wright 2006, eq. 6.17): one gradient per iteration instead of an exact
+    gradients seen (Nocedal & Wright (2006), eq. 6.17): one gradient per iteration instead of an exact
     Hessian (measured at 5·10⁴ x 10: the gradient shrinks about 10-fold per iteration). Should the
     decrement shrink less than 4-fold in an iteration, the exact Hessian, recomputed at every
     iterate, takes over.

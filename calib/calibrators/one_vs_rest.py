@@ -1,7 +1,8 @@
 """One-vs-rest extension of a binary calibrator to K classes, with renormalisation.
 
 Source: the survey of Silva Filho et al. (2023), Sect. 5.4 (one-vs-rest: K binary calibration
-problems, then normalisation; note 001 §7.12 and §11 item 15), following Zadrozny & Elkan (2002).
+problems, then normalisation of the K outputs, with a uniform 1/K where all K are 0, as PyCalib's
+``OneVsRestCalibrator`` does), following Zadrozny & Elkan (2002).
 The renormalised vectors need not be calibrated in the multiclass sense (survey Sect. 5.4).
 """
 

@@ -1,10 +1,11 @@
 """Platt scaling (logistic calibration) of the binary log-odds.
 
 Source: Platt (2000), "Probabilistic outputs for support vector machines", and the survey of
-Silva Filho et al. (2023), Sect. 5.3.3, eqs. 8-9 (eq. 9 read as the negative log-likelihood, see
-note 001 §10 item 2). The feature is the log-odds t = log q_1 - log q_0 of the input posteriors
-(note 001 §11 item 11: Platt on probabilities needs a logit feature), so the identity map is
-w = 1, b = 0.
+Silva Filho et al. (2023), Sect. 5.3.3, eqs. 8-9 (eq. 9 read as the negative log-likelihood: as
+printed, the indicator sum sits inside the logarithm, a slip eqs. 11, 13, 15, 17 and 19 repeat). The
+feature is the log-odds t = log q_1 - log q_0 of the input posteriors (a logistic map assumes a
+feature on the whole real line, so the survey, Sect. 5.3.3, transforms probabilities by the logit
+first), so the identity map is w = 1, b = 0.
 
 ``feature="score"`` uses the raw positive-class probability s = q_1 as the feature instead, which
 is eq. 8 read literally (the survey's Fig. 15: a sigmoid in s cannot undo over-confidence).
@@ -26,7 +27,7 @@ from calib.validation import CalibInputError
 
 
 class PlattCalibrator(Calibrator):
-    """Platt scaling: p_1 = sigmoid(w t + b) with t = log q_1 - log q_0 (survey eq. 8; Platt 2000).
+    """Platt scaling: p_1 = sigmoid(w t + b) with t = log q_1 - log q_0 (survey eq. 8; Platt (2000)).
 
     Each log-posterior is floored at ``LOG_FLOOR`` = -700 before taking the difference, so t lies
     in [-700, 700] even when a posterior is exactly 0 or 1.
@@ -34,7 +35,7 @@ class PlattCalibrator(Calibrator):
     ``smooth_targets=False``: (w, b) minimize the mean log-loss against the 0/1 labels. On linearly
     separable data that optimum is at infinity; the Newton iterations then stop once the loss no
     longer decreases measurably, leaving a very large |w| (a nearly hard step).
-    ``smooth_targets=True``: Platt's (2000) regularized targets are used instead of the labels,
+    ``smooth_targets=True``: the regularized targets of Platt (2000) are used instead of the labels,
     t_+ = (N_+ + 1) / (N_+ + 2) for positives and t_- = 1 / (N_- + 2) for negatives, and (w, b)
     minimize the mean cross-entropy against them; the optimum is then always finite.
 
@@ -73,7 +74,7 @@ class PlattCalibrator(Calibrator):
 
 
 def platt_targets(labels: np.ndarray) -> np.ndarray:
-    """Platt's (2000) smoothed targets: (N_+ + 1)/(N_+ + 2) for positives, 1/(N_- + 2) for negatives."""
+    """The smoothed targets of Platt (2000): (N_+ + 1)/(N_+ + 2) for positives, 1/(N_- + 2) for negatives."""
     positive = labels == 1
     n_pos = int(positive.sum())
     n_neg = labels.size - n_pos

@@ -1,6 +1,6 @@
 """How a calibrator is trained and applied: train-on-test, cross-validation, held-out.
 
-Source: paper 000, Sec. 2.5.3 and Sec. 3.2 (tt = trained on the test data itself; xv = K-fold
+Source: Ferrer & Ramos (2024), Sec. 2.5.3 and Sec. 3.2 (tt = trained on the test data itself; xv = K-fold
 cross-validation on the test data, each fold calibrated by a model trained on the other folds)
 and App. E (with bootstrap resamples, folds are grouped by original sample id so duplicated
 samples never sit on both sides of a split). Folds are stratified by label, shuffled and seeded.

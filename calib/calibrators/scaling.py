@@ -1,8 +1,8 @@
 """Scaling calibrators on log-posteriors: affine / DP and temperature scaling.
 
-Source: Ferrer & Ramos (2024), paper 000, eq. 23: s = softmax(alpha log q + beta), alpha > 0 a
-scalar and beta a K-vector (the direction-preserving "DP" transform of Brümmer & van Leeuwen 2006;
-Platt scaling for K = 2). beta = 0 gives temperature scaling (Guo et al. 2017; footnote 7).
+Source: Ferrer & Ramos (2024), eq. 23: s = softmax(alpha log q + beta), alpha > 0 a
+scalar and beta a K-vector (the direction-preserving "DP" transform of Brümmer & van Leeuwen (2006);
+Platt scaling for K = 2). beta = 0 gives temperature scaling (Guo et al. (2017); footnote 7).
 Parameters minimize the (optionally prior-weighted, eq. 36) cross-entropy in float64. The loss is
 convex in (alpha, beta) (log-sum-exp of a linear map), so a damped Newton method with the exact
 Hessian reaches the optimum in a few iterations; beta_0 is fixed at 0 (softmax ignores a common

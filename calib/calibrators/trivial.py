@@ -1,20 +1,23 @@
-"""Paper 002's recalibration baselines: Mean Replacement Recalibration and netcal-style one-vs-all HB / IR.
+"""The recalibration baselines of "Reassessing calibration" (n.d.): Mean Replacement Recalibration and
+netcal-style one-vs-all HB / IR.
 
-Source: paper 002, "Reassessing how to compare and improve the calibration of machine learning
-models" (Chidambaram & Ge; notes 002 §3 metric conventions, §5 methods, §6.2-6.7 tables, §8).
+Source: "Reassessing calibration" (n.d.), Sect. 3 (the trivial recalibration, its protocol and metrics) and
+Tables 1-6; the details the text leaves open are those of the authors' code (the supplementary
+material the paper points to; public at github.com/2014mchidamb/reassessing-calibration).
 
-- :class:`MeanReplacement` (MRR, paper 002 §3; notes §5 item 5): the predicted class c(x) is the
+- :class:`MeanReplacement` (MRR, Sect. 3): the predicted class c(x) is the
   argmax of the *original* posteriors and gets the calibration-split top-1 accuracy a_hat; every
   other class gets (1 - a_hat)/(K - 1). Its ECE is ~0 while NLL and Brier get much worse.
 - :func:`mrr_metrics`: the closed forms of MRR's test-split metrics from the test accuracy a, the
-  MRR confidence h = a_hat and K (notes §5): ECE = ACE = SmoothECE = |a - h|,
+  MRR confidence h = a_hat and K: ECE = ACE = SmoothECE = |a - h|,
   NLL = -[a ln h + (1 - a) ln((1 - h)/(K - 1))] (natural log) and the Brier score summed over
   classes (not averaged), a[(1-h)^2 + (1-h)^2/(K-1)] + (1-a)[h^2 + (1 - (1-h)/(K-1))^2
   + (K-2)((1-h)/(K-1))^2]. Values are fractions (the paper's tables print x100).
 - :class:`OneVsAllHistogramBinning` and :class:`OneVsAllIsotonic`: histogram binning
-  (Zadrozny & Elkan 2001) and isotonic regression (Zadrozny & Elkan 2002) applied one-vs-all the way
+  (Zadrozny & Elkan (2001)) and isotonic regression (Zadrozny & Elkan (2002)) applied one-vs-all the way
   netcal 1.x's ``HistogramBinning(bins=15)`` / ``IsotonicRegression()`` do it, which is what the
-  paper-002 authors ran (notes §5 items 3-4). They output exact zeros (log = -inf, so NLL = inf;
+  authors' code runs (the text says only "histogram binning" and "isotonic regression"; the accuracy
+  drop in its tables fits a one-vs-all scheme). They output exact zeros (log = -inf, so NLL = inf;
   nothing is clipped away) and can change the argmax, hence the accuracy.
 
 Why not :class:`calib.calibrators.OneVsRest`: its binary calibrators do not behave like netcal's.
@@ -43,7 +46,7 @@ ZERO_ROW_POLICIES = ("uniform", "nan")
 
 
 class MeanReplacement(Calibrator):
-    """Mean Replacement Recalibration (MRR; paper 002 §3, notes §5 item 5).
+    """Mean Replacement Recalibration (MRR; "Reassessing calibration" (n.d.), Sect. 3).
 
     ``fit`` stores ``confidence_`` = a_hat, the top-1 accuracy of the uncalibrated posteriors on the
     calibration data (argmax ties go to the first class, as numpy's argmax). ``predict_log_proba``
@@ -75,13 +78,15 @@ class MeanReplacement(Calibrator):
 def mrr_metrics(accuracy: float, confidence: float, n_classes: int) -> dict[str, float]:
     """MRR's test metrics in closed form from its test accuracy a and confidence h = a_hat (K classes).
 
-    Paper 002 / notes §5: ECE = ACE = SmoothECE = |a - h| (every confidence is h, so any binning or
-    smoothing sees one atom); NLL = -[a ln h + (1 - a) ln((1 - h)/(K - 1))] (natural log); Brier,
-    summed over classes, = a[(1-h)^2 + (1-h)^2/(K-1)] + (1-a)[h^2 + (1 - (1-h)/(K-1))^2
-    + (K-2)((1-h)/(K-1))^2]. A term whose weight is 0 counts 0 (0 ln 0 = 0); NLL is inf when a class
-    with positive weight gets probability 0 (h = 0 < a, or h = 1 > a).
+    Derived from the definition of MRR ("Reassessing calibration" (n.d.), Sect. 3); they give every
+    MRR row of its Tables 1-6 to within the rounding of the printed accuracy. ECE = ACE = SmoothECE =
+    |a - h| (every confidence is h, so any binning or smoothing sees one atom);
+    NLL = -[a ln h + (1 - a) ln((1 - h)/(K - 1))] (natural log); Brier, summed over classes,
+    = a[(1-h)^2 + (1-h)^2/(K-1)] + (1-a)[h^2 + (1 - (1-h)/(K-1))^2 + (K-2)((1-h)/(K-1))^2]. A term
+    whose weight is 0 counts 0 (0 ln 0 = 0); NLL is inf when a class with positive weight gets
+    probability 0 (h = 0 < a, or h = 1 > a).
 
-    Returns fractions (paper 002's tables print x100) keyed by the paper's column names:
+    Returns fractions (the paper's tables print x100) keyed by the paper's column names:
     ``accuracy`` (a), ``confidence`` (h), ``ECE``, ``ACE``, ``SmoothECE``, ``NLL``, ``Brier``.
     """
     k = check_positive_int(n_classes, "n_classes", minimum=2)
@@ -189,9 +194,10 @@ class _Histogram:
 
 
 class OneVsAllHistogramBinning(_NetcalOneVsAll):
-    """One-vs-all histogram binning (Zadrozny & Elkan 2001) as netcal ``HistogramBinning(bins=n_bins)``.
+    """One-vs-all histogram binning of Zadrozny & Elkan (2001) as netcal ``HistogramBinning(bins=n_bins)``.
 
-    Paper 002 §3/§5 (notes §5 item 3, 15 bins). Per class j, on the calibration probabilities p_j:
+    "Reassessing calibration" (n.d.), Sect. 3 (15 bins), as the authors' code runs it. Per class j, on
+    the calibration probabilities p_j:
     - edges ``np.linspace(0, 1, n_bins + 1)``;
     - fit: p_j clipped to [eps, 1 - eps] (eps = float64 machine epsilon), bins left-closed
       [e_i, e_{i+1}) (scipy ``binned_statistic_dd``); bin value = mean of 1{y = j} in the bin;
@@ -229,13 +235,13 @@ class OneVsAllHistogramBinning(_NetcalOneVsAll):
 
 
 class OneVsAllIsotonic(_NetcalOneVsAll):
-    """One-vs-all isotonic regression (Zadrozny & Elkan 2002) as netcal ``IsotonicRegression()``.
+    """One-vs-all isotonic regression of Zadrozny & Elkan (2002) as netcal ``IsotonicRegression()``.
 
-    Paper 002 §3/§5 (notes §5 item 4). Per class j: scikit-learn ``IsotonicRegression(y_min=0,
-    y_max=1, increasing=True, out_of_bounds="clip")`` of 1{y = j} on the raw probability p_j
-    (interpolation is linear in p_j, not in log-odds; no input clipping). Then the one-vs-all
-    combination of :class:`_NetcalOneVsAll` (row-normalise, clip, all-zero rows per ``zero_rows``).
-    The fitted map is 0 below the lowest positive, so exact zeros are common.
+    "Reassessing calibration" (n.d.), Sect. 3, as the authors' code runs it. Per class j: scikit-learn
+    ``IsotonicRegression(y_min=0, y_max=1, increasing=True, out_of_bounds="clip")`` of 1{y = j} on the
+    raw probability p_j (interpolation is linear in p_j, not in log-odds; no input clipping). Then the
+    one-vs-all combination of :class:`_NetcalOneVsAll` (row-normalise, clip, all-zero rows per
+    ``zero_rows``). The fitted map is 0 below the lowest positive, so exact zeros are common.
     """
 
     def _fit_binary(self, p: np.ndarray, positive: np.ndarray) -> IsotonicRegression:

@@ -1,12 +1,13 @@
-"""Replay of the paper-000 authors' cross-validation folds for their synthetic experiments.
+"""Replay of the cross-validation folds of Ferrer & Ramos (2024) for their synthetic experiments.
 
-Source: notes/000 Sec. 4 (the authors' ``create_scores_for_expts`` as coded). Their xv folds are
-``StratifiedKFold(5, shuffle=True)`` drawn from numpy's global stream, continuing right after the
-data draw, one split per xv calibration, in the order: systems [cal, mcp, mc1, mc1-mismatched,
-mcs, mcps] (mc1 is a variant the paper never shows), and per system the calibrators D, T and, for
-K = 2 only, H. A split's consumption of the stream depends only on the labels, so the whole
-sequence can be replayed from the labels and the generator's legacy RNG. With these folds the
-published xv numbers (Table 1, Fig. 6) come out to the printed digit.
+Source: the code that accompanies Ferrer & Ramos (2024) (github.com/luferrer/expected_cost, named in the
+paper as the source of all its plots and tables; commit 96253fe), ``create_scores_for_expts`` as coded.
+Their xv folds are ``StratifiedKFold(5, shuffle=True)`` drawn from numpy's global stream, continuing
+right after the data draw, one split per xv calibration, in the order: systems [cal, mcp, mc1,
+mc1-mismatched, mcs, mcps] (mc1 is a variant the paper never shows), and per system the calibrators D, T
+and, for K = 2 only, H. A split's consumption of the stream depends only on the labels, so the whole
+sequence can be replayed from the labels and the generator's legacy RNG. With these folds the published
+xv numbers (Table 1, Fig. 6) come out to the printed digit.
 """
 
 from __future__ import annotations

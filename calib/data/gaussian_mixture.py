@@ -1,4 +1,4 @@
-"""The 1-D Gaussian mixture and its logistic models (Vaicenavicius et al. 2019, Sect. 5.1, App. C.1).
+"""The 1-D Gaussian mixture and its logistic models (Vaicenavicius et al. (2019), Sect. 5.1, App. C.1).
 
 Y in {-1, +1} with P(Y = -1) = P(Y = 1) = 1/2 and X | Y ~ N(Y, 1), so P(Y = -1 | X = x) =
 sigma(-2x). A model predicts g_1(x) = sigma(beta0 + beta1 x) for class -1 (column 0, label 0) and

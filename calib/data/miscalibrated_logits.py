@@ -1,10 +1,11 @@
-"""Synthetic "miscalibrated logits" with a known truth, for paper 002's recalibration experiments.
+"""Synthetic "miscalibrated logits" with a known truth, for the recalibration protocol of
+"Reassessing calibration" (n.d.).
 
-Source: notes 002 §6.10 item 3 (a suggestion of the notes, not an experiment of paper 002, which
-has no synthetic data): draw true logits z, labels from softmax(z), and show a model the logits
-scale * z (+ noise). scale > 1 makes the model over-confident and scale < 1 under-confident;
-with no noise, temperature scaling (softmax(alpha log q), :class:`calib.calibrators.TemperatureScaling`)
-recovers the truth at alpha = 1/scale.
+Source: our own generator, not an experiment of "Reassessing calibration" (n.d.), which has no synthetic
+data; it runs that paper's recalibration protocol (Sect. 3) where the truth is known. Draw true logits
+z, labels from softmax(z), and show a model the logits scale * z (+ noise). scale > 1 makes the model
+over-confident and scale < 1 under-confident; with no noise, temperature scaling (softmax(alpha log q),
+:class:`calib.calibrators.TemperatureScaling`) recovers the truth at alpha = 1/scale.
 
 Generative model, for i = 1..N (K classes, one seeded ``numpy.random.Generator``):
 1. a latent class c_i ~ Uniform{0, ..., K-1} (the class structure);

@@ -4,7 +4,7 @@ A :class:`PosteriorSet` holds scores of shape (N, K) as stored, integer labels, 
 ``kind`` of the scores (``probs``, ``logprobs`` or ``logits``; never guessed), class names where
 known and a provenance string. Loaders read ``.npy`` pairs, ``.npz`` archives and a user's CSV or
 Parquet table (one column per class plus a label column). :func:`one_vs_other` makes the binary
-"class c vs the others" view of paper 000, Sec. 3.5 (CIFAR-1vsO, CIFAR-2vsO).
+"class c vs the others" view of Ferrer & Ramos (2024), Sec. 3.5 (CIFAR-1vsO, CIFAR-2vsO).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class PosteriorSet:
 def one_vs_other(pset: PosteriorSet, positive: int) -> PosteriorSet:
     """Binary view "class ``positive`` vs the rest": [logsumexp(others), log q_c], labels (y == c).
 
-    Paper 000, Sec. 3.5 (the CIFAR-XvsO tasks); class index 1 of the view is the positive class.
+    Ferrer & Ramos (2024), Sec. 3.5 (the CIFAR-XvsO tasks); class index 1 of the view is the positive class.
     """
     if not 0 <= positive < pset.n_classes:
         raise CalibInputError(f"positive must be a class index in [0, {pset.n_classes}); got {positive}")

@@ -1,9 +1,11 @@
-"""The survey's synthetic data (Silva Filho et al. 2023, Sects. 5.2 and 5.4; Figs. 11-20).
+"""The survey's synthetic data: Silva Filho et al. (2023), Sects. 5.2 and 5.4, Figs. 11-20.
 
 Binary: Y ~ Bernoulli(0.5) and a hidden H ~ Bernoulli(0.5); X | Y, H is Gaussian with (mean,
 variance) (-4, 960) and (64, 1280) for the positive class Y = 1, (4, 980) and (-72, 1024) for the
-other (the second parameter is a variance: notes/001 Sec. 9.2). Three classes: Y uniform on three
-classes, the first two as above and X | Y = 3 ~ N(0, 8). Labels follow this library's convention:
+other. The second parameter is a variance, not a standard deviation: with variances the pseudo-model
+scores stay near [0.1, 0.9], as the survey describes them (Sect. 5.2), while standard deviations that
+large would push them to 0 and 1. Three classes: Y uniform on three classes, the first two as above and
+X | Y = 3 ~ N(0, 8). Labels follow this library's convention:
 in the binary set index 1 is the survey's positive class Y = 1 (its posterior increases with x);
 in the 3-class set index j is the survey's class j + 1.
 """

@@ -1,6 +1,6 @@
 """Synthetic Gaussian posteriors: the calibrated system and its miscalibrated versions.
 
-Source: Ferrer & Ramos (2024), paper 000, App. C. K classes; class H1 (index 0) has prior P1 and
+Source: Ferrer & Ramos (2024), App. C. K classes; class H1 (index 0) has prior P1 and
 the others (1 - P1)/(K - 1). Features of class i are N(mu_i, variance I_K) with mu_i = sqrt(0.5) e_i
 (means at unit distance). The exact likelihoods give four systems:
 - ``cal``: posteriors with the data priors (perfectly calibrated);

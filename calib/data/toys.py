@@ -1,4 +1,4 @@
-"""The survey's worked examples as arrays (Silva Filho et al. 2023; facts transcribed from the paper).
+"""The survey's worked examples as arrays (Silva Filho et al. (2023); facts transcribed from the paper).
 
 - :func:`hallenbeck_1920`: Table 1, 123 precipitation forecasts in 10 bins, each forecast placed
   at its bin's centre (5 %, 15 %, ..., 95 % for "above 90"), as the survey does for Fig. 2.

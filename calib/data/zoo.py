@@ -2,11 +2,11 @@
 
 Each (dataset, model) pair is trained on a seeded stratified train split; its posteriors on the
 calibration split and on the test split are two :class:`~calib.data.real.PosteriorSet` s, so a
-calibrator can be trained on held-out data (paper 000's recommendation) and judged on the test.
-The models have well-known calibration habits: Gaussian naive Bayes pushes posteriors to 0 and 1;
-random forests and k-NN give coarse, often exactly-zero probabilities; SVM and boosting margins are
-not probabilities at all (their decision functions are declared as logits); logistic regression
-and MLPs are fitted by log loss. scikit-learn bundles four classification datasets (breast
+calibrator can be trained on held-out data (as Ferrer & Ramos (2024), Sec. 2.4.2, recommend) and
+judged on the test. The models have well-known calibration habits: Gaussian naive Bayes pushes
+posteriors to 0 and 1; random forests and k-NN give coarse, often exactly-zero probabilities; SVM and
+boosting margins are not probabilities at all (their decision functions are declared as logits);
+logistic regression and MLPs are fitted by log loss. scikit-learn bundles four classification datasets (breast
 cancer, digits, iris, wine); all four are here.
 """
 

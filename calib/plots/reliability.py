@@ -2,7 +2,7 @@
 
 Silva Filho et al. (2023), Sect. 4.1 and Figs. 1, 6-10, 12-20: a bar per bin up to the observed
 frequency, a red gap from the frequency to the bin's mean score, the marker at the mean score
-(not the bin centre: Fig. 6, Bröcker & Smith 2007), the diagonal, a histogram of scores below,
+(not the bin centre: Fig. 6; Bröcker & Smith (2007)), the diagonal, a histogram of scores below,
 and optional per-bin intervals. Simplex maps colour the change g_j(s) - s_j of one class over
 the probability simplex (red up, blue down, white unchanged). Everything drawn is computed first
 (:class:`calib.calibration_error.ReliabilityBins`); these functions only draw.
@@ -121,7 +121,7 @@ def deviation_diagram(ax, mean_prediction, deviation, *, low=None, high=None, sh
 
 
 def simplex_arrows(ax, tails, heads, *, names=("1", "2", "3"), cells=None, share=None, marks=False, cmap="Blues"):
-    """Multidimensional reliability diagram (Vaicenavicius et al. 2019, Sect. 4.4): an arrow from each
+    """Multidimensional reliability diagram (Vaicenavicius et al. (2019), Sect. 4.4): an arrow from each
     mean prediction (``tails``, (L, 3)) to its outcome frequency (``heads``), to scale in the simplex.
     With ``cells`` (C, 3, 3) and ``share`` (C,), each triangle is coloured by its share of the
     predictions (log scale, empty cells blank), arrows of rarer cells are fainter, and the colour

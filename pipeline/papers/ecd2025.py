@@ -1,4 +1,4 @@
-"""The experiment kinds of paper 004 (Sumler et al. 2025, "An entropic metric for measuring calibration").
+"""The experiment kinds of "An entropic metric" (2025), the entropic calibration difference (ECD).
 
 Artifacts: Fig. 2 (one datum's ECD against the prediction, with its lower bound); the simulation of
 Sect. V-A in both readings of its generator (Table I as mean +- sd over seeds, Figs. 3-4); Table II's
@@ -210,8 +210,9 @@ def render_simulation_figures(exp: DictConfig, values: pd.DataFrame, stem: Path)
 def table2_check(exp: DictConfig, data: DataSources) -> list[dict]:
     """ResNet18's single-datum bins: ECE, ESCE and ECD of one prediction p with label y = 1.
 
-    The inputs are the printed ECE of bins 7 and 8 (p = 1 - ECE: 0.62 and 0.7868, notes to paper
-    004, Sect. 2.3); the ESCE and ECD that follow are a consistency check of the paper's arithmetic.
+    The inputs are the printed ECE of bins 7 and 8 (p = 1 - ECE: 0.62 and 0.7868, as a bin holding
+    one prediction p of a positive has ECE 1 - p); the ESCE and ECD that follow are a consistency check
+    of the paper's arithmetic.
     """
     records = []
     for b, p in exp.single_datum_bins.items():

@@ -1,4 +1,4 @@
-"""The experiment kinds of paper 000 (Ferrer & Ramos 2024, "Evaluating posterior probabilities").
+"""The experiment kinds of Ferrer & Ramos (2024), "Evaluating posterior probabilities".
 
 Synthetic Gaussian systems (Figs. 1, 4-8, Table 1), the tables on published real posterior sets
 (Tables 2-3), and held-out calibration under dataset shift, which the paper recommends (Sec. 2.5.3,

@@ -1,11 +1,11 @@
-"""The experiment kinds of paper 002 ("Reassessing how to compare and improve the calibration ...").
+"""The experiment kinds of "Reassessing calibration" (n.d.).
 
-The paper's protocol (Sect. 6.1): the first 20 % of a model's test set fits each recalibration
-method, the remaining 80 % evaluates it; methods baseline, temperature scaling (TS), one-vs-all
-histogram binning (HB, 15 bins) and isotonic regression (IR), mean replacement (MRR); metrics
-accuracy, ECE (15 bins), ACE, smooth ECE, NLL and Brier (summed over classes), all x 100. Plus the
-calibration-sharpness diagrams (Brier, Gaussian kernel) and the published tables' MRR rows checked
-against their closed form.
+The paper's protocol (Sect. 3; App. F.2 for CIFAR): 20 % of a model's test set (the first 20 %, as
+the authors' code splits it) fits each recalibration method, the remaining 80 % evaluates it; methods
+baseline, temperature scaling (TS), one-vs-all histogram binning (HB, 15 bins) and isotonic regression
+(IR), mean replacement (MRR); metrics accuracy, ECE (15 bins), ACE, smooth ECE, NLL and Brier (summed
+over classes), all x 100. Plus the calibration-sharpness diagrams (Brier, Gaussian kernel) and the
+published tables' MRR rows checked against their closed form.
 """
 
 from __future__ import annotations
@@ -86,7 +86,8 @@ def table_metrics(logp: np.ndarray, labels: np.ndarray, n_bins: int) -> dict[str
 
 
 def _synthetic_set(spec: DictConfig) -> tuple[PosteriorSet, np.ndarray]:
-    """A miscalibrated-logits draw (notes/002 Sec. 6.10) as a posterior set, and its true posteriors."""
+    """A miscalibrated-logits draw (:mod:`calib.data.miscalibrated_logits`) as a posterior set, and its
+    true posteriors."""
     draw = miscalibrated_logits(
         spec.n_samples, spec.n_classes, scale=spec.scale, noise_sd=spec.noise_sd, seed=spec.seed
     )
@@ -139,12 +140,13 @@ def render_recalibration_table(exp: DictConfig, values: pd.DataFrame, stem: Path
 def mrr_closed_form_check(exp: DictConfig, data: DataSources) -> list[dict]:
     """MRR's NLL and Brier in closed form from a table's printed accuracy a and ECE (the inputs).
 
-    MRR's confidence is h = a + ECE or a - ECE (the sign of a - h is not printed; notes to paper 002,
-    Sect. 5). Both readings are written ("NLL (h = a + ECE)", ...). The cell itself is the midpoint of
-    the closed form's range over both signs and over the inputs' rounding intervals (printed x 100
-    to ``decimals`` places: +- half a unit each), and its ``[input rounding]`` companion is half that
-    range: the report's tolerance for a number derived from rounded inputs. The published NLL and
-    Brier are never read here; the comparison is a consistency check of the paper's arithmetic.
+    MRR's confidence is h = a + ECE or a - ECE (the tables print |a - h| only, and NLL and
+    Brier are stationary in h at h = a, so they cannot tell the sign either). Both readings are written
+    ("NLL (h = a + ECE)", ...). The cell itself is the midpoint of the closed form's range over both
+    signs and over the inputs' rounding intervals (printed x 100 to ``decimals`` places: +- half a unit
+    each), and its ``[input rounding]`` companion is half that range: the report's tolerance for a
+    number derived from rounded inputs. The published NLL and Brier are never read here; the comparison
+    is a consistency check of the paper's arithmetic.
     """
     k, half = exp.n_classes, 0.5 * 10.0 ** -int(exp.mrr.decimals) / 100
     a0, ece0 = exp.mrr.accuracy / 100, exp.mrr.ece / 100

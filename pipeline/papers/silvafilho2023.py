@@ -1,9 +1,10 @@
-"""The experiment kinds of paper 001 (Silva Filho et al. 2023, "Classifier calibration: a survey").
+"""The experiment kinds of the survey, Silva Filho et al. (2023), "Classifier calibration: a survey".
 
 Worked examples, Tables 1-8 and Figs. 1, 2, 6, 8-10 and 21: the survey computed its Tables 4-7 from
-bin means rounded to 2 decimals (summed in ascending order) and ECEs rounded to 4 (notes/001 Sec.
-5.6); both that ``paper`` arithmetic and exact arithmetic are reported, so the report checks the
-printed digits exactly and the exact values within the stated tolerance.
+bin means rounded to 2 decimals (summed in ascending order) and ECEs rounded to 4, which gives the
+printed digits (exact arithmetic gives 0.1878 for the binary ECE printed as 0.1873 in Sect. 4.2); both
+that ``paper`` arithmetic and exact arithmetic are reported, so the report checks the printed digits
+exactly and the exact values within the stated tolerance.
 
 Synthetic experiments, Figs. 11-20. Binary: the pseudo-models sigmoid(0.01 x) (under-confident) and
 sigmoid(0.05 x) (over-confident) and an MLP (two hidden layers of 128 ReLU units, scikit-learn

@@ -1,4 +1,4 @@
-"""The experiment kinds of paper 003 (Vaicenavicius et al. 2019, "Evaluating model calibration").
+"""The experiment kinds of Vaicenavicius et al. (2019), "Evaluating model calibration in classification".
 
 Artifacts: the finite counterexamples between the notions of calibration (Tables 1-2, Figs. 2 and
 5); the Gaussian-mixture study (expected miscalibration by quadrature, estimator bias against the

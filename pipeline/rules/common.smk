@@ -6,6 +6,7 @@ import re
 import sys
 from pathlib import Path
 
+from calib.bibliography import cite, load_bibliography
 from calib.data.registry import REAL_SETS
 from calib.data.zoo import DATASETS as ZOO_DATASETS, MODELS as ZOO_MODELS, SPLITS as ZOO_SPLITS
 from pipeline.config import compose_config
@@ -38,7 +39,7 @@ EXPERIMENTS = {key: e for key, e in ALL_EXPERIMENTS.items() if not MISSING[key]}
 FIGURES = [key for key, e in EXPERIMENTS.items() if not e.is_table]
 TABLES = [key for key, e in EXPERIMENTS.items() if e.is_table]
 ARTIFACTS = [f"{RESULTS}/{key}{suffix}" for key, e in EXPERIMENTS.items() for suffix in e.suffixes]
-PAPER_TITLES = dict(SETTINGS.papers)
+PAPER_TITLES = {paper: f"{cite(paper)}, {load_bibliography()[paper].title}" for paper in SETTINGS.papers}
 FETCHABLE = [name for name, entry in REAL_SETS.items() if not entry.unavailable]
 DATASETS = sorted(p.stem for p in Path("configs/dataset").glob("*.yaml"))
 SWEEPS = {name: load_sweep(name) for name in sweep_names()}

@@ -16,6 +16,7 @@ import hydra
 import pandas as pd
 from omegaconf import DictConfig
 
+from calib.bibliography import reference
 from calib.data.registry import REAL_SETS
 from pipeline.claims import CLAIM_COLUMNS, claims_table
 from pipeline.config import experiment_names
@@ -145,8 +146,8 @@ def build(cfg: DictConfig) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     lines += [_table(missed), ""] if len(missed) else ["None.", ""]
     lines += ["## The papers' claims on our data", ""]
     lines += _claims_section(claims) if len(claims) else ["No claims are checked.", ""]
-    for paper, title in cfg.papers.items():
-        lines += [f"## {paper}: {title}", ""]
+    for paper in cfg.papers:
+        lines += [f"## {paper}: {reference(paper)}", ""]
         mine = [e for e in experiments if e.paper == paper]
         if not mine:
             lines += ["No experiments of this paper are configured yet.", ""]
