@@ -16,7 +16,7 @@ from inputs import binary_problem, confidence_problem, draw_labels, multiclass_p
 from scipy.spatial.distance import cdist
 from sklearn.calibration import calibration_curve
 
-from calib import bootstrap as calib_bootstrap
+from calib import resampling as calib_bootstrap
 from calib.calibration_error import ece_top_label
 from calib.ece_presets import preset_ece
 from calib.kernel import smooth_ece
@@ -251,7 +251,7 @@ def basic_gap(result, interval) -> float:
 
 def bootstrap_cases(n: int, n_boot: int) -> list[Case]:
     available = hasattr(calib_bootstrap, "bootstrap_ece")
-    note = "" if available else "calib.bootstrap.bootstrap_ece does not exist yet: calib skipped"
+    note = "" if available else "calib.resampling.bootstrap_ece does not exist yet: calib skipped"
     operation = f"bootstrap 95% CI of top-label ECE, {ECE_BINS} bins, B={n_boot}, K={CLASSES}"
     return [Case(operation, n, partial(_bootstrap_setup, n, n_boot, available), note)]
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from calib.bootstrap import percentile_interval, resample_blocks
 from calib.data.real import PosteriorSet
 from calib.decisions import zero_one_costs
 from calib.files import atomic_write
+from calib.resampling import percentile_interval, resample_blocks
 from calib.summary import ECE_BINS, Summary, point_metrics, resampled_metrics
 
 COMPARED = ("accuracy", "NCE", "NBS", "ECE top-label", "ECD")

@@ -50,7 +50,7 @@ from functools import partial
 import numpy as np
 from scipy import fft, sparse
 
-from calib.bootstrap import float_chunks
+from calib.resampling import float_chunks
 from calib.validation import CalibInputError, as_labels, as_probs, as_vector, check_positive_int
 
 KERNELS = ("gaussian", "epanechnikov")
@@ -442,7 +442,7 @@ class ResampledSmoothEce:
 
     def __call__(self, counts: np.ndarray) -> np.ndarray:
         """SmoothECE of each resample counted by a column of ``counts`` (N, b), an array of sample counts
-        (:func:`calib.bootstrap.resample_counts` or :func:`calib.bootstrap.counted_resamples`)."""
+        (:func:`calib.resampling.resample_counts` or :func:`calib.resampling.counted_resamples`)."""
         binned: dict[int, np.ndarray] = {}
 
         def evaluate(sigma: float, which: np.ndarray) -> np.ndarray:

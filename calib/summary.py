@@ -29,14 +29,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import entr
 
-from calib.bootstrap import (
-    ResampledSums,
-    counted_resamples,
-    ece_terms,
-    float_chunks,
-    percentile_interval,
-    resample_counts,
-)
 from calib.calibrators import (
     AffineCalibrator,
     HistogramBinning,
@@ -49,6 +41,14 @@ from calib.calibrators import (
 from calib.decisions import bayes_choices, check_costs, zero_one_costs
 from calib.entropic import ecd_terms
 from calib.kernel import ResampledSmoothEce
+from calib.resampling import (
+    ResampledSums,
+    counted_resamples,
+    ece_terms,
+    float_chunks,
+    percentile_interval,
+    resample_counts,
+)
 from calib.scores import brier_losses
 from calib.validation import CalibInputError, as_priors, as_probs, check_inputs, check_positive_int, class_counts
 
@@ -138,10 +138,10 @@ class Resampler:
     """Every metric of :func:`point_metrics`, and means of extra per-sample values, for many resamples.
 
     A resample is given by how often it draws each sample (a column of
-    :func:`calib.bootstrap.counted_resamples` or :func:`calib.bootstrap.resample_counts`). Every metric
+    :func:`calib.resampling.counted_resamples` or :func:`calib.resampling.resample_counts`). Every metric
     but smooth ECE is a function of sums over the resample, per class or per bin, of per-sample values
     computed from the full data; here they are computed for a chunk of samples at a time and
-    multiplied with those samples' counts (:class:`calib.bootstrap.ResampledSums`), so the data are
+    multiplied with those samples' counts (:class:`calib.resampling.ResampledSums`), so the data are
     never copied per resample and memory stays bounded for any N. With empirical priors a mean is
     sum / N; with ``priors`` it is sum_h P_h S_h / N_h over the class sums S_h (eqs. 36-37). Smooth
     ECE searches its bandwidth per resample, in lockstep over all resamples of the matrix

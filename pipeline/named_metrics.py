@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calib.calibration_error import ece_binary, ece_top_label
-from calib.calibration_loss import calibration_loss_from_posteriors
+from calib.calibration_losses import calibration_loss_from_posteriors
 from calib.calibrators import AffineCalibrator, HistogramBinning, IsotonicCalibrator, TemperatureScaling, calibrate
 from calib.decisions import imbalanced_costs, normalized_risk, zero_one_costs
 from calib.scores import brier, cross_entropy

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-import calib.bootstrap
-from calib.bootstrap import bootstrap_indices, resample_counts
+import calib.resampling
 from calib.kernel import (
     ResampledSmoothEce,
     _convolve_nodes,
@@ -22,6 +21,7 @@ from calib.kernel import (
     smooth_ece,
     smooth_ece_top_label,
 )
+from calib.resampling import bootstrap_indices, resample_counts
 from calib.scores import brier
 from calib.validation import CalibInputError
 
@@ -299,7 +299,7 @@ def test_smooth_ece_agrees_with_relplot(n):
 
 @pytest.mark.parametrize(("n", "n_boot"), [(40, 30), (3000, 12), (60_000, 3)])
 def test_resampled_smooth_ece_equals_smooth_ece_of_each_resample(n, n_boot, monkeypatch):
-    monkeypatch.setattr(calib.bootstrap, "_CHUNK_CELLS", 5000)  # several chunks of samples
+    monkeypatch.setattr(calib.resampling, "_CHUNK_CELLS", 5000)  # several chunks of samples
     rows = bootstrap_indices(n, n_boot=n_boot, seed=n)
     for case, f, y in _smece_cases(n, seed=n + 1):
         expected = [smooth_ece(f[r], y[r]) for r in rows]

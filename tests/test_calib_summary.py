@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import calib.bootstrap
+import calib.resampling
 import calib.summary
-from calib.bootstrap import bootstrap_indices, resample_counts
 from calib.calibration_error import ece_binary, ece_classwise, ece_top_label
 from calib.decisions import normalized_risk, zero_one_costs
 from calib.entropic import ecd
 from calib.kernel import smooth_ece_top_label
+from calib.resampling import bootstrap_indices, resample_counts
 from calib.scores import brier, cross_entropy
 from calib.summary import ECE_BINS, Resampler, evaluate, point_metrics, resampled_metrics
 from calib.validation import CalibInputError, check_inputs
@@ -61,7 +61,7 @@ def test_a_resample_without_a_class_is_a_clear_error_under_priors():
 
 @pytest.mark.parametrize("priors", [None, [0.3, 0.3, 0.4]])
 def test_resampler_over_chunks_with_infinities_and_extra_means_equals_the_loop(priors, monkeypatch):
-    monkeypatch.setattr(calib.bootstrap, "_CHUNK_CELLS", 9 * 50)  # chunks of 50 samples for 9 resamples
+    monkeypatch.setattr(calib.resampling, "_CHUNK_CELLS", 9 * 50)  # chunks of 50 samples for 9 resamples
     rng = np.random.default_rng(8)
     probs = rng.dirichlet([1.0, 1.0, 1.0], size=400)
     y = rng.integers(0, 3, 400)

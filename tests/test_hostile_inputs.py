@@ -39,8 +39,7 @@ import pytest
 import calib.calibration_error as ce
 import calib.calibrators as cal
 import calib.significance as sig
-from calib.bootstrap import bootstrap, bootstrap_ece, percentile_interval
-from calib.calibration_loss import calibration_loss, calibration_loss_from_posteriors
+from calib.calibration_losses import calibration_loss, calibration_loss_from_posteriors
 from calib.cli import main as cli_main
 from calib.data.real import PosteriorSet, load_npy_pair, load_npz, load_table, one_vs_other
 from calib.decisions import bayes_decisions, expected_cost, normalized_risk
@@ -59,6 +58,7 @@ from calib.kernel import (
 from calib.kernel_calibration import mmce, skce
 from calib.lenses import TopK
 from calib.miscalibration import expected_miscalibration
+from calib.resampling import bootstrap, bootstrap_ece, percentile_interval
 from calib.risk_curves import bayes_risk_curve, integrated_risk
 from calib.scores import brier, cross_entropy, semi_empirical_cross_entropy
 from calib.simplex_binning import DataDependent, UniformGrid

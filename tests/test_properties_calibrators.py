@@ -43,7 +43,7 @@ from test_properties_strategies import (
     xv_outcome,
 )
 
-from calib.calibration_loss import calibration_loss, calibration_loss_from_posteriors
+from calib.calibration_losses import calibration_loss, calibration_loss_from_posteriors
 from calib.calibrators import (
     AffineCalibrator,
     BetaCalibrator,

@@ -31,9 +31,9 @@ from test_properties_strategies import (
     samples,
 )
 
-from calib.bootstrap import bootstrap, bootstrap_ece
 from calib.calibration_error import ece_binary, ece_classwise, ece_top_label
 from calib.lenses import TopK
+from calib.resampling import bootstrap, bootstrap_ece
 from calib.scores import brier, cross_entropy
 from calib.significance import (
     SmallSampleWarning,

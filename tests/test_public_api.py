@@ -28,3 +28,12 @@ def test_importing_calib_loads_nothing_until_a_name_is_used():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[] True"
+
+
+def test_no_public_name_is_also_a_module_of_the_package():
+    # Importing calib.<module> binds the module as an attribute of calib, which would hide a public
+    # name of the same spelling from then on.
+    import pkgutil
+
+    modules = {info.name for info in pkgutil.iter_modules(calib.__path__)}
+    assert not modules & set(calib.__all__)

@@ -20,8 +20,7 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 
-from calib.bootstrap import bootstrap
-from calib.calibration_loss import calibration_loss_from_posteriors
+from calib.calibration_losses import calibration_loss_from_posteriors
 from calib.calibrators import calibrate
 from calib.calibrators.protocols import held_out
 from calib.data.registry import REAL_SETS
@@ -30,6 +29,7 @@ from calib.divergences import expected_divergence_to_constant
 from calib.plots.bars import grouped_bars
 from calib.plots.curves import line_curves, mark_point
 from calib.plots.style import figure_style, save_figure
+from calib.resampling import bootstrap
 from calib.risk_curves import bayes_risk_curve
 from calib.scores import brier, brier_losses, cross_entropy, semi_empirical_cross_entropy
 from calib.validation import CalibInputError

@@ -1,9 +1,9 @@
-"""Tests of calib.calibration_loss: CalLoss (eq. 30) and RCL (eq. 33)."""
+"""Tests of calib.calibration_losses: CalLoss (eq. 30) and RCL (eq. 33)."""
 
 import numpy as np
 import pytest
 
-from calib.calibration_loss import calibration_loss, calibration_loss_from_posteriors
+from calib.calibration_losses import calibration_loss, calibration_loss_from_posteriors
 from calib.calibrators import AffineCalibrator, TemperatureScaling
 from calib.data.ferrer2024_folds import authors_xv_folds
 from calib.data.synthetic import gaussian_posteriors

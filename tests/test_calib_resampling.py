@@ -1,10 +1,11 @@
-"""Tests of calib.bootstrap: percentile confidence intervals (paper 000, App. E)."""
+"""Tests of calib.resampling: percentile confidence intervals (paper 000, App. E)."""
 
 import numpy as np
 import pytest
 
-import calib.bootstrap
-from calib.bootstrap import (
+import calib.resampling
+from calib.calibration_error import ece_binary, ece_classwise, ece_top_label
+from calib.resampling import (
     ResampledSums,
     bootstrap,
     bootstrap_ece,
@@ -15,7 +16,6 @@ from calib.bootstrap import (
     resample_blocks,
     resample_counts,
 )
-from calib.calibration_error import ece_binary, ece_classwise, ece_top_label
 from calib.validation import CalibInputError
 
 
@@ -139,7 +139,7 @@ def test_batched_ece_bootstrap_equals_the_loop_over_resamples(view, k, ece):
 def test_resample_blocks_bound_memory_and_keep_one_stream(monkeypatch):
     whole = np.random.default_rng(9).integers(0, 50, size=(40, 50))
     np.testing.assert_array_equal(bootstrap_indices(50, n_boot=40, seed=9), whole)  # one block when it fits
-    monkeypatch.setattr(calib.bootstrap, "_BLOCK_CELLS", 50 * 6)
+    monkeypatch.setattr(calib.resampling, "_BLOCK_CELLS", 50 * 6)
     blocks = list(resample_blocks(50, n_boot=40, seed=9))
     assert [b.shape for b in blocks] == [(6, 50)] * 6 + [(4, 50)]
     # the class-wise ECE splits a block further (K cells per sample) without changing the resamples
@@ -157,13 +157,13 @@ def test_resample_counts_count_each_draw():
 
 
 def test_counted_resamples_are_the_resamples_of_resample_blocks(monkeypatch):
-    monkeypatch.setattr(calib.bootstrap, "_BLOCK_CELLS", 50 * 3)  # blocks of 3 resamples
-    monkeypatch.setattr(calib.bootstrap, "_COUNT_CELLS", 50 * 7)  # two whole blocks per matrix
+    monkeypatch.setattr(calib.resampling, "_BLOCK_CELLS", 50 * 3)  # blocks of 3 resamples
+    monkeypatch.setattr(calib.resampling, "_COUNT_CELLS", 50 * 7)  # two whole blocks per matrix
     matrices = list(counted_resamples(50, n_boot=20, seed=4))
     assert [m.shape[1] for m in matrices] == [6, 6, 6, 2] and matrices[0].dtype == np.uint8
     expected = resample_counts(bootstrap_indices(50, n_boot=20, seed=4), 50)
     np.testing.assert_array_equal(np.hstack(matrices), expected)
-    monkeypatch.setattr(calib.bootstrap, "_CHUNK_CELLS", 6 * 8)  # 8 samples per chunk of 6 resamples
+    monkeypatch.setattr(calib.resampling, "_CHUNK_CELLS", 6 * 8)  # 8 samples per chunk of 6 resamples
     chunks = list(float_chunks(matrices[0]))
     assert [rows.stop - rows.start for rows, _ in chunks] == [8] * 6 + [2]
     assert all(c.dtype == np.float64 for _, c in chunks)
@@ -172,8 +172,8 @@ def test_counted_resamples_are_the_resamples_of_resample_blocks(monkeypatch):
 
 def test_counts_beyond_a_byte_widen_the_count_matrix(monkeypatch):
     expected = 300 * resample_counts(bootstrap_indices(20, n_boot=5, seed=1), 20)
-    drawn = calib.bootstrap._counts_by_resample
-    monkeypatch.setattr(calib.bootstrap, "_counts_by_resample", lambda rows, n: 300 * drawn(rows, n))
+    drawn = calib.resampling._counts_by_resample
+    monkeypatch.setattr(calib.resampling, "_counts_by_resample", lambda rows, n: 300 * drawn(rows, n))
     (matrix,) = counted_resamples(20, n_boot=5, seed=1)
     np.testing.assert_array_equal(matrix, expected)
 
@@ -231,7 +231,7 @@ def test_percentile_interval_rejects_values_without_numbers(values):
 
 @pytest.mark.parametrize("n_boot", [0, 1, 20])
 def test_the_full_sample_leads_the_counted_resamples_when_asked(monkeypatch, n_boot):
-    monkeypatch.setattr(calib.bootstrap, "_COUNT_CELLS", 50 * 8)  # matrices of 8 resamples
+    monkeypatch.setattr(calib.resampling, "_COUNT_CELLS", 50 * 8)  # matrices of 8 resamples
     matrices = list(counted_resamples(50, n_boot=n_boot, seed=4, full_sample_first=True))
     np.testing.assert_array_equal(matrices[0][:, 0], np.ones(50))
     rest = np.concatenate([matrices[0][:, 1:], *matrices[1:]], axis=1)
