@@ -25,7 +25,6 @@ import math
 import os
 import sys
 import warnings
-from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
@@ -316,10 +315,20 @@ def _compare(args) -> int:
     return 0
 
 
+class _Version(argparse.Action):
+    """--version, reading the installed version only when asked (importlib.metadata costs every start 25 ms)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib.metadata import version
+
+        print(f"calib {version('calib-repro')}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``calib`` command (its ``--help`` is the command's reference)."""
     parser = argparse.ArgumentParser(prog="calib", description="Evaluate and calibrate probabilistic classifiers.")
-    parser.add_argument("--version", action="version", version=f"calib {version('calib-repro')}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", required=True)
 
     ev = commands.add_parser("evaluate", help="metrics, intervals and a reliability diagram of one posteriors file")
