@@ -170,6 +170,8 @@ def _output_file(path: str, flag: str, suffix: str) -> Path:
 def _check_run_options(args) -> None:
     if args.seed < 0:
         raise CalibInputError(f"--seed must be 0 or a positive integer; got {args.seed}")
+    if getattr(args, "fit_samples", None) and args.fit_samples < 10:
+        raise CalibInputError(f"--fit-samples must be 0 (all samples) or at least 10; got {args.fit_samples}")
     if args.bootstrap != 0 and not 2 <= args.bootstrap <= MAX_BOOTSTRAP:
         raise CalibInputError(
             f"--bootstrap must be 0 (no intervals) or between 2 and {MAX_BOOTSTRAP}; got {args.bootstrap}"
@@ -229,6 +231,7 @@ def _evaluate(args) -> int:
         seed=args.seed,
         progress=progress,
         overwrite=True,  # logp is ours and not read again
+        **({} if args.fit_samples is None else {"fit_samples": args.fit_samples or None}),
     )
     document = evaluation_document(args.file, summary)
     print(_strict_json(document) if args.json else summary_text(args.file, summary))
@@ -347,6 +350,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--bootstrap", type=int, default=200, help=f"bootstrap resamples (0: no intervals; else 2..{MAX_BOOTSTRAP})"
     )
     ev.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of the folds (default 0)")
+    ev.add_argument(
+        "--fit-samples",
+        type=int,
+        help="cross-validate the calibrators on at most this many samples, a seeded random subset beyond it "
+        "(default 1000000; 0: all samples)",
+    )
     ev.set_defaults(run=_evaluate)
 
     ca = commands.add_parser("calibrate", help="fit a calibrator on one file and apply it to another")

@@ -25,6 +25,7 @@ def evaluation_document(file: str, summary: Summary) -> dict:
         "metrics": summary.as_records(),
         "calibrator_gains": {
             "score": summary.gain_score,
+            "samples": summary.fit_samples,
             "gains": [
                 {"calibrator": k, "gain": g.value, "low": g.low, "high": g.high} for k, g in summary.gains.items()
             ],
@@ -39,7 +40,8 @@ def summary_text(name: str, summary: Summary) -> str:
     for metric, m in summary.metrics.items():
         interval = "" if np.isnan(m.low) else f"   [{m.low:.4f}, {m.high:.4f}]"
         lines.append(f"  {metric:<28s} {m.value:9.4f}{interval}")
-    lines.append(f"  gain in {summary.gain_score} per sample, cross-validated calibrator (paired bootstrap):")
+    subset = "" if summary.fit_samples == summary.n_samples else f", on a random {summary.fit_samples} samples"
+    lines.append(f"  gain in {summary.gain_score} per sample, cross-validated calibrator{subset} (paired bootstrap):")
     for calibrator, g in summary.gains.items():
         interval = "" if np.isnan(g.low) else f"   [{g.low:+.4f}, {g.high:+.4f}]"
         lines.append(f"    {calibrator:<26s} {g.value:+9.4f}{interval}")

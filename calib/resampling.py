@@ -29,7 +29,7 @@ from calib.validation import CalibInputError, as_float_array, as_labels, as_prob
 _BLOCK_CELLS = 1 << 22
 # counted_resamples keeps this many (sample, resample) counts, one byte each, and float_chunks hands
 # them out as float64 about this many at a time.
-_COUNT_CELLS = 1 << 27
+_COUNT_CELLS = 1 << 26
 _CHUNK_CELLS = 1 << 21
 ECE_VIEWS = ("top_label", "binary", "classwise")
 
@@ -110,8 +110,8 @@ def counted_resamples(n_samples: int, *, n_boot: int, seed, full_sample_first: b
     ------
     unsigned int array of shape (N, S)
         The counts of S consecutive resamples (:func:`resample_counts`), whole blocks of
-        :func:`resample_blocks` at a time, as many as fit about 2^27 one-byte cells (at least one
-        block): at N = 10^5 all 200 resamples of a default bootstrap at once, at N = 10^7 thirteen.
+        :func:`resample_blocks` at a time, as many as fit about 2^26 one-byte cells (at least one
+        block): at N = 10^5 all 200 resamples of a default bootstrap at once, at N = 10^7 six.
         Small integers keep many resamples per matrix, so per-sample values computed once per matrix
         serve many resamples; read them as float64 with :func:`float_chunks`. A count above 255 (for
         N > 255 it has probability below 10^-400) widens the matrix's type instead of wrapping.

@@ -58,6 +58,8 @@ _VALUE_ROWS = 1 << 16
 # A long phase reports its progress at most this often (seconds).
 _PROGRESS_EVERY = 2.0
 RCL_FOLDS = 5
+# The calibrators are cross-validated on at most this many samples (evaluate's fit_samples).
+FIT_SAMPLES = 10**6
 # Calibrators fit on log-probabilities floored here: log 0 = -inf would stop an affine fit.
 LOG_FLOOR = -700.0
 CALIBRATORS: dict[str, Callable] = {"DP (affine)": AffineCalibrator, "temperature": TemperatureScaling}
@@ -87,6 +89,7 @@ class Summary:
     gains: dict[str, Metric] = field(default_factory=dict)
     gain_score: str = "log loss"
     recommended: str = ""
+    fit_samples: int = 0
 
     def as_records(self) -> list[dict]:
         """One dict per metric (name, value, low, high), e.g. for a CSV."""
@@ -319,6 +322,7 @@ def evaluate(
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
     overwrite: bool = False,
+    fit_samples: int | None = FIT_SAMPLES,
 ) -> Summary:
     """Metrics of (``scores``, ``labels``) with (1 - ``alpha``) bootstrap intervals over ``n_boot`` resamples.
 
@@ -344,6 +348,11 @@ def evaluate(
     overwrite : bool
         ``scores`` is a float64 array the caller no longer needs: validate it in its own memory
         instead of beside a copy (see :func:`calib.validation.as_logprobs`).
+    fit_samples : int or None
+        The calibrators (RCL, gains, recommendation) are cross-validated on at most this many samples:
+        beyond it, on a seeded random subset of this size (in sample order), so that their fits' memory
+        and time stay bounded (an RCL over 10^6 samples has a standard error far below its printed
+        digits). None: on all samples. The other metrics always use every sample.
 
     Returns
     -------
@@ -374,18 +383,25 @@ def evaluate(
     }
     priors = None if priors is None else as_priors(priors, logp.shape[1])
     summary = Summary(logp.shape[0], logp.shape[1])
+    subset = _fit_subset(y.size, fit_samples, seed)
+    fit_logp, fit_y = (logp, y) if subset is None else (logp[subset], y[subset])
+    summary.fit_samples = fit_y.size
+    if subset is not None:
+        say(f"calibrators: cross-validated on a random {fit_y.size} of the {y.size} samples (fit_samples)")
     # The raw losses are kept as their means; the vector behind the gains is recomputed per calibrator.
-    raw_means = {score: _per_sample_loss(logp, y, score) for score in ("log loss", "Brier")}
+    raw_means = {score: _per_sample_loss(fit_logp, fit_y, score) for score in ("log loss", "Brier")}
     score = "log loss" if np.isfinite(raw_means["log loss"]).all() else "Brier"
     raw_means = {name: float(np.mean(values)) for name, values in raw_means.items()}
     gains = {}
-    for name, own in _calibrated_losses(logp, y, seed, say):
+    for name, own in _calibrated_losses(fit_logp, fit_y, seed, say):
         summary.metrics[f"RCL-CE {name}"] = Metric(_relative_loss(raw_means["log loss"], own["log loss"]))
         summary.metrics[f"RCL-BS {name}"] = Metric(_relative_loss(raw_means["Brier"], own["Brier"]))
-        gains[name] = np.subtract(_per_sample_loss(logp, y, score), own[score], out=own[score])
+        gains[name] = np.subtract(_per_sample_loss(fit_logp, fit_y, score), own[score], out=own[score])
         del own  # before the next calibrator's fit
-    # The full sample is column 0 of the first count matrix: its metrics and the resamples' in one pass.
-    resampler = Resampler(logp, y, costs, priors, means=gains)
+    del fit_logp
+    # The full sample is column 0 of the first count matrix: its metrics and the resamples' in one pass,
+    # with the gains when they are per sample of the same data (paired); a subset's gains are resampled apart.
+    resampler = Resampler(logp, y, costs, priors, means=gains if subset is None else None)
     say("metrics on the full data" + (f" and {n_boot} bootstrap resamples" if n_boot else ""))
     draws, resamples = [], _Phase("bootstrap", n_boot, say)
     for counts in counted_resamples(y.size, n_boot=n_boot, seed=seed, full_sample_first=True):
@@ -393,11 +409,13 @@ def evaluate(
         draws.append(np.column_stack([*metrics.values(), means]))
         if n_boot:
             resamples.advance(counts.shape[1] - (len(draws) == 1))
+        del counts  # before the generator builds the next matrix
     draws = np.concatenate(draws)
     point, draws = dict(zip(metrics, draws[0, : len(metrics)], strict=True)), draws[1:]
+    gain_draws = draws[:, len(metrics) :] if subset is None else _resampled_means(gains, n_boot, seed)
     if n_boot:
         low, high = percentile_interval(draws[:, : len(metrics)], alpha)
-        gain_low, gain_high = percentile_interval(draws[:, len(metrics) :], alpha)
+        gain_low, gain_high = percentile_interval(gain_draws, alpha)
     metrics = {
         name: Metric(float(value), *(float(low[i]), float(high[i])) if n_boot else ())
         for i, (name, value) in enumerate(point.items())
@@ -409,6 +427,31 @@ def evaluate(
     summary.gain_score = score
     summary.recommended = _recommendation(summary.gains, score, n_boot, alpha)
     return summary
+
+
+def _fit_subset(n_samples: int, fit_samples: int | None, seed: int) -> np.ndarray | None:
+    """Sorted indices of ``fit_samples`` of ``n_samples`` drawn without replacement (None: all samples),
+    from a stream of its own (a child of ``seed``, independent of the bootstrap's)."""
+    if fit_samples is None:
+        return None
+    cap = check_positive_int(fit_samples, "fit_samples", minimum=2 * RCL_FOLDS)
+    if n_samples <= cap:
+        return None
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
+    return np.sort(rng.choice(n_samples, size=cap, replace=False))
+
+
+def _resampled_means(values: dict[str, np.ndarray], n_boot: int, seed: int) -> np.ndarray:
+    """(n_boot, len(values)): the mean of each vector of ``values`` (all of one length n) over each
+    bootstrap resample of its n samples (:func:`calib.resampling.counted_resamples` with ``seed``)."""
+    matrix = np.column_stack(list(values.values())) if values else np.empty((0, 0))
+    if not n_boot or not values:
+        return np.empty((n_boot, len(values)))
+    out = []
+    for counts in counted_resamples(matrix.shape[0], n_boot=n_boot, seed=seed):
+        total = sum(ResampledSums(matrix[rows])(c) for rows, c in float_chunks(counts))
+        out.append(total.T / matrix.shape[0])
+    return np.concatenate(out)
 
 
 def _recommendation(gains: dict[str, Metric], score: str, n_boot: int, alpha: float) -> str:

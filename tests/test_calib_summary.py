@@ -126,3 +126,22 @@ def test_a_single_class_is_named_before_any_metric():
     logp, y = check_inputs(np.zeros((6, 2)), np.ones(6, dtype=int), "logits")
     with pytest.raises(CalibInputError, match="labels hold a single class"):
         point_metrics(logp, y, {"0-1": zero_one_costs(2)})
+
+
+def test_calibrators_on_a_subset_are_the_evaluation_of_that_subset():
+    rng = np.random.default_rng(21)
+    logp, y = check_inputs(2.0 * rng.normal(size=(900, 3)), rng.integers(0, 3, 900), "logits")
+    capped = evaluate(logp, y, kind="logprobs", n_boot=30, seed=4, fit_samples=400)
+    subset = calib.summary._fit_subset(900, 400, 4)
+    assert subset.size == 400 and np.all(np.diff(subset) > 0) and capped.fit_samples == 400
+    alone = evaluate(logp[subset], y[subset], kind="logprobs", n_boot=30, seed=4, fit_samples=None)
+    for name, m in capped.metrics.items():
+        if name.startswith("RCL"):
+            np.testing.assert_allclose(m.value, alone.metrics[name].value, rtol=1e-12, err_msg=name)
+    for name, g in capped.gains.items():  # the subset's own paired bootstrap, with the same seed
+        np.testing.assert_allclose([g.value, g.low, g.high], [*vars(alone.gains[name]).values()], rtol=1e-12)
+    everything = evaluate(logp, y, kind="logprobs", n_boot=30, seed=4, fit_samples=None)
+    assert everything.fit_samples == 900
+    assert {k: v for k, v in capped.metrics.items() if not k.startswith("RCL")} == {
+        k: v for k, v in everything.metrics.items() if not k.startswith("RCL")
+    }

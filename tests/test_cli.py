@@ -194,3 +194,26 @@ def test_compare_gives_paired_intervals_and_checks_the_labels(user_csv, tmp_path
     other.to_csv(tmp_path / "c.csv", index=False)
     done = _calib("compare", str(user_csv), "c.csv", "--quiet", cwd=tmp_path)
     assert done.returncode == 1 and "labels differ" in done.stderr
+
+
+def test_fit_samples_caps_the_calibrators_data_and_says_so(user_csv, tmp_path):
+    capped = _calib(
+        "evaluate", str(user_csv), "--json", "--quiet", "--bootstrap", "20", "--fit-samples", "100", cwd=tmp_path
+    )
+    full = _calib("evaluate", str(user_csv), "--json", "--quiet", "--bootstrap", "20", cwd=tmp_path)
+    capped, full = json.loads(capped.stdout), json.loads(full.stdout)
+    assert capped["calibrator_gains"]["samples"] == 100 and full["calibrator_gains"]["samples"] == 300
+    rcl = {m["metric"]: m["value"] for m in capped["metrics"] if m["metric"].startswith("RCL")}
+    assert rcl != {m["metric"]: m["value"] for m in full["metrics"] if m["metric"].startswith("RCL")}
+    # every other metric uses all samples
+    others = [m for m in capped["metrics"] if not m["metric"].startswith("RCL")]
+    assert others == [m for m in full["metrics"] if not m["metric"].startswith("RCL")]
+    text = _calib("evaluate", str(user_csv), "--quiet", "--bootstrap", "20", "--fit-samples", "100", cwd=tmp_path)
+    assert "on a random 100 samples" in text.stdout
+
+
+def test_fit_samples_below_ten_is_refused_in_one_line(user_csv, tmp_path):
+    done = _calib("evaluate", str(user_csv), "--fit-samples", "3", cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.strip().splitlines() == [
+        "calib evaluate: error: --fit-samples must be 0 (all samples) or at least 10; got 3"
+    ]
