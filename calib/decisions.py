@@ -169,7 +169,7 @@ def naive_cost(costs, priors) -> float:
 
 
 def normalized_risk(scores, labels, costs, *, kind: str, priors=None) -> float:
-    """Normalized Bayes risk (NRisk): the expected cost of the Bayes decisions over that of the best constant decision.
+    """Normalized Bayes risk (NRisk): the expected cost of Bayes decisions over that of the best constant one.
 
     NRisk = EC / min_j sum_i P_i c_ij, where EC = sum_i sum_j c_ij P_i R_ij is the expected cost of
     the Bayes decisions d_B = argmin_j sum_i c_ij q_i made from the scores, R_ij is the fraction of
