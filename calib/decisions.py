@@ -22,7 +22,38 @@ from calib.validation import (
 
 
 def zero_one_costs(n_classes: int, abstention: float | None = None) -> np.ndarray:
-    """0-1 costs (c_ij = 1 for i != j); with ``abstention``, an extra column of that cost for every class."""
+    """The 0-1 cost matrix, optionally with an abstain decision of a fixed cost.
+
+    c_ij = 1 for i != j and c_ii = 0: one row per true class i, one column per decision j (decide
+    class j). With ``abstention`` a (K + 1)-th column is added whose cost is ``abstention`` whatever
+    the class, c_{i,K+1} = abstention. O(K^2) time.
+
+    Source: Ferrer & Ramos (2024), Sec. 3.2-3.3 (the 0-1 costs and the 0-1 costs with abstention).
+
+    Parameters
+    ----------
+    n_classes : int
+        K, the number of classes, at least 2.
+    abstention : float, optional
+        Cost of abstaining, finite and >= 0. Default None: no abstain column.
+
+    Returns
+    -------
+    ndarray of shape (K, K) or (K, K + 1)
+        The float cost matrix, ``costs[i, j]`` = c_ij.
+
+    Raises
+    ------
+    CalibInputError
+        For ``n_classes`` not an integer >= 2, or a negative or non-finite ``abstention``.
+
+    Examples
+    --------
+    >>> zero_one_costs(2).tolist()
+    [[0.0, 1.0], [1.0, 0.0]]
+    >>> zero_one_costs(2, abstention=0.3).tolist()
+    [[0.0, 1.0, 0.3], [1.0, 0.0, 0.3]]
+    """
     k = check_positive_int(n_classes, "n_classes", minimum=2)
     costs = 1.0 - np.eye(k)
     if abstention is None:
@@ -59,7 +90,41 @@ _TIE_TOLERANCE = 1e-12
 
 
 def bayes_decisions(scores, costs, *, kind: str) -> np.ndarray:
-    """Bayes decisions d_B = argmin_j sum_i c_ij q_i (Ferrer & Ramos (2024), eq. 1); ties go to the lowest j."""
+    """Bayes decisions: for each sample, the decision of least expected cost under its posteriors.
+
+    d_B(x) = argmin_j sum_i c_ij q_i(x), with c_ij the cost of decision j when the true class is i.
+    Decisions whose expected costs differ by less than 1e-12 max(c) (rounding) are ties, which go to
+    the lowest j. O(N K D) time.
+
+    Source: Ferrer & Ramos (2024), eq. 1.
+
+    Parameters
+    ----------
+    scores : array_like of shape (N, K)
+        Posteriors of N samples over K >= 2 classes, of kind ``kind``.
+    costs : array_like of shape (K, D)
+        Cost matrix, one row per true class and one column per decision (D >= 2, e.g. D = K + 1
+        with an abstain column, see :func:`zero_one_costs`); finite and non-negative.
+    kind : {"probs", "logprobs", "logits"}
+        What ``scores`` hold; nothing is guessed from the values.
+
+    Returns
+    -------
+    ndarray of shape (N,)
+        The integer decision index in [0, D) of each sample.
+
+    Raises
+    ------
+    CalibInputError
+        For invalid ``scores`` or ``kind``, or ``costs`` that is not a finite, non-negative (K, D)
+        matrix with D >= 2.
+
+    Examples
+    --------
+    >>> scores = [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.1, 0.9]]
+    >>> bayes_decisions(scores, zero_one_costs(2, abstention=0.3), kind="probs").tolist()
+    [0, 1, 2, 1]
+    """
     logp = as_logprobs(scores, kind)
     return bayes_choices(np.exp(logp), check_costs(costs, logp.shape[1]))
 
@@ -104,7 +169,52 @@ def naive_cost(costs, priors) -> float:
 
 
 def normalized_risk(scores, labels, costs, *, kind: str, priors=None) -> float:
-    """NRisk: expected cost of Bayes decisions divided by the best constant decision's cost (Sec. 2.3.1)."""
+    """Normalized Bayes risk (NRisk): the expected cost of Bayes decisions over that of the best constant one.
+
+    NRisk = EC / min_j sum_i P_i c_ij, where EC = sum_i sum_j c_ij P_i R_ij is the expected cost of
+    the Bayes decisions d_B = argmin_j sum_i c_ij q_i made from the scores, R_ij is the fraction of
+    class-i samples given decision j, and the denominator is the cost of the best decision taken
+    without looking at the data: below 1 the scores' decisions do better than it, above 1 worse.
+    O(N K D) time.
+
+    Source: Ferrer & Ramos (2024), eq. 1 (Bayes decisions), eq. 7 (expected cost), Sec. 2.3.1
+    (normalization by the best constant decision).
+
+    Parameters
+    ----------
+    scores : array_like of shape (N, K)
+        Posteriors of N samples over K >= 2 classes, of kind ``kind``.
+    labels : array_like of shape (N,)
+        The true class of each sample, integers in [0, K).
+    costs : array_like of shape (K, D)
+        Cost matrix, one row per true class and one column per decision (D >= 2); finite and
+        non-negative, e.g. :func:`zero_one_costs`.
+    kind : {"probs", "logprobs", "logits"}
+        What ``scores`` hold; nothing is guessed from the values.
+    priors : array_like of shape (K,), optional
+        Class priors P (finite, strictly positive, summing to 1) for EC and the constant decision's
+        cost; every class must then occur in ``labels``. The decisions themselves are those of the
+        scores as given. Default None: the empirical class frequencies.
+
+    Returns
+    -------
+    float
+        NRisk, >= 0.
+
+    Raises
+    ------
+    CalibInputError
+        For invalid inputs, and when the best constant decision costs 0 (labels of a single class,
+        for instance), which leaves NRisk undefined.
+
+    Examples
+    --------
+    >>> scores = [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.1, 0.9]]
+    >>> round(normalized_risk(scores, [0, 1, 1, 1], zero_one_costs(2), kind="probs"), 4)
+    1.0
+    >>> round(normalized_risk(scores, [0, 1, 1, 1], zero_one_costs(2, abstention=0.3), kind="probs"), 4)
+    0.3
+    """
     logp, y = check_inputs(scores, labels, kind)
     c = check_costs(costs, logp.shape[1])
     decisions = bayes_choices(np.exp(logp), c)

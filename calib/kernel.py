@@ -470,33 +470,63 @@ class ResampledSmoothEce:
 
 
 def smooth_ece(confidence, correct, *, bandwidth=None, discretization: str = "relplot", return_bandwidth: bool = False):
-    """SmoothECE of Błasiok & Nakkiran (2023) of ``confidence`` in [0, 1] against outcomes ``correct``.
+    """SmoothECE: the calibration error of a kernel-smoothed reliability diagram, without bins.
 
-    smECE_sigma = int_0^1 |(1/n) sum_i K~_sigma(t, f_i) (f_i - y_i)| dt with the Gaussian kernel
-    reflected at 0 and 1. With ``bandwidth=None`` sigma is the fixed point sigma* = smECE_{sigma*}
-    (bisection on [0, 1], no smaller than eps = 0.001); a number >= 1e-5 fixes sigma. ``correct`` holds 0/1
-    outcomes (floats in [0, 1] are accepted).
+    smECE_sigma = int_0^1 |r_sigma(t)| dt, where r_sigma(t) = (1/n) sum_i K~_sigma(t, f_i) (f_i - y_i)
+    smooths the residuals of the confidences f_i against the outcomes y_i with the Gaussian kernel of
+    standard deviation sigma reflected at 0 and 1. SmoothECE takes sigma at the fixed point sigma* =
+    smECE_{sigma*}, found by bisection on [0, 1] (a sigma below eps = 0.001 counts as too small).
+    Cost: O(n) to bin the data onto a grid of O(1 / sigma) nodes (the binning is cached across the
+    search), then one FFT convolution per bandwidth tried: 10 with "relplot", 40 with "fine".
 
-    ``discretization``:
+    Source: Błasiok & Nakkiran (2023) (the definition, the fixed-point bandwidth and the reference
+    package ``relplot``).
 
-    - ``"relplot"`` (default): the discretization of the reference package ``relplot`` 1.0.3, so
-      values match ``relplot.smECE`` / ``relplot.smECE_sigma`` (measured: within 1e-16): its grids of
-      max(2000, round(20/sigma)) // 2 + 1 binning nodes and max(200, round(10/sigma)) mesh points, its
-      kernel cut at |u| <= 1/2 with one reflection per side, its density offset 1e-4 in the
-      normalization, and 10 bisection steps (so sigma* is a multiple of 1/1024, at least 2/1024).
-      Computed here with bincount binning and FFT convolution, with the binning cached across the
-      search.
-    - ``"fine"``: the definition itself on a finer grid (see ``_smece_fine``): the fully reflected
-      kernel, h <= sigma / 128, trapezoid integration and 40 bisection steps; it matches brute-force
-      quadrature of the definition to ~1e-6 relative. At a fixed sigma relplot's discretization
-      differs from the definition by ~1e-3 relative (up to ~4e-3 measured) for data inside (0, 1),
-      but samples exactly at 0 or 1 (e.g. saturated float32 softmax confidences) count about half,
-      because its end nodes are not mirrored: 5-15% differences when such samples are common. Its
-      kernel cut also lets its smECE_sigma grow slightly with sigma beyond ~0.2, which the
-      definition forbids. With ``bandwidth=None`` relplot's coarse bandwidth (a multiple of 1/1024,
-      rounded up) adds a few % when sigma* is near 0.01.
+    Parameters
+    ----------
+    confidence : array_like of shape (n,)
+        The predicted probabilities f_i in [0, 1] (e.g. top-label confidences); finite, non-empty.
+    correct : array_like of shape (n,)
+        The outcomes y_i, 0/1 (floats in [0, 1] are accepted); same length as ``confidence``.
+    bandwidth : float, optional
+        Default None: sigma is the fixed point sigma*. A number >= 1e-5 fixes sigma instead.
+    discretization : {"relplot", "fine"}, default "relplot"
+        "relplot": the discretization of the reference package ``relplot`` 1.0.3, so values match
+        ``relplot.smECE`` / ``relplot.smECE_sigma`` (measured: within 1e-16): its grids of
+        max(2000, round(20/sigma)) // 2 + 1 binning nodes and max(200, round(10/sigma)) mesh points,
+        its kernel cut at |u| <= 1/2 with one reflection per side, its density offset 1e-4 in the
+        normalization, and 10 bisection steps (so sigma* is a multiple of 1/1024, at least 2/1024).
+        Computed here with bincount binning and FFT convolution.
+        "fine": the definition itself on a finer grid: the fully reflected kernel, grid spacing
+        h <= sigma / 128, trapezoid integration and 40 bisection steps; it matches brute-force
+        quadrature of the definition to ~1e-6 relative. At a fixed sigma relplot's discretization
+        differs from the definition by ~1e-3 relative (up to ~4e-3 measured) for data inside (0, 1),
+        but samples exactly at 0 or 1 (e.g. saturated float32 softmax confidences) count about half,
+        because its end nodes are not mirrored: 5-15% differences when such samples are common. Its
+        kernel cut also lets its smECE_sigma grow slightly with sigma beyond ~0.2, which the
+        definition forbids. With ``bandwidth=None`` relplot's coarse bandwidth (a multiple of
+        1/1024, rounded up) adds a few % when sigma* is near 0.01.
+    return_bandwidth : bool, default False
+        Also return the sigma used.
 
-    Returns the value, or ``(value, sigma)`` with ``return_bandwidth``.
+    Returns
+    -------
+    float or tuple of (float, float)
+        The SmoothECE (a fraction), or ``(value, sigma)`` with ``return_bandwidth``.
+
+    Raises
+    ------
+    CalibInputError
+        For vectors that are empty, not 1-D, of different lengths, non-finite or outside [0, 1], an
+        unknown ``discretization``, or a ``bandwidth`` that is not a finite number >= 1e-5.
+
+    Examples
+    --------
+    >>> value, sigma = smooth_ece([0.2, 0.4, 0.6, 0.8, 0.9], [0, 1, 0, 1, 1], return_bandwidth=True)
+    >>> round(value, 4), sigma * 1024
+    (0.1247, 130.0)
+    >>> round(smooth_ece([0.2, 0.4, 0.6, 0.8, 0.9], [0, 1, 0, 1, 1], bandwidth=0.1), 4)
+    0.18
     """
     _check_choice(discretization, SMECE_DISCRETIZATIONS, "discretization")
     f, y = _paired(confidence, correct, "confidence", "correct", unit=True)
@@ -524,7 +554,47 @@ def _top_label(scores, labels, kind: str) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 def smooth_ece_top_label(scores, labels, *, kind: str, bandwidth=None, discretization: str = "relplot") -> float:
-    """SmoothECE of the confidence max_j s_j against argmax (first on ties) being correct."""
+    """SmoothECE of the top-label confidence of multiclass posteriors.
+
+    The confidence max_j s_j of each sample is smoothed against whether its argmax (the first class on
+    ties) is the true label, and smECE_sigma = int_0^1 |(1/n) sum_i K~_sigma(t, f_i) (f_i - y_i)| dt
+    is taken at the fixed point sigma* = smECE_{sigma*} (or at ``bandwidth``), as in
+    :func:`smooth_ece`. Cost: O(n K) for the confidences, then as :func:`smooth_ece`.
+
+    Source: Błasiok & Nakkiran (2023), on the confidence-against-correctness view of the top-label
+    ECE, Silva Filho et al. (2023), Def. 6.
+
+    Parameters
+    ----------
+    scores : array_like of shape (n, K)
+        Posteriors of n samples, of kind ``kind``.
+    labels : array_like of shape (n,)
+        The true class of each sample, integers in [0, K).
+    kind : {"probs", "logprobs", "logits"}
+        What ``scores`` hold; nothing is guessed from the values.
+    bandwidth : float, optional
+        Default None: the fixed point sigma*. A number >= 1e-5 fixes sigma.
+    discretization : {"relplot", "fine"}, default "relplot"
+        The discretization of ``relplot`` 1.0.3 or the finer one of the definition (see
+        :func:`smooth_ece`).
+
+    Returns
+    -------
+    float
+        The SmoothECE of the confidences, a fraction.
+
+    Raises
+    ------
+    CalibInputError
+        For invalid ``scores``, ``labels`` or ``kind``, an unknown ``discretization``, or a
+        ``bandwidth`` that is not a finite number >= 1e-5.
+
+    Examples
+    --------
+    >>> scores = [[0.7, 0.2, 0.1], [0.5, 0.3, 0.2], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6], [0.3, 0.3, 0.4]]
+    >>> round(smooth_ece_top_label(scores, [0, 1, 1, 2, 0], kind="probs"), 4)
+    0.1669
+    """
     probs, _, correct = _top_label(scores, labels, kind)
     return smooth_ece(probs.max(axis=1), correct, bandwidth=bandwidth, discretization=discretization)
 

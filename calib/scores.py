@@ -35,11 +35,49 @@ def _entropy(p: np.ndarray) -> float:
 
 
 def cross_entropy(scores, labels, *, kind: str, priors=None, normalize: bool = False) -> float:
-    """Empirical cross-entropy, CE = -(1/N) sum_t log q_{h_t}(x_t) (Ferrer & Ramos (2024), eq. 8).
+    """Empirical cross-entropy (log loss) of posteriors against the true labels.
 
-    With ``priors``: CE = -sum_t (P_{h_t}/N_{h_t}) log q_{h_t} (eq. 36). With ``normalize``: NCE,
-    CE divided by the entropy of the priors, the CE of the best naive system (Sec. 2.3.2).
-    Returns ``inf`` when a sample's true class has probability 0.
+    CE = -(1/N) sum_t log q_{h_t}(x_t), with natural logarithms, where q_{h_t}(x_t) is the posterior
+    that sample t gives its true class h_t. With ``priors`` a sample of class h weighs P_h / N_h
+    instead of 1/N: CE = -sum_t (P_{h_t} / N_{h_t}) log q_{h_t}(x_t). With ``normalize`` the value is
+    NCE, CE divided by the entropy of the priors, which is the CE of the best naive system (the one
+    that always outputs the priors). O(N K) time.
+
+    Source: Ferrer & Ramos (2024), eq. 8 (CE), eq. 36 (prior-weighted CE), Sec. 2.3.2 (NCE).
+
+    Parameters
+    ----------
+    scores : array_like of shape (N, K)
+        Posteriors of N samples over K >= 2 classes, of kind ``kind``.
+    labels : array_like of shape (N,)
+        The true class of each sample, integers in [0, K).
+    kind : {"probs", "logprobs", "logits"}
+        What ``scores`` hold; nothing is guessed from the values.
+    priors : array_like of shape (K,), optional
+        Class priors P (finite, strictly positive, summing to 1) to weight the samples by; every
+        class must then occur in ``labels``. Default None: the empirical class frequencies, so every
+        sample weighs 1/N.
+    normalize : bool, default False
+        Return NCE instead of CE.
+
+    Returns
+    -------
+    float
+        CE (or NCE) in nats; ``inf`` when a sample's true class has probability 0.
+
+    Raises
+    ------
+    CalibInputError
+        For invalid ``scores``, ``labels``, ``kind`` or ``priors``, and for NCE when the labels hold a
+        single class (the naive CE is 0, so NCE is undefined).
+
+    Examples
+    --------
+    >>> scores = [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.1, 0.9]]
+    >>> round(cross_entropy(scores, [0, 1, 1, 1], kind="probs"), 4)
+    0.4004
+    >>> round(cross_entropy(scores, [0, 1, 1, 1], kind="probs", normalize=True), 4)
+    0.712
     """
     logp, y = check_inputs(scores, labels, kind)
     w, p = _sample_weights(y, logp.shape[1], priors)
@@ -70,11 +108,53 @@ def naive_brier(priors: np.ndarray, scaling: str) -> float:
 
 
 def brier(scores, labels, *, kind: str, scaling: str, priors=None, normalize: bool = False) -> float:
-    """Empirical Brier score (Ferrer & Ramos (2024), eq. 9; prior-weighted form eq. 37).
+    """Empirical Brier score: the mean squared distance between posteriors and one-hot labels.
 
-    ``scaling="mean"`` is the paper's (1/K) sum_i (q_i - I(h=H_i))^2; ``scaling="sum"`` is the
-    classic sum of Brier (1950), without the 1/K. With ``normalize``: NBS, divided by the Brier score
-    of the best naive system, sum_i P_i(1 - P_i) (/K) (Sec. 2.3.3); NBS does not depend on the scaling.
+    BS = (1/N) sum_t (1/K) sum_i (q_i(x_t) - I(h_t = H_i))^2 with ``scaling="mean"`` (the paper's
+    form, with the 1/K), or without the 1/K with ``scaling="sum"`` (the classic sum of Brier (1950)).
+    With ``priors`` a sample of class h weighs P_h / N_h instead of 1/N. With ``normalize`` the value
+    is NBS, BS divided by the Brier score of the best naive system (the one that always outputs the
+    priors), sum_i P_i (1 - P_i), divided by K too for ``scaling="mean"``; NBS does not depend on the
+    scaling. O(N K) time.
+
+    Source: Ferrer & Ramos (2024), eq. 9 (Brier score, 1/K scaling), eq. 37 (prior-weighted form),
+    Sec. 2.3.3 (NBS); Brier (1950) for the sum without 1/K.
+
+    Parameters
+    ----------
+    scores : array_like of shape (N, K)
+        Posteriors of N samples over K >= 2 classes, of kind ``kind``.
+    labels : array_like of shape (N,)
+        The true class of each sample, integers in [0, K).
+    kind : {"probs", "logprobs", "logits"}
+        What ``scores`` hold; nothing is guessed from the values.
+    scaling : {"mean", "sum"}
+        "mean" divides the squared distance by K (Ferrer & Ramos); "sum" does not (Brier). Required:
+        the two conventions differ by a factor K.
+    priors : array_like of shape (K,), optional
+        Class priors P (finite, strictly positive, summing to 1) to weight the samples by; every
+        class must then occur in ``labels``. Default None: the empirical class frequencies.
+    normalize : bool, default False
+        Return NBS instead of BS.
+
+    Returns
+    -------
+    float
+        BS (or NBS); BS lies in [0, 2] for "sum" and [0, 2/K] for "mean".
+
+    Raises
+    ------
+    CalibInputError
+        For invalid ``scores``, ``labels``, ``kind``, ``priors`` or ``scaling``, and for NBS when the
+        labels hold a single class (the naive Brier score is 0, so NBS is undefined).
+
+    Examples
+    --------
+    >>> scores = [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.1, 0.9]]
+    >>> round(brier(scores, [0, 1, 1, 1], kind="probs", scaling="mean"), 4)
+    0.125
+    >>> round(brier(scores, [0, 1, 1, 1], kind="probs", scaling="sum"), 4)
+    0.25
     """
     logp, y = check_inputs(scores, labels, kind)
     w, p = _sample_weights(y, logp.shape[1], priors)

@@ -175,19 +175,60 @@ def _hl_core(probs: np.ndarray, labels: np.ndarray, binned: np.ndarray, n_bins: 
 
 
 def hosmer_lemeshow(scores, labels, *, kind: str, n_bins: int = 10) -> HosmerLemeshowResult:
-    """Binary Hosmer-Lemeshow test (Silva Filho et al. (2023), Sect. 6, eq. 20; Hosmer & Lemeshow (1980)).
+    """Binary Hosmer-Lemeshow goodness-of-fit test of calibration (H0: the scores are calibrated).
 
-    Scores are (N, 2); column 1 is the positive class. The positive-class probabilities are split
-    into M = ``n_bins`` equal-frequency, right-closed bins (see the module docstring) and
+    The positive-class probabilities (column 1) are split into M = ``n_bins`` equal-frequency bins,
+    with edges at ``np.percentile(p, linspace(0, 100, M + 1))`` (linear interpolation), right-closed
+    with a closed first bin, [e0, e1], (e1, e2], ..., so ties at an edge go to the lower bin and bin
+    counts can differ. Then
 
         H = sum_m (O_m+ - E_m+)^2 / E_m+ + (O_m- - E_m-)^2 / E_m-,
 
     with O the observed positives/negatives and E the summed positive/negative probabilities of the
-    bin; 0/0 cells are skipped. df = M - 2 (survey; eq. 21 with K = 2), where M counts the non-empty
-    bins, so ties that empty a bin lower df. M - 2 comes from a model fitted on the tested data; for a
-    held-out test set (no parameters estimated) Hosmer & Lemeshow (2003) (ch. 5,
-    external validation) refer H to M degrees of freedom, which gives larger p-values:
-    ``scipy.stats.chi2.sf(result.statistic, result.n_bins_used)``.
+    bin; 0/0 cells are skipped and a cell with E = 0 < O makes H infinite (p = 0). The p-value is
+    that of chi^2 with df = M - 2 (the survey; eq. 21 with K = 2), where M counts the non-empty bins,
+    so ties that empty a bin lower df. M - 2 comes from a model fitted on the tested data; for a
+    held-out test set (no parameters estimated) Hosmer & Lemeshow (2003) (ch. 5, external
+    validation) refer H to M degrees of freedom, which gives larger p-values:
+    ``scipy.stats.chi2.sf(result.statistic, result.n_bins_used)``. O(N log M) time.
+
+    Source: Silva Filho et al. (2023), Sect. 6, eq. 20; Hosmer & Lemeshow (1980); Hosmer & Lemeshow
+    (2003), ch. 5, for the degrees of freedom.
+
+    Parameters
+    ----------
+    scores : array_like of shape (N, 2)
+        Binary posteriors of kind ``kind``; column 1 is the positive class.
+    labels : array_like of shape (N,)
+        The true class of each sample, 0 or 1.
+    kind : {"probs", "logprobs", "logits"}
+        What ``scores`` hold; nothing is guessed from the values.
+    n_bins : int, default 10
+        M, the number of equal-frequency bins (>= 3).
+
+    Returns
+    -------
+    HosmerLemeshowResult
+        ``statistic`` (H), ``p_value``, ``df``, and the bin table: ``edges`` (M + 1 percentile
+        edges), ``counts`` (samples per bin), ``observed`` and ``expected`` ((M, 2) tables of class
+        counts and summed probabilities, column 0 the negative class), ``n_bins_used`` (the
+        non-empty bins).
+
+    Raises
+    ------
+    CalibInputError
+        For invalid inputs, scores with K != 2 columns (see ``multinomial_hosmer_lemeshow``),
+        ``n_bins`` < 3, or fewer than 3 non-empty bins (too many tied scores).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, 200)
+    >>> scores, labels = np.column_stack([1 - p1, p1]), (rng.random(200) < p1).astype(int)
+    >>> result = hosmer_lemeshow(scores, labels, kind="probs")
+    >>> round(result.statistic, 4), result.df, round(result.p_value, 4)
+    (5.0564, 8, 0.7515)
     """
     n_bins = check_positive_int(n_bins, "n_bins", minimum=3)
     probs, y = _probabilities(scores, labels, kind)
@@ -311,16 +352,56 @@ def resampling_test(
     l = 1..L, y_li ~ Cat(s_i) for every instance i, each row renormalised to sum to 1 for the draw
     (inverse-CDF sampling of the whole L x N label matrix from one stream of
     ``numpy.random.default_rng(seed)``, generated in memory-bounded blocks of resamples; see
-    :func:`sample_labels`). Then phi_l = statistic(probs, y_l) and the observed value is
-    statistic(probs, labels), where ``probs`` is the (N, K) probability matrix (the caller's values
-    unchanged for ``kind="probs"``, so bin assignments match a direct call) and y_l an int64 vector.
-    Only the statistic calls loop (over L).
+    :func:`sample_labels`). Then phi_l = statistic(probs, y_l), the observed value is
+    phi = statistic(probs, labels), and p = #{phi_l > phi} / L. Cost: the statistic is called L + 1
+    times, and only those calls loop (over L); drawing the labels takes O(L N K) time without a loop
+    over samples.
 
-    ``p_value`` is the fraction of phi_l strictly greater than the observed value (the survey's
-    convention); ``p_value_plus_one`` = (1 + #{phi_l >= observed}) / (1 + L), the conservative
-    Monte Carlo p-value (Davison & Hinkley (1997)), which is never 0. Values equal to the observed one
-    up to rounding (``_TIE_SLACK``) count as equal, so the p-values do not depend on the input kind.
-    ``null_statistics`` holds the L values phi_l (e.g. for the Fig. 21 histogram). The statistic is called L + 1 times.
+    Parameters
+    ----------
+    statistic : callable
+        ``statistic(probs, labels) -> float``, a measure of miscalibration (larger = worse), e.g.
+        a binned ECE. ``probs`` is the (N, K) probability matrix (the caller's values unchanged for
+        ``kind="probs"``, so bin assignments match a direct call) and ``labels`` an int64 vector.
+    scores : array_like of shape (N, K)
+        Posteriors of N samples, of kind ``kind``; kept fixed.
+    kind : {"probs", "logprobs", "logits"}
+        What ``scores`` hold; nothing is guessed from the values.
+    labels : array_like of shape (N,)
+        The observed class of each sample, integers in [0, K).
+    n_resamples : int, default 1000
+        L, the number of label resamples (>= 1).
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``, which draws the labels.
+
+    Returns
+    -------
+    ResamplingResult
+        ``statistic`` (the observed value); ``p_value``, the fraction of phi_l strictly greater than
+        the observed value (the survey's convention); ``p_value_plus_one`` = (1 + #{phi_l >=
+        observed}) / (1 + L), the conservative Monte Carlo p-value (Davison & Hinkley (1997)), which
+        is never 0; ``null_statistics``, the L values phi_l (e.g. for the Fig. 21 histogram). Values
+        equal to the observed one up to rounding (``_TIE_SLACK``) count as equal, so the p-values do
+        not depend on the input kind.
+
+    Raises
+    ------
+    CalibInputError
+        For a ``statistic`` that is not callable or does not return a single real number (or
+        returns NaN), invalid ``scores``, ``labels`` or ``kind``, or an invalid ``n_resamples``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calib.calibration_error import ece_binary
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, 200)
+    >>> scores, labels = np.column_stack([1 - p1, p1]), (rng.random(200) < p1).astype(int)
+    >>> def ece(probs, y):
+    ...     return ece_binary(probs, y, kind="probs", n_bins=10)
+    >>> result = resampling_test(ece, scores, kind="probs", labels=labels, n_resamples=100)
+    >>> round(result.statistic, 4), result.p_value, round(result.p_value_plus_one, 4)
+    (0.0851, 0.2, 0.2079)
     """
     if not callable(statistic):
         raise CalibInputError(
@@ -598,14 +679,57 @@ _WILD_BOOTSTRAP_CELLS = 1 << 22
 def skce_asymptotic_test(
     scores, labels, *, kind: str, kernel: str = "laplacian", bandwidth="median", n_resamples: int = 1000, seed=0
 ) -> SkceTestResult:
-    """The asymptotic test with the unbiased SKCE estimator U of Widmann et al. (2019).
+    """Asymptotic test of calibration (H0: calibrated) with the unbiased SKCE estimator U.
 
-    Under H0 the pair kernel h is degenerate (E h((p, y), z) = 0 for calibrated (p, y) and every z), so
-    n U tends to sum_k lambda_k (Z_k^2 - 1), not to a normal law. Its quantiles come from the wild
-    (multiplier) bootstrap of degenerate U-statistics (Dehling & Mikosch (1994)): U*_b =
-    sum_{i != j} w_bi w_bj h_ij / (n (n - 1)) with independent Rademacher signs w, seeded from ``seed``;
-    p = (1 + #{U*_b >= U}) / (1 + B). The pairs are visited in tiles, never as an n x n matrix:
-    O(n^2 B) operations, O(n B) memory in chunks of resamples.
+    U = sum_{i != j} h_ij / (n (n - 1)), with h the SKCE pair kernel (see :func:`skce`). Under H0 the
+    pair kernel h is degenerate (E h((p, y), z) = 0 for calibrated (p, y) and every z), so n U tends
+    to sum_k lambda_k (Z_k^2 - 1), not to a normal law. Its quantiles come from the wild
+    (multiplier) bootstrap of degenerate U-statistics: U*_b = sum_{i != j} w_bi w_bj h_ij /
+    (n (n - 1)) with independent Rademacher signs w, seeded from ``seed``; p = (1 + #{U*_b >= U}) /
+    (1 + B). The pairs are visited in tiles, never as an n x n matrix: O(n^2 B) operations, O(n B)
+    memory in chunks of resamples.
+
+    Source: Widmann et al. (2019) (the test); Dehling & Mikosch (1994) (the wild bootstrap of
+    degenerate U-statistics).
+
+    Parameters
+    ----------
+    scores : array_like of shape (n, K)
+        Posteriors of n samples over K >= 2 classes, of kind ``kind``.
+    labels : array_like of shape (n,)
+        The true class of each sample, integers in [0, K).
+    kind : {"probs", "logprobs", "logits"}
+        What ``scores`` hold; nothing is guessed from the values.
+    kernel : {"laplacian", "gaussian"}, default "laplacian"
+        The scalar kernel kappa of the SKCE.
+    bandwidth : float or "median", default "median"
+        nu > 0, or the median heuristic (median pairwise distance of the predictions).
+    n_resamples : int, default 1000
+        B, the number of bootstrap sign draws (>= 1).
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``, which draws the signs.
+
+    Returns
+    -------
+    SkceTestResult
+        ``statistic`` (U), the one-sided ``p_value``, ``method`` ("asymptotic") and
+        ``null_statistics`` (the B bootstrap values U*_b); ``standard_error`` is None.
+
+    Raises
+    ------
+    CalibInputError
+        For invalid inputs, an unknown ``kernel``, an invalid ``bandwidth`` or ``n_resamples``, or
+        fewer than 2 samples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, 200)
+    >>> scores, labels = np.column_stack([1 - p1, p1]), (rng.random(200) < p1).astype(int)
+    >>> result = skce_asymptotic_test(scores, labels, kind="probs", n_resamples=100)
+    >>> result.method, round(result.p_value, 4), result.null_statistics.shape
+    ('asymptotic', 0.2376, (100,))
     """
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     h = skce_kernel(scores, labels, kind=kind, kernel=kernel, bandwidth=bandwidth)

@@ -326,6 +326,21 @@ def evaluate(
 ) -> Summary:
     """Metrics of (``scores``, ``labels``) with (1 - ``alpha``) bootstrap intervals over ``n_boot`` resamples.
 
+    The metrics are accuracy, NCE and NBS (the cross-entropy and Brier score divided by those of the
+    naive system that outputs the priors), the normalized Bayes risk per cost matrix, top-label and
+    class-wise ECE (15 equal-width bins; for two classes also the positive-class ECE), smooth ECE,
+    ECD, and RCL = (EPSR_raw - EPSR_cal) / EPSR_raw of the cross-entropy and the Brier score for
+    each calibrator under 5-fold cross-validation (see the module docstring). The interval of a
+    metric is the (alpha/2, 1 - alpha/2) percentiles of its values on B = ``n_boot`` resamples of
+    the N samples drawn with replacement (RCL: a point estimate). Cost: one cross-validated fit per
+    calibrator, and the resamples evaluated many at a time from per-sample values and sample
+    counts rather than one by one.
+
+    Source: Ferrer & Ramos (2024), eqs. 8-9 (NCE, NBS), Sec. 2.3.1 (normalized risk), eq. 33 (RCL)
+    and App. E (percentile bootstrap, after Efron & Tibshirani (1993)); Silva Filho et al. (2023),
+    Defs. 1, 4 and 6 (the ECEs); Błasiok & Nakkiran (2023) (smooth ECE); "An entropic metric" (2025)
+    (ECD).
+
     Parameters
     ----------
     scores : array of shape (N, K)
@@ -333,6 +348,7 @@ def evaluate(
     labels : array of shape (N,)
         True classes in [0, K).
     kind : {"probs", "logprobs", "logits"}
+        What ``scores`` hold; nothing is guessed from the values.
     costs : dict of name -> (K, K) cost matrix, optional
         Bayes risks to report (default: 0-1 costs).
     priors : array of shape (K,), optional
@@ -360,6 +376,12 @@ def evaluate(
         The metrics with intervals, RCL per calibrator, each calibrator's paired-bootstrap gain and the
         recommendation: the calibrator with the largest gain in log loss (in Brier score when the raw
         log loss is infinite) among those whose interval of the gain lies above 0, or none.
+
+    Raises
+    ------
+    CalibInputError
+        For invalid inputs, or labels whose largest class has fewer than 5 samples (the RCL rows use
+        5-fold cross-validation).
 
     Examples
     --------

@@ -38,9 +38,13 @@ _LN2 = float(np.log(2.0))
 
 
 class BetaCalibrator(Calibrator):
-    """Beta calibration, logit g(s) = a ln s - b ln(1 - s) + c (survey eq. 10; Kull et al. (2017)).
+    """Beta calibration of a binary posterior: logit g(s) = a ln s - b ln(1 - s) + c.
 
-    ``parameters`` selects the variant ("abm", "ab" or "am", see the module docstring).
+    A logistic regression on the features ln s and -ln(1 - s) (note the sign of b), with s = q_1;
+    ln s and ln(1 - s) are the input log-posteriors log q_1 and log q_0, floored at -700 so that
+    exact 0 or 1 posteriors stay usable. a = b = 1, c = 0 is the identity. The parameters minimize
+    the mean log-loss by damped Newton with the exact Hessian (at most three parameters), in float64
+    and deterministically: O(N) time per iteration. Binary only (K = 2).
 
     For "abm" the constraint a, b >= 0 is enforced exactly rather than by betacal's heuristic: the
     loss is convex, so the constrained optimum is the unconstrained optimum of one of the four
@@ -50,10 +54,47 @@ class BetaCalibrator(Calibrator):
     betacal's refit without that feature (betacal keeps that refit even when it is not the best
     feasible face).
 
-    Fitted attributes: ``a_``, ``b_``, ``c_`` (the intercept of the formula above, whatever the
-    variant), ``m_`` (the midpoint, c = b ln(1 - m) - a ln m: the score mapped to 1/2; 0.5 by
-    definition for "ab", 1 / (1 + exp(c / a)) for "am", found by root search for "abm"; NaN when no
-    such score exists in (0, 1), e.g. a = b = 0), ``converged_``.
+    Source: Kull et al. (2017) (and the authors' R and Python ``betacal`` packages, for the three
+    variants); Silva Filho et al. (2023), Sect. 5.3.4, eqs. 10-11.
+
+    Parameters
+    ----------
+    parameters : {"abm", "ab", "am"}, default "abm"
+        The variant. "abm": a, b, c all fitted, with a, b >= 0 so the map is monotone. "ab": the
+        midpoint fixed at 1/2, so c = (a - b) ln 2, i.e. logit g = a ln(2 s) - b ln(2 (1 - s)); a and
+        b fitted without a sign constraint (as in betacal). "am": a = b, so logit g = a (ln s -
+        ln(1 - s)) + c, which is Platt scaling on the log-odds (no sign constraint, as in betacal).
+
+    Attributes
+    ----------
+    a_, b_ : float
+        a and b.
+    c_ : float
+        The intercept of the formula above, whatever the variant.
+    m_ : float
+        The midpoint, c = b ln(1 - m) - a ln m: the score mapped to 1/2; 0.5 by definition for "ab",
+        1 / (1 + exp(c / a)) for "am", found by root search for "abm"; NaN when no such score exists
+        in (0, 1), e.g. a = b = 0.
+    converged_ : bool
+        Whether Newton's method met its stopping rule.
+    n_classes_ : int
+        2.
+
+    Raises
+    ------
+    CalibInputError
+        From ``fit``, for invalid scores or labels, scores with K != 2 columns, or an unknown
+        ``parameters``.
+
+    Examples
+    --------
+    >>> scores = [[0.9, 0.1], [0.2, 0.8], [0.95, 0.05], [0.1, 0.9], [0.7, 0.3], [0.4, 0.6], [0.85, 0.15], [0.3, 0.7]]
+    >>> labels = [0, 1, 1, 1, 0, 0, 0, 1]
+    >>> model = BetaCalibrator().fit(scores, labels, kind="probs")
+    >>> model.a_, round(model.b_, 4), round(model.m_, 4)  # a = 0: the constraint a >= 0 is active
+    (0.0, 2.1455, 0.5358)
+    >>> round(BetaCalibrator("am").fit(scores, labels, kind="probs").a_, 4)
+    0.5485
     """
 
     binary_only = True

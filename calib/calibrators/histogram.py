@@ -27,7 +27,64 @@ EMPTY_BIN_POLICIES = ("identity", "prior", "zero")
 
 
 class HistogramBinning(Calibrator):
-    """Binary histogram binning with ``n_bins`` equal-width bins on q(class 1)."""
+    """Histogram binning of a binary posterior: each bin of q(class 1) maps to its fraction of positives.
+
+    The positive-class posterior q_1 is cut into M bins B_1..B_M and g(s) = ybar(B_m) for s in B_m,
+    the fraction of positives among the training samples of the bin: the transform behind the binary
+    ECE. A bin without positives (or without negatives) gives probability exactly 0 (or 1), whose
+    log-probability is -inf. A bin with no training sample follows ``empty_bin``. Fit and prediction
+    take O(N log M) time at most. Binary only (K = 2).
+
+    Source: Zadrozny & Elkan (2001); Ferrer & Ramos (2024), Sec. 2.5.2 (and its H calibrator);
+    Silva Filho et al. (2023), Sect. 5.3.1, eqs. 3-5.
+
+    Parameters
+    ----------
+    n_bins : int, default 15
+        M, the number of bins (>= 1).
+    closed : {"right", "left"}, default "right"
+        Edge rule of equal-width bins (see :mod:`calib.binning`): "right" puts a score on an inner
+        edge in the lower bin, "left" in the upper one.
+    empty_bin : {"identity", "prior", "zero"}, default "identity"
+        What a bin with no training sample gives: "identity" leaves such samples' posteriors
+        unchanged; "prior" gives the positive rate of the whole training set; "zero" gives
+        probability 0, which is what the code of Ferrer & Ramos (2024) does (and why some of their
+        Table-2 rows have CE = inf): use it only to reproduce those numbers.
+    strategy : {"width", "mass"}, default "width"
+        "width": equal-width bins on [0, 1]; "mass": equal-mass bins, with edges at the training
+        quantiles, right-closed.
+
+    Attributes
+    ----------
+    edges_ : ndarray of shape (M + 1,)
+        The bin edges (k / M, or the training quantiles).
+    closed_ : str
+        The edge rule used ("right" for equal-mass bins).
+    counts_ : ndarray of shape (M,)
+        Training samples per bin.
+    bin_values_ : ndarray of shape (M,)
+        The fraction of positives per bin (NaN for an empty bin).
+    prior_ : float
+        The positive rate of the training set.
+    n_classes_ : int
+        2.
+
+    Raises
+    ------
+    CalibInputError
+        From ``fit``, for invalid scores or labels, scores with K != 2 columns, or an invalid
+        ``n_bins``, ``closed``, ``empty_bin`` or ``strategy``.
+
+    Examples
+    --------
+    >>> scores = [[0.9, 0.1], [0.2, 0.8], [0.95, 0.05], [0.1, 0.9], [0.7, 0.3], [0.4, 0.6], [0.85, 0.15], [0.3, 0.7]]
+    >>> labels = [0, 1, 1, 1, 0, 0, 0, 1]
+    >>> model = HistogramBinning(n_bins=2).fit(scores, labels, kind="probs")
+    >>> model.counts_.tolist(), model.bin_values_.tolist()
+    ([4, 4], [0.25, 0.75])
+    >>> model.predict_proba([[0.6, 0.4]], kind="probs").tolist()
+    [[0.75, 0.25]]
+    """
 
     binary_only = True
 

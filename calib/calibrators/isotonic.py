@@ -22,7 +22,46 @@ if TYPE_CHECKING:
 
 
 class IsotonicCalibrator(Calibrator):
-    """PAV / isotonic regression of the label on the log-odds of class 1."""
+    """Isotonic (PAV) calibration of a binary posterior: a non-decreasing map of the class-1 log-odds.
+
+    The map g minimizes sum_i (y_i - g(t_i))^2 over non-decreasing functions of the log-odds
+    t_i = log q_1 - log q_0, found by the pool-adjacent-violators algorithm (scikit-learn's isotonic
+    regression, a maintained PAV). On its training data that solution is the monotone map with the
+    lowest value of every proper scoring rule at once. New scores are mapped by its piecewise-linear
+    interpolation, clipped at the ends; both class probabilities are then kept at least ``clip``, so
+    log-posteriors stay finite. O(N log N) time to fit. Binary only (K = 2).
+
+    Source: Ayer et al. (1955) (PAV); Ferrer & Ramos (2024), Sec. 2.4.2, after Brümmer (2010).
+
+    Parameters
+    ----------
+    clip : float, default 1e-30
+        The smallest probability either class gets, in [0, 0.5) (the code of Ferrer & Ramos (2024)
+        uses 1e-30).
+
+    Attributes
+    ----------
+    regression_ : sklearn.isotonic.IsotonicRegression
+        The fitted regression; its ``X_thresholds_`` and ``y_thresholds_`` define the map.
+    n_classes_ : int
+        2.
+
+    Raises
+    ------
+    CalibInputError
+        From ``fit``, for invalid scores or labels, scores with K != 2 columns, or a ``clip`` outside
+        [0, 0.5).
+
+    Examples
+    --------
+    >>> scores = [[0.9, 0.1], [0.2, 0.8], [0.95, 0.05], [0.1, 0.9], [0.7, 0.3], [0.4, 0.6], [0.85, 0.15], [0.3, 0.7]]
+    >>> labels = [0, 1, 1, 1, 0, 0, 0, 1]
+    >>> model = IsotonicCalibrator().fit(scores, labels, kind="probs")
+    >>> model.regression_.y_thresholds_.tolist()
+    [0.2, 0.2, 1.0, 1.0]
+    >>> round(float(model.predict_proba([[0.6, 0.4]], kind="probs")[0, 1]), 4)
+    0.2
+    """
 
     binary_only = True
 

@@ -40,12 +40,47 @@ from calib.validation import CalibInputError
 
 
 class VectorScaling(Calibrator):
-    """Vector scaling, softmax(w ⊙ z + b) on z = ln(s / s_K) (survey eq. 14; Guo et al. (2017)).
+    """Vector scaling: g(s) = softmax(w ⊙ z + b) on the log-ratios z_j = ln(s_j / s_K).
 
-    Fitted attributes: ``coef_`` (w, shape (K,); w_K = 0 is fixed since z_K = 0), ``intercept_``
-    (b, shape (K,); b_K = 0 is fixed), ``converged_``. Per-class weights can change the argmax, so
-    unlike temperature scaling vector scaling does not preserve accuracy in general. For K = 2 it is
-    exactly Platt scaling on the log-odds: p_1 = sigmoid(w_0 t - b_0) with t = ln(s_1 / s_0).
+    One weight and one bias per class on the log-ratios to the last class (the survey's logits of a
+    generic probabilistic classifier; z_K = 0), computed from log-posteriors floored at -700. Since
+    z_K = 0, w_K has no effect and is fixed at 0, and b_K = 0 (softmax ignores a common shift). The
+    2 (K - 1) parameters minimize the mean log-loss, which is convex, in float64 and
+    deterministically, from the identity map (w = 1, b = 0): by damped Newton (on many rows
+    warm-started from a strided subset) up to 400 parameters, by L-BFGS-B beyond. Per-class weights
+    can change the argmax, so unlike temperature scaling vector scaling does not preserve accuracy in
+    general. For K = 2 it is exactly Platt scaling on the log-odds: p_1 = sigmoid(w_0 t - b_0) with
+    t = ln(s_1 / s_0).
+
+    Source: Guo et al. (2017); Silva Filho et al. (2023), Sects. 5.4.1-5.4.2, eqs. 14-15, with the
+    sign reparametrisation softmax(+w z + b) of the printed exp(-w z - b).
+
+    Parameters
+    ----------
+    None
+        The constructor takes no arguments; ``fit(scores, labels, kind=...)`` takes the data.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (K,)
+        w; w_K = 0 is fixed since z_K = 0.
+    intercept_ : ndarray of shape (K,)
+        b; b_K = 0 is fixed.
+    converged_ : bool
+        Whether the optimizer met its stopping rule.
+    n_classes_ : int
+        K, the number of classes seen by ``fit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(size=(60, 3))
+    >>> labels = (logits + rng.gumbel(size=(60, 3))).argmax(axis=1)  # labels drawn from softmax(logits)
+    >>> scores = 2 * logits  # over-confident scores: twice the calibrated logits
+    >>> model = VectorScaling().fit(scores, labels, kind="logits")
+    >>> [round(w, 4) for w in model.coef_.tolist()]
+    [0.5209, 0.5901, 0.0]
     """
 
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
@@ -73,15 +108,51 @@ class VectorScaling(Calibrator):
 
 
 class MatrixScaling(Calibrator):
-    """Matrix scaling, softmax(W z + b) on z = ln(s / s_K) (survey eq. 16; Guo et al. (2017)).
+    """Matrix scaling: g(s) = softmax(W z + b) on the log-ratios z_j = ln(s_j / s_K).
 
-    ``reg`` >= 0 adds ``reg * ||W - I||_F^2`` (sum over the K x (K - 1) free entries) to the mean
-    log-loss, shrinking the map toward the identity; the default 0 is the plain maximum-likelihood
-    fit of the survey. Without it, adding one row vector to every row of W leaves the predictions
+    A full linear map of the log-ratios to the last class (z_K = 0, from log-posteriors floored at
+    -700): the last column of W multiplies z_K = 0 and is fixed at 0, and b_K = 0. The K^2 - 1
+    parameters minimize the mean log-loss plus ``reg * ||W - I||_F^2`` (summed over the K x (K - 1)
+    free entries), a convex objective, in float64 and deterministically from the identity map (W = I,
+    b = 0): by damped Newton up to 400 parameters, by scipy's L-BFGS-B with the analytic gradient
+    beyond. Without ``reg``, adding one row vector to every row of W leaves the predictions
     unchanged; the optimizer then keeps the component it started with (that of the identity).
 
-    Fitted attributes: ``coef_`` (W, shape (K, K), last column fixed at 0 since z_K = 0),
-    ``intercept_`` (b, shape (K,), b_K = 0 fixed), ``converged_``.
+    Source: Guo et al. (2017); Silva Filho et al. (2023), Sects. 5.4.1 and 5.4.3, eqs. 16-17, with the
+    sign reparametrisation softmax(+W z + b) of the printed exp(-W z - b).
+
+    Parameters
+    ----------
+    reg : float, default 0.0
+        Ridge weight (>= 0) that shrinks W toward the identity; the default 0 is the plain
+        maximum-likelihood fit of the survey.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (K, K)
+        W, last column fixed at 0 since z_K = 0.
+    intercept_ : ndarray of shape (K,)
+        b; b_K = 0 is fixed.
+    converged_ : bool
+        Whether the optimizer met its stopping rule.
+    n_classes_ : int
+        K, the number of classes seen by ``fit``.
+
+    Raises
+    ------
+    CalibInputError
+        From ``fit``, for invalid scores or labels, or a ``reg`` that is not a finite number >= 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(size=(60, 3))
+    >>> labels = (logits + rng.gumbel(size=(60, 3))).argmax(axis=1)  # labels drawn from softmax(logits)
+    >>> scores = 2 * logits  # over-confident scores: twice the calibrated logits
+    >>> model = MatrixScaling(reg=0.1).fit(scores, labels, kind="logits")
+    >>> round(float(model.coef_[0, 0]), 4), round(float(model.coef_[1, 1]), 4)
+    (0.7686, 0.8013)
     """
 
     def __init__(self, reg: float = 0.0):

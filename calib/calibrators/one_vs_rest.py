@@ -21,17 +21,52 @@ class OneVsRest(Calibrator):
     For class j, a clone of ``calibrator`` is fitted on the binary log-posteriors
     [log(1 - s_j), log s_j] (log(1 - s_j) computed as the log-sum-exp of the other columns, which
     is accurate when s_j is near 1) against the labels 1(y == j). Prediction takes each model's
-    positive-class probability p_j and returns p_j / sum_k p_k; a row where every p_j is 0 becomes
-    uniform, 1/K. ``OneVsRest(IsotonicCalibrator())`` is multiclass isotonic calibration.
+    positive-class probability p_j and returns g_j(s) = p_j / sum_k p_k; a row where every p_j is 0
+    becomes uniform, 1/K. The renormalised vectors need not be calibrated in the multiclass sense.
+    ``OneVsRest(IsotonicCalibrator())`` is multiclass isotonic calibration. Cost: K fits of the
+    binary calibrator, each on all N samples.
 
     Special cases:
+
     - K = 2: only the class-1 model is fitted and its output is returned as is (p_0 = 1 - p_1).
     - A class absent from the training labels gets a constant-zero predictor (p_j = 0), and a
       class that is every training label gets a constant-one predictor; no model is fitted.
 
-    Fitted attributes: ``estimators_`` (length K; the fitted clone for class j, or None where a
-    constant is used, and for class 0 when K = 2), ``constants_`` (length K; the constant p_j,
-    NaN where a model is used).
+    Source: Silva Filho et al. (2023), Sect. 5.4 (one-vs-rest, normalisation, uniform 1/K where all
+    K outputs are 0, as PyCalib's ``OneVsRestCalibrator``), following Zadrozny & Elkan (2002).
+
+    Parameters
+    ----------
+    calibrator : Calibrator
+        An unfitted binary calibrator (e.g. ``IsotonicCalibrator()``, ``PlattCalibrator()``); it is
+        cloned per class and never fitted itself.
+
+    Attributes
+    ----------
+    estimators_ : list of length K
+        The fitted clone for class j, or None where a constant is used (and for class 0 when K = 2).
+    constants_ : ndarray of shape (K,)
+        The constant p_j, NaN where a model is used.
+    n_classes_ : int
+        K, the number of classes seen by ``fit``.
+
+    Raises
+    ------
+    CalibInputError
+        From ``fit``, for invalid scores or labels, or a ``calibrator`` that is not a calib
+        Calibrator instance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(size=(60, 3))
+    >>> labels = (logits + rng.gumbel(size=(60, 3))).argmax(axis=1)  # labels drawn from softmax(logits)
+    >>> scores = 2 * logits  # over-confident scores: twice the calibrated logits
+    >>> from calib.calibrators import PlattCalibrator
+    >>> model = OneVsRest(PlattCalibrator()).fit(scores, labels, kind="logits")
+    >>> model.predict_proba(scores[:1], kind="logits").round(4).tolist()
+    [[0.2353, 0.278, 0.4867]]
     """
 
     def __init__(self, calibrator):

@@ -70,6 +70,16 @@ _REFIT = "refit the calibrator and save it again with --save-model MODEL.json"
 def save_calibrator(model: Calibrator, path: str | Path, *, method: str) -> None:
     """Write a fitted calibrator to a JSON file that holds numbers only (see the module docstring).
 
+    The file is one JSON object: the format and its version, the calib release, the method name and
+    class, the constructor parameters (``get_params()``), K, and every fitted attribute the class
+    declares, floats written as their ``repr`` so that they read back as the same float64 (NaN and
+    infinities as the strings "nan", "inf", "-inf"). O(size of the fitted attributes) time.
+
+    Source: the file format is calib's own, with no published counterpart; the calibrators such a
+    file holds are those of Ferrer & Ramos (2024), eq. 23 ("dp", "temperature"), Guo et al. (2017)
+    ("vector", "matrix"), Kull et al. (2019) ("dirichlet"), Kull et al. (2017) ("beta"), Ayer et al.
+    (1955) ("isotonic") and Zadrozny & Elkan (2001) ("histogram").
+
     Parameters
     ----------
     model : Calibrator
@@ -155,6 +165,11 @@ def load_calibrator(path: str | Path) -> tuple[Calibrator, str]:
     The file is read as text and never unpickled: a pickle (or anything else that is not such a
     JSON file) is refused before any of it is interpreted. The whole file is checked before the
     calibrator is built, so a damaged or hand-edited file gives one error, never a half-built model.
+
+    Source: the file format is calib's own, with no published counterpart; the calibrators such a
+    file holds are those of Ferrer & Ramos (2024), eq. 23 ("dp", "temperature"), Guo et al. (2017)
+    ("vector", "matrix"), Kull et al. (2019) ("dirichlet"), Kull et al. (2017) ("beta"), Ayer et al.
+    (1955) ("isotonic") and Zadrozny & Elkan (2001) ("histogram").
 
     Parameters
     ----------

@@ -27,21 +27,56 @@ from calib.validation import CalibInputError
 
 
 class PlattCalibrator(Calibrator):
-    """Platt scaling: p_1 = sigmoid(w t + b) with t = log q_1 - log q_0 (survey eq. 8; Platt (2000)).
+    """Platt scaling (logistic calibration) of a binary posterior: p_1 = sigmoid(w t + b).
 
-    Each log-posterior is floored at ``LOG_FLOOR`` = -700 before taking the difference, so t lies
-    in [-700, 700] even when a posterior is exactly 0 or 1.
+    The feature t is the log-odds log q_1 - log q_0 of the input posteriors, each log-posterior
+    floored at ``LOG_FLOOR`` = -700 first, so t lies in [-700, 700] even when a posterior is exactly
+    0 or 1; w = 1, b = 0 is the identity. (w, b) minimize a mean binary cross-entropy, convex in
+    (w, b), by damped Newton with the exact Hessian (two parameters), in float64 and
+    deterministically: O(N) time per iteration. Binary only (K = 2).
 
-    ``smooth_targets=False``: (w, b) minimize the mean log-loss against the 0/1 labels. On linearly
-    separable data that optimum is at infinity; the Newton iterations then stop once the loss no
-    longer decreases measurably, leaving a very large |w| (a nearly hard step).
-    ``smooth_targets=True``: the regularized targets of Platt (2000) are used instead of the labels,
-    t_+ = (N_+ + 1) / (N_+ + 2) for positives and t_- = 1 / (N_- + 2) for negatives, and (w, b)
-    minimize the mean cross-entropy against them; the optimum is then always finite.
+    Source: Platt (2000); Silva Filho et al. (2023), Sect. 5.3.3, eqs. 8-9 (eq. 9 read as the
+    negative log-likelihood).
 
-    ``feature``: ``"log_odds"`` (default, t as above) or ``"score"`` (t = q_1, eq. 8 literally).
+    Parameters
+    ----------
+    smooth_targets : bool, default False
+        False: (w, b) minimize the mean log-loss against the 0/1 labels. On linearly separable data
+        that optimum is at infinity; the Newton iterations then stop once the loss no longer
+        decreases measurably, leaving a very large |w| (a nearly hard step). True: the regularized
+        targets of Platt (2000) replace the labels, t_+ = (N_+ + 1) / (N_+ + 2) for positives and
+        t_- = 1 / (N_- + 2) for negatives, and (w, b) minimize the mean cross-entropy against them;
+        the optimum is then always finite.
+    feature : {"log_odds", "score"}, default "log_odds"
+        "log_odds": t as above. "score": t = q_1, the raw positive-class probability, which is the
+        survey's eq. 8 read literally (its Fig. 15: a sigmoid in s cannot undo over-confidence).
 
-    Fitted attributes: ``coef_`` (w), ``intercept_`` (b), ``converged_``.
+    Attributes
+    ----------
+    coef_ : float
+        w.
+    intercept_ : float
+        b.
+    converged_ : bool
+        Whether Newton's method met its stopping rule.
+    n_classes_ : int
+        2.
+
+    Raises
+    ------
+    CalibInputError
+        From ``fit``, for invalid scores or labels, scores with K != 2 columns, a non-boolean
+        ``smooth_targets`` or an unknown ``feature``.
+
+    Examples
+    --------
+    >>> scores = [[0.9, 0.1], [0.2, 0.8], [0.95, 0.05], [0.1, 0.9], [0.7, 0.3], [0.4, 0.6], [0.85, 0.15], [0.3, 0.7]]
+    >>> labels = [0, 1, 1, 1, 0, 0, 0, 1]
+    >>> model = PlattCalibrator().fit(scores, labels, kind="probs")
+    >>> round(model.coef_, 4), round(model.intercept_, 4)
+    (0.5485, 0.1947)
+    >>> round(PlattCalibrator(smooth_targets=True).fit(scores, labels, kind="probs").coef_, 4)
+    0.3432
     """
 
     binary_only = True

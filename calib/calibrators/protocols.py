@@ -111,7 +111,65 @@ def calibrate(
     groups=None,
     folds=None,
 ) -> np.ndarray:
-    """Calibrated log-posteriors of ``scores`` under ``protocol`` ("tt" or "xv"; xv options as in cross_validate)."""
+    """Calibrated log-posteriors of ``scores`` under a protocol: train on test (tt) or cross-validation (xv).
+
+    tt: a calibrator g is fitted on all (s_t, y_t) and s~_t = g(s_t) for the same samples. xv: the
+    samples are split into ``n_folds`` folds (stratified by label, shuffled and seeded), and each
+    sample t gets s~_t = g_{-f(t)}(s_t), where f(t) is the sample's fold and g_{-f} is fitted on the
+    other folds. With bootstrap resamples, ``groups`` keeps the copies of a sample in one fold, so
+    duplicated samples never sit on both sides of a split. Cost: one fit of the calibrator (tt) or
+    ``n_folds`` fits on (n_folds - 1) / n_folds of the data each (xv), plus the predictions.
+
+    Source: Ferrer & Ramos (2024), Sec. 2.5.3 and Sec. 3.2 (tt and xv), App. E (folds grouped by
+    original sample id).
+
+    Parameters
+    ----------
+    calibrator : Calibrator
+        An unfitted calibrator, e.g. ``TemperatureScaling()``; it is cloned, never fitted itself.
+    scores : array_like of shape (N, K)
+        Posteriors of N samples, of kind ``kind``.
+    labels : array_like of shape (N,)
+        The true class of each sample, integers in [0, K).
+    kind : {"probs", "logprobs", "logits"}
+        What ``scores`` hold; nothing is guessed from the values.
+    protocol : {"tt", "xv"}
+        Train on the test data itself, or K-fold cross-validation on it. For a separate training
+        set use :func:`calib.calibrators.protocols.held_out`.
+    n_folds : int, default 5
+        Folds of "xv" (at least 2); ignored by "tt".
+    seed : int, default 0
+        Seed of the "xv" shuffle.
+    groups : array_like of shape (N,), optional
+        For "xv": a group id per sample (e.g. the original sample ids of a bootstrap resample); a
+        group never straddles two folds.
+    folds : array_like of shape (N,), optional
+        For "xv": a fold id per sample, overriding the seeded split (e.g. to replay a paper's folds).
+
+    Returns
+    -------
+    ndarray of shape (N, K)
+        The calibrated log-posteriors, in the order of ``scores``.
+
+    Raises
+    ------
+    CalibInputError
+        For invalid inputs, an unknown ``protocol``, or invalid fold options (too few samples or
+        groups for ``n_folds``, ``folds`` of the wrong shape).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calib.calibrators import TemperatureScaling
+    >>> scores = [[0.9, 0.1], [0.2, 0.8], [0.95, 0.05], [0.1, 0.9], [0.7, 0.3], [0.4, 0.6], [0.85, 0.15], [0.3, 0.7]]
+    >>> labels = [0, 1, 1, 1, 0, 0, 0, 1]
+    >>> tt = calibrate(TemperatureScaling(), scores, labels, kind="probs", protocol="tt")
+    >>> tt.shape, round(float(np.exp(tt[0, 0])), 4)
+    ((8, 2), 0.7614)
+    >>> xv = calibrate(TemperatureScaling(), scores, labels, kind="probs", protocol="xv", n_folds=2)
+    >>> round(float(np.exp(xv[0, 0])), 4)
+    0.9753
+    """
     if protocol == "tt":
         return train_on_test(calibrator, scores, labels, kind=kind)
     if protocol == "xv":

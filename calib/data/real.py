@@ -474,6 +474,16 @@ def load_table(
 def load_posteriors(path, *, kind: str, labels=None, **options) -> PosteriorSet:
     """Load a posteriors file by its type.
 
+    The file's suffix picks the loader: ``.npz`` archives, ``.csv`` / ``.parquet`` tables (one column
+    per class plus a label column), or ``.npy`` scores with a separate ``.npy`` of labels. Scores are
+    kept as stored, with the declared ``kind`` (nothing is guessed); the file, the shape (N, K) and
+    the labels are checked on loading, and ``renormalize=True`` rescales rows of probabilities (or
+    log-probabilities) that are off 1 by rounding (up to 0.01) to sum to 1. O(N K) time.
+
+    Source: the file layouts are calib's own, with no published counterpart; the ``.npy`` pair is the
+    layout of the posteriors released with the code of Ferrer & Ramos (2024) (``scores.npy`` and
+    ``targets.npy``), which :mod:`calib.data.registry` reads the same way.
+
     Parameters
     ----------
     path : str or Path

@@ -17,7 +17,53 @@ from calib.calibration_error import ReliabilityBins
 
 
 def reliability_bars(ax, bins: ReliabilityBins, *, intervals=None, color="tab:blue", gap_color="red", label=None):
-    """Bars to the observed frequency, red gaps to the mean score, markers at the mean score."""
+    """Draw a reliability diagram: bars to the observed frequency, red gaps and markers at the mean score.
+
+    For each non-empty bin B_m, a bar spans the bin's width up to its observed frequency ybar(B_m),
+    a red vertical segment joins ybar(B_m) and the mean score sbar(B_m) at x = sbar(B_m) (the gap
+    |ybar(B_m) - sbar(B_m)| whose count-weighted mean is the ECE), and a black marker sits at
+    (sbar(B_m), ybar(B_m)): at the mean score, not the bin centre. The diagonal is drawn and the axes
+    are set to [0, 1] x [0, 1] with an equal aspect. Everything drawn is computed beforehand (by
+    :func:`calib.calibration_error.reliability_bins`); this only draws. O(M) artists.
+
+    Source: Silva Filho et al. (2023), Sect. 4.1 and Fig. 6 (the marker at the mean score); Bröcker
+    & Smith (2007).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes to draw on.
+    bins : ReliabilityBins
+        Bins with edges (equal-width or preset bins): equal-mass bins, whose ``edges`` are None,
+        cannot be drawn as bars.
+    intervals : tuple of two arrays of shape (M,), optional
+        Per-bin (low, high) bounds of the frequency, drawn as thin black bars at the mean score, e.g.
+        ``bins.frequency_intervals(0.95)`` (Clopper-Pearson). Default None: none drawn.
+    color : color, default "tab:blue"
+        Colour of the frequency bars.
+    gap_color : color, default "red"
+        Colour of the gap segments (legend label "gap").
+    label : str, optional
+        Legend label of the frequency bars.
+
+    Returns
+    -------
+    None
+        The artists are added to ``ax``.
+
+    Examples
+    --------
+    >>> from matplotlib.backends.backend_agg import FigureCanvasAgg
+    >>> from matplotlib.figure import Figure
+    >>> from calib.calibration_error import reliability_bins
+    >>> bins = reliability_bins([0.1, 0.2, 0.8, 0.9], [0, 1, 1, 1], n_bins=5)
+    >>> figure = Figure()
+    >>> canvas = FigureCanvasAgg(figure)  # the Agg backend, without pyplot
+    >>> ax = figure.add_subplot()
+    >>> reliability_bars(ax, bins, intervals=bins.frequency_intervals())
+    >>> len(ax.patches)  # one bar per non-empty bin
+    3
+    """
     full = bins.occupied
     left, right = bins.edges[:-1][full], bins.edges[1:][full]
     freq, conf = bins.frequency[full], bins.mean_confidence[full]
