@@ -29,7 +29,7 @@ from calib.validation import CalibInputError, as_float_array, as_labels, as_prob
 _BLOCK_CELLS = 1 << 22
 # counted_resamples keeps this many (sample, resample) counts, one byte each, and float_chunks hands
 # them out as float64 about this many at a time.
-_COUNT_CELLS = 1 << 26
+_COUNT_CELLS = 1 << 27
 _CHUNK_CELLS = 1 << 21
 ECE_VIEWS = ("top_label", "binary", "classwise")
 
@@ -91,8 +91,13 @@ def _counts_by_resample(rows: np.ndarray, n_samples: int) -> np.ndarray:
     N counters stay in cache where a single ``bincount`` over the whole block's b N cells would not."""
     counts = np.empty((rows.shape[0], n_samples), dtype=np.int64)
     for j, row in enumerate(rows):
-        counts[j] = np.bincount(row, minlength=n_samples)
+        counts[j] = _draw_counts(row, n_samples)
     return counts
+
+
+def _draw_counts(row: np.ndarray, n_samples: int) -> np.ndarray:
+    """How often one resample (its sample indices ``row``) draws each of the N samples."""
+    return np.bincount(row, minlength=n_samples)
 
 
 def counted_resamples(n_samples: int, *, n_boot: int, seed, full_sample_first: bool = False) -> Iterator[np.ndarray]:
@@ -110,11 +115,13 @@ def counted_resamples(n_samples: int, *, n_boot: int, seed, full_sample_first: b
     ------
     unsigned int array of shape (N, S)
         The counts of S consecutive resamples (:func:`resample_counts`), whole blocks of
-        :func:`resample_blocks` at a time, as many as fit about 2^26 one-byte cells (at least one
-        block): at N = 10^5 all 200 resamples of a default bootstrap at once, at N = 10^7 six.
+        :func:`resample_blocks` at a time, as many as fit about 2^27 one-byte cells (at least one
+        block): at N = 10^5 all 200 resamples of a default bootstrap at once, at N = 10^7 thirteen.
         Small integers keep many resamples per matrix, so per-sample values computed once per matrix
         serve many resamples; read them as float64 with :func:`float_chunks`. A count above 255 (for
         N > 255 it has probability below 10^-400) widens the matrix's type instead of wrapping.
+        The matrix is the transpose of one filled resample by resample (column-major), so no second
+        copy is made; drop it before asking for the next, whose memory it would otherwise double.
     """
     n = check_positive_int(n_samples, "n_samples")
     b = check_positive_int(n_boot, "n_boot", minimum=0 if full_sample_first else 1)
@@ -126,21 +133,25 @@ def counted_resamples(n_samples: int, *, n_boot: int, seed, full_sample_first: b
         by_resample = np.empty((lead + min(per_matrix, b - start), n), dtype=np.uint8)
         by_resample[:lead] = 1
         for filled in range(lead, by_resample.shape[0], block):
-            drawn = _counts_by_resample(next(blocks), n)
-            if drawn.max() > np.iinfo(by_resample.dtype).max:
-                by_resample = by_resample.astype(np.min_scalar_type(drawn.max()))
-            by_resample[filled : filled + block] = drawn
+            for j, row in enumerate(next(blocks), start=filled):
+                drawn = _draw_counts(row, n)
+                if drawn.max() > np.iinfo(by_resample.dtype).max:
+                    by_resample = by_resample.astype(np.min_scalar_type(drawn.max()))
+                by_resample[j] = drawn
+                del drawn
         lead = 0
-        yield np.ascontiguousarray(by_resample.T)
+        yield by_resample.T
+        del by_resample
 
 
 def float_chunks(counts: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
-    """Consecutive row ranges of a count matrix (N, S) and those rows as float64, about 2^21 cells at a
-    time, so that products with per-sample values never need the whole matrix in float64."""
+    """Consecutive row ranges of a count matrix (N, S) and those rows as C-ordered float64, about 2^21
+    cells at a time, so that products with per-sample values never need the whole matrix in float64
+    (and see the same layout whichever order the counts are stored in)."""
     step = max(1, _CHUNK_CELLS // counts.shape[1])
     for start in range(0, counts.shape[0], step):
         rows = slice(start, min(start + step, counts.shape[0]))
-        yield rows, counts[rows].astype(np.float64)
+        yield rows, np.ascontiguousarray(counts[rows], dtype=np.float64)
 
 
 class ResampledSums:

@@ -172,8 +172,8 @@ def test_counted_resamples_are_the_resamples_of_resample_blocks(monkeypatch):
 
 def test_counts_beyond_a_byte_widen_the_count_matrix(monkeypatch):
     expected = 300 * resample_counts(bootstrap_indices(20, n_boot=5, seed=1), 20)
-    drawn = calib.resampling._counts_by_resample
-    monkeypatch.setattr(calib.resampling, "_counts_by_resample", lambda rows, n: 300 * drawn(rows, n))
+    drawn = calib.resampling._draw_counts
+    monkeypatch.setattr(calib.resampling, "_draw_counts", lambda row, n: 300 * drawn(row, n))
     (matrix,) = counted_resamples(20, n_boot=5, seed=1)
     np.testing.assert_array_equal(matrix, expected)
 
