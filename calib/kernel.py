@@ -438,7 +438,7 @@ class ResampledSmoothEce:
 
     def __init__(self, confidence: np.ndarray, correct: np.ndarray):
         self.confidence = confidence
-        self.residual = confidence - correct
+        self.correct = correct  # the residuals are formed chunk by chunk: no third N-vector is kept
 
     def __call__(self, counts: np.ndarray) -> np.ndarray:
         """SmoothECE of each resample counted by a column of ``counts`` (N, b), an array of sample counts
@@ -461,7 +461,7 @@ class ResampledSmoothEce:
             n = frac.size
             # Column i of the (2 nodes, n) matrix: residual r_i weighted (1 - a, a) at nodes j, j + 1,
             # then 1 weighted the same way at nodes + j, nodes + j + 1.
-            r = self.residual[rows]
+            r = self.confidence[rows] - self.correct[rows]
             data = np.column_stack([r - r * frac, r * frac, 1.0 - frac, frac]).ravel()
             indices = (left[:, None] + [0, 1, nodes, nodes + 1]).ravel()
             matrix = sparse.csc_array((data, indices, np.arange(0, 4 * n + 1, 4)), shape=(2 * nodes, n))

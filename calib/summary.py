@@ -177,7 +177,7 @@ class Resampler:
         self.view, self.view_name = (
             ("binary", "ECE positive class") if logp.shape[1] == 2 else ("classwise", "ECE class-wise")
         )
-        confidence, correct = np.empty(labels.size), np.empty(labels.size)
+        confidence, correct = np.empty(labels.size), np.empty(labels.size, dtype=bool)
         for start in range(0, labels.size, _VALUE_ROWS):
             rows = slice(start, start + _VALUE_ROWS)
             probs = as_probs(logp[rows], "logprobs")  # as smooth_ece_top_label computes them
