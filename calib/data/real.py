@@ -223,7 +223,14 @@ def _read_frame(path: Path):
     try:
         if suffix == ".csv":
             return pd.read_csv(path, encoding="utf-8")
-        return pd.read_parquet(path)
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        # Column by column, each Arrow buffer released once converted: no second copy of the table; and
+        # Arrow's allocator hands the freed buffers back to the system instead of keeping them.
+        frame = pq.read_table(path).to_pandas(split_blocks=True, self_destruct=True)
+        pa.default_memory_pool().release_unused()
+        return frame
     except UnicodeDecodeError as exc:
         raise CalibInputError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from exc
     except pd.errors.EmptyDataError as exc:
@@ -305,7 +312,11 @@ def _label_indices(labels, columns: list, label_values, positive_label, path: Pa
     import pandas as pd
 
     names = [str(c) for c in columns]
-    text = labels.astype(str)
+
+    def text():
+        # Labels as strings, only where they are matched to names: at 10^7 rows the strings take gigabytes.
+        return labels.astype(str)
+
     if positive_label is not None:
         if len(columns) > 2:
             raise CalibInputError(
@@ -313,7 +324,7 @@ def _label_indices(labels, columns: list, label_values, positive_label, path: Pa
                 cli_message=f"{path}: --positive-label is for binary problems; this table has {len(columns)} "
                 "class columns",
             )
-        positive = text == str(positive_label)
+        positive = text() == str(positive_label)
         if not positive.any():
             raise CalibInputError(f"{path}: no label equals the positive label {positive_label!r}")
         return positive.to_numpy().astype(np.int64)
@@ -322,7 +333,7 @@ def _label_indices(labels, columns: list, label_values, positive_label, path: Pa
         bad = [v for v in mapping.values() if not isinstance(v, int) or not 0 <= v < len(names)]
         if bad:
             raise CalibInputError(f"{path}: label_values maps to {bad}, which are not class columns {names}")
-        return _mapped(text, mapping, path, "label_values")
+        return _mapped(text(), mapping, path, "label_values")
     if label_values not in LABEL_VALUES:
         raise CalibInputError(
             f"label_values must be one of {LABEL_VALUES} or a mapping of label to class column; got {label_values!r}",
@@ -331,7 +342,7 @@ def _label_indices(labels, columns: list, label_values, positive_label, path: Pa
         )
     numeric = pd.api.types.is_numeric_dtype(labels)
     if label_values == "names" or (label_values == "auto" and not numeric):
-        return _mapped(text, {n: i for i, n in enumerate(names)}, path, "names")
+        return _mapped(text(), {n: i for i, n in enumerate(names)}, path, "names")
     values = labels.to_numpy()
     if label_values == "1-based":
         return as_class_indices(values, f"labels of {path}") - 1
