@@ -29,15 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import entr
 
-from calib.calibrators import (
-    AffineCalibrator,
-    HistogramBinning,
-    IsotonicCalibrator,
-    TemperatureScaling,
-    VectorScaling,
-    cross_validated_folds,
-    fold_ids,
-)
+from calib.calibrators import cross_validated_folds, fold_ids
+from calib.calibrators.registry import make_calibrator
 from calib.decisions import bayes_choices, check_costs, zero_one_costs
 from calib.entropic import ecd_terms
 from calib.kernel import ResampledSmoothEce
@@ -62,12 +55,13 @@ RCL_FOLDS = 5
 FIT_SAMPLES = 10**6
 # Calibrators fit on log-probabilities floored here: log 0 = -inf would stop an affine fit.
 LOG_FLOOR = -700.0
-CALIBRATORS: dict[str, Callable] = {"DP (affine)": AffineCalibrator, "temperature": TemperatureScaling}
-BINARY_CALIBRATORS: dict[str, Callable] = {
-    "histogram": lambda: HistogramBinning(n_bins=ECE_BINS),
-    "isotonic": IsotonicCalibrator,
+# The calibrators evaluate cross-validates: label -> (registry name, parameters) (calib.calibrators.registry).
+CALIBRATORS: dict[str, tuple[str, dict]] = {"DP (affine)": ("dp", {}), "temperature": ("temperature", {})}
+BINARY_CALIBRATORS: dict[str, tuple[str, dict]] = {
+    "histogram": ("histogram", {"n_bins": ECE_BINS}),
+    "isotonic": ("isotonic", {}),
 }
-MULTICLASS_CALIBRATORS: dict[str, Callable] = {"vector scaling": VectorScaling}
+MULTICLASS_CALIBRATORS: dict[str, tuple[str, dict]] = {"vector scaling": ("vector", {})}
 
 
 @dataclass(frozen=True)
@@ -287,12 +281,13 @@ def _calibrated_losses(logp: np.ndarray, y: np.ndarray, seed: int, say) -> Itera
     folds = fold_ids(y, n_folds=RCL_FOLDS, seed=seed).astype(np.min_scalar_type(RCL_FOLDS - 1))
     makers = CALIBRATORS | (BINARY_CALIBRATORS if logp.shape[1] == 2 else MULTICLASS_CALIBRATORS)
     fits = _Phase("cross-validated fits", len(makers) * RCL_FOLDS, say)
-    for name, make in makers.items():
+    for name, (registry_name, params) in makers.items():
         say(f"{name}: {RCL_FOLDS}-fold cross-validated fit")
         # A floored copy is the calibration's own to validate in place; unfloored, logp is validated beside it.
         scores = np.maximum(logp, LOG_FLOOR) if floor else logp
         losses = {"log loss": np.empty(y.size), "Brier": np.empty(y.size)}
-        for test, calibrated in cross_validated_folds(make(), scores, y, kind="logprobs", folds=folds, overwrite=floor):
+        model = make_calibrator(registry_name, **params)
+        for test, calibrated in cross_validated_folds(model, scores, y, kind="logprobs", folds=folds, overwrite=floor):
             for score, values in losses.items():
                 values[test] = _per_sample_loss(calibrated, y[test], score)
             del calibrated

@@ -17,7 +17,8 @@ import numpy as np
 
 from calib.calibration_error import ece_binary, ece_top_label
 from calib.calibration_losses import calibration_loss_from_posteriors
-from calib.calibrators import AffineCalibrator, HistogramBinning, IsotonicCalibrator, TemperatureScaling, calibrate
+from calib.calibrators import calibrate
+from calib.calibrators.registry import make_calibrator
 from calib.decisions import imbalanced_costs, normalized_risk, zero_one_costs
 from calib.scores import brier, cross_entropy
 from pipeline.authors_code import UpstreamAffine, UpstreamHistogramBinning, upstream_ece
@@ -60,20 +61,20 @@ class MetricOptions:
             )
 
 
-def make_calibrator(letter: str, options: MetricOptions):
+# Ferrer & Ramos (2024)'s calibrator letters -> registry names (calib.calibrators.registry).
+CALIBRATOR_LETTERS = {"D": "dp", "T": "temperature", "H": "histogram", "P": "isotonic"}
+
+
+def calibrator_for(letter: str, options: MetricOptions):
     """D = affine (eq. 23), T = temperature scaling, H = histogram binning, P = PAV (isotonic)."""
     if options.implementation == "authors" and letter in "DTH":
         return UpstreamHistogramBinning(options.histogram_bins) if letter == "H" else UpstreamAffine(bias=letter == "D")
-    if letter == "D":
-        return AffineCalibrator()
-    if letter == "T":
-        return TemperatureScaling()
-    if letter == "P":
-        return IsotonicCalibrator()
+    if letter not in CALIBRATOR_LETTERS:
+        raise ValueError(f"unknown calibrator letter {letter!r}; known: {', '.join(CALIBRATOR_LETTERS)}")
     if letter != "H":
-        raise ValueError(f"unknown calibrator letter {letter!r}; known: D, T, H, P")
-    return HistogramBinning(
-        n_bins=options.histogram_bins, closed=options.ece_closed, empty_bin=options.histogram_empty_bin
+        return make_calibrator(CALIBRATOR_LETTERS[letter])
+    return make_calibrator(
+        "histogram", n_bins=options.histogram_bins, closed=options.ece_closed, empty_bin=options.histogram_empty_bin
     )
 
 
@@ -138,7 +139,7 @@ def calibrated_posteriors(
         return cache[key]
     fold_ids = None if folds is None or protocol == "tt" else folds.get(letter)
     out = calibrate(
-        make_calibrator(letter, options),
+        calibrator_for(letter, options),
         logp,
         labels,
         kind="logprobs",

@@ -10,29 +10,16 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from calib.calibration_error import ece_top_label
-from calib.calibrators import (
-    AffineCalibrator,
-    DirichletCalibrator,
-    HistogramBinning,
-    IsotonicCalibrator,
-    TemperatureScaling,
-    VectorScaling,
-    calibrate,
-)
+from calib.calibrators import calibrate
+from calib.calibrators.registry import make_calibrator
 from calib.data.synthetic import gaussian_posteriors
 from calib.kernel import smooth_ece
 from calib.scores import brier, cross_entropy
 from pipeline.kinds import Kind
 from pipeline.sources import DataSources
 
-SWEEP_CALIBRATORS = {
-    "dp": AffineCalibrator,
-    "temperature": TemperatureScaling,
-    "vector": VectorScaling,
-    "dirichlet": DirichletCalibrator,
-    "histogram": HistogramBinning,
-    "isotonic": IsotonicCalibrator,
-}
+# The calibrators a sweep may vary, by registry name (calib.calibrators.registry).
+SWEEP_CALIBRATORS = ("dp", "temperature", "vector", "dirichlet", "histogram", "isotonic")
 
 
 def _sets(exp: DictConfig, data: DataSources):
@@ -72,7 +59,7 @@ def synthetic_metrics(exp: DictConfig, data: DataSources) -> list[dict]:
     records = []
     for system in exp.systems:
         logp, y = dataset.systems[system], dataset.labels
-        calibrated = calibrate(AffineCalibrator(), logp, y, kind="logprobs", protocol="xv", seed=exp.seed)
+        calibrated = calibrate(make_calibrator("dp"), logp, y, kind="logprobs", protocol="xv", seed=exp.seed)
         raw_ce = cross_entropy(logp, y, kind="logprobs")
         metrics = {
             "NCE": cross_entropy(logp, y, kind="logprobs", normalize=True),
@@ -87,7 +74,7 @@ def calibrator_protocol(exp: DictConfig, data: DataSources) -> list[dict]:
     """Cross-entropy and Brier score after ``calibrator`` under ``protocol`` (tt or xv) on each real set."""
     records = []
     for label, logp, y in _sets(exp, data):
-        cal = calibrate(SWEEP_CALIBRATORS[exp.calibrator](), logp, y, kind="logprobs", protocol=exp.protocol, seed=0)
+        cal = calibrate(make_calibrator(exp.calibrator), logp, y, kind="logprobs", protocol=exp.protocol, seed=0)
         records.append({"row": label, "column": "NCE", "value": cross_entropy(cal, y, kind="logprobs", normalize=True)})
         records.append(
             {"row": label, "column": "NBS", "value": brier(cal, y, kind="logprobs", scaling="mean", normalize=True)}
@@ -103,6 +90,6 @@ KINDS = (
         "calibrator_protocol",
         ("calibrator", "protocol", "sets"),
         calibrator_protocol,
-        calibrators=tuple(SWEEP_CALIBRATORS),
+        calibrators=SWEEP_CALIBRATORS,
     ),
 )

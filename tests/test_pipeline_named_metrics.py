@@ -15,8 +15,8 @@ from pipeline.named_metrics import (
     ZERO_PROBABILITY_POLICIES,
     MetricOptions,
     calibrated_posteriors,
+    calibrator_for,
     compute,
-    make_calibrator,
 )
 
 OPTIONS = MetricOptions(
@@ -86,21 +86,21 @@ def test_rcl_is_relative_drop_of_cross_entropy(binary):
     ("letter", "cls"),
     [("D", AffineCalibrator), ("T", TemperatureScaling), ("P", IsotonicCalibrator), ("H", HistogramBinning)],
 )
-def test_make_calibrator(letter, cls):
-    calibrator = make_calibrator(letter, OPTIONS)
+def test_calibrator_for(letter, cls):
+    calibrator = calibrator_for(letter, OPTIONS)
     assert type(calibrator) is cls
 
 
-def test_make_calibrator_histogram_options():
-    calibrator = make_calibrator("H", OPTIONS)
+def test_calibrator_for_histogram_options():
+    calibrator = calibrator_for("H", OPTIONS)
     assert calibrator.n_bins == 10
     assert calibrator.closed == "right"
     assert calibrator.empty_bin == "zero"
 
 
 def test_temperature_scaling_has_no_bias():
-    assert make_calibrator("T", OPTIONS).bias is False
-    assert make_calibrator("D", OPTIONS).bias is True
+    assert calibrator_for("T", OPTIONS).bias is False
+    assert calibrator_for("D", OPTIONS).bias is True
 
 
 def test_exact_zero_probability_under_nan_policy(with_zero):

@@ -34,29 +34,15 @@ from pathlib import Path
 import numpy as np
 
 from calib.calibrators.base import Calibrator, FittedField
-from calib.calibrators.beta import BetaCalibrator
-from calib.calibrators.dirichlet import DirichletCalibrator
-from calib.calibrators.histogram import HistogramBinning
-from calib.calibrators.isotonic import IsotonicCalibrator
-from calib.calibrators.matrix_scaling import MatrixScaling, VectorScaling
-from calib.calibrators.scaling import AffineCalibrator, TemperatureScaling
+from calib.calibrators.registry import CALIBRATORS, SAVABLE
 from calib.files import atomic_write
 from calib.validation import CalibInputError
 
 FORMAT = "calib-calibrator"
 FORMAT_VERSION = 1
 
-# The calibrators a file may hold, by their `calib calibrate --method` name (as calib.cli.METHODS).
-METHODS: dict[str, type[Calibrator]] = {
-    "dp": AffineCalibrator,
-    "temperature": TemperatureScaling,
-    "vector": VectorScaling,
-    "matrix": MatrixScaling,
-    "dirichlet": DirichletCalibrator,
-    "beta": BetaCalibrator,
-    "isotonic": IsotonicCalibrator,
-    "histogram": HistogramBinning,
-}
+# The calibrators a file may hold, by their registry names (calib.calibrators.registry).
+METHODS: dict[str, type[Calibrator]] = {name: CALIBRATORS[name] for name in SAVABLE}
 
 _KEYS = ("calib_version", "class", "fitted", "format", "format_version", "init", "method", "n_classes")
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}

@@ -37,7 +37,7 @@ from pipeline.companions import UPSTREAM, monte_carlo_records
 from pipeline.config import compose_config
 from pipeline.io import write_table
 from pipeline.kinds import Kind
-from pipeline.named_metrics import MetricOptions, calibrated_posteriors, compute, make_calibrator
+from pipeline.named_metrics import MetricOptions, calibrated_posteriors, calibrator_for, compute
 from pipeline.sources import DataSources, system_set
 
 PERCENT_PREFIXES = ("RCL", "ECE")
@@ -469,7 +469,7 @@ def heldout_table(exp: DictConfig, data: DataSources) -> list[dict]:
                 {"row": f"{system.label} raw", "column": f"{test.label} NCE {p}", "value": nce} for p in PROTOCOLS
             ]
             for letter in exp.calibrators:
-                calibrator = make_calibrator(letter, options)
+                calibrator = calibrator_for(letter, options)
                 if calibrator.binary_only and tset.n_classes != 2:
                     continue
                 outputs = {

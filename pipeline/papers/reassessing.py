@@ -21,7 +21,8 @@ from omegaconf import DictConfig
 from calib.binning import equal_width_edges
 from calib.calibration_error import ReliabilityBins, ece_top_label, top_label_reliability
 from calib.calibrators import TemperatureScaling
-from calib.calibrators.trivial import MeanReplacement, OneVsAllHistogramBinning, OneVsAllIsotonic, mrr_metrics
+from calib.calibrators.registry import make_calibrator
+from calib.calibrators.trivial import mrr_metrics
 from calib.data.miscalibrated_logits import miscalibrated_logits
 from calib.data.real import PosteriorSet
 from calib.kernel import brier_losses_sum, calibration_sharpness, kde, nadaraya_watson, smooth_ece, smooth_ece_top_label
@@ -34,12 +35,13 @@ from pipeline.kinds import Kind
 from pipeline.sources import DataSources
 from pipeline.values_table import render_values_table
 
+# The paper's rows: label -> (registry name, parameters) (calib.calibrators.registry); None: no calibrator.
 METHODS = {
     "baseline": None,
-    "TS": TemperatureScaling,
-    "HB": lambda: OneVsAllHistogramBinning(n_bins=15),
-    "IR": OneVsAllIsotonic,
-    "MRR": MeanReplacement,
+    "TS": ("temperature", {}),
+    "HB": ("ova_histogram", {"n_bins": 15}),
+    "IR": ("ova_isotonic", {}),
+    "MRR": ("mean_replacement", {}),
 }
 BIN_COLUMNS = ("n", "mean_confidence", "frequency")
 METRICS = ("accuracy", "ECE", "ACE", "ACE (equal-mass)", "SmoothECE", "NLL", "Brier")
@@ -63,10 +65,11 @@ def split_set(
 
 def recalibrated(method: str, cal: tuple[np.ndarray, np.ndarray], test_logp: np.ndarray) -> np.ndarray:
     """Test log-probabilities after ``method`` fitted on the calibration split."""
-    factory = METHODS[method]
-    if factory is None:
+    if METHODS[method] is None:
         return test_logp
-    return factory().fit(*cal, kind="logprobs").predict_log_proba(test_logp, kind="logprobs")
+    registry_name, params = METHODS[method]
+    model = make_calibrator(registry_name, **params)
+    return model.fit(*cal, kind="logprobs").predict_log_proba(test_logp, kind="logprobs")
 
 
 def table_metrics(logp: np.ndarray, labels: np.ndarray, n_bins: int) -> dict[str, float]:

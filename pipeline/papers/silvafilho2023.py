@@ -27,16 +27,7 @@ from omegaconf import DictConfig
 
 from calib.binning import equal_width_bin_ids
 from calib.calibration_error import ReliabilityBins, ece_binary, ece_classwise, reliability_bins
-from calib.calibrators import (
-    BetaCalibrator,
-    DirichletCalibratorCV,
-    HistogramBinning,
-    IsotonicCalibrator,
-    MatrixScaling,
-    PlattCalibrator,
-    TemperatureScaling,
-    VectorScaling,
-)
+from calib.calibrators.registry import make_calibrator
 from calib.data import survey_synthetic as gen
 from calib.data.toys import HALLENBECK_1920, decomposition_toy, ece_toy, hallenbeck_1920, marker_pitfall
 from calib.decomposition import calibration_refinement, epistemic_irreducible
@@ -367,17 +358,26 @@ def render_resampling_null(exp: DictConfig, values: pd.DataFrame, stem: Path) ->
 # Synthetic experiments --------------------------------------------------------------------------------------------
 
 
+# The survey's calibrators by config name: (registry name, parameters) (calib.calibrators.registry).
 CALIBRATORS = {
-    "binning": lambda: HistogramBinning(n_bins=10, empty_bin="prior"),
-    "isotonic": IsotonicCalibrator,
-    "platt": PlattCalibrator,
-    "platt_score": lambda: PlattCalibrator(feature="score"),
-    "beta": BetaCalibrator,
-    "temperature": TemperatureScaling,
-    "vector": VectorScaling,
-    "matrix": MatrixScaling,
-    "dirichlet": DirichletCalibratorCV,
+    "binning": ("histogram", {"n_bins": 10, "empty_bin": "prior"}),
+    "isotonic": ("isotonic", {}),
+    "platt": ("platt", {}),
+    "platt_score": ("platt", {"feature": "score"}),
+    "beta": ("beta", {}),
+    "temperature": ("temperature", {}),
+    "vector": ("vector", {}),
+    "matrix": ("matrix", {}),
+    "dirichlet": ("dirichlet_cv", {}),
 }
+
+
+def _calibrator(name: str):
+    """A new calibrator of the survey's config name ``name``."""
+    registry_name, params = CALIBRATORS[name]
+    return make_calibrator(registry_name, **params)
+
+
 MODEL_TITLES = {"under": r"$\hat f_{under}$", "over": r"$\hat f_{over}$", "mlp": r"$\hat f_{MLP}$"}
 
 
@@ -470,7 +470,7 @@ def binary_calibration(exp: DictConfig, data: DataSources) -> list[dict]:
         if exp.calibrator is None:
             continue
         cal = _model_probs(model, x_cal, d, 2)
-        fitted = CALIBRATORS[exp.calibrator]().fit(_logs(cal), y_cal, kind="logprobs")
+        fitted = _calibrator(exp.calibrator).fit(_logs(cal), y_cal, kind="logprobs")
         mapped = fitted.predict_proba(_logs(grid_probs), kind="logprobs")[:, 1]
         after = fitted.predict_proba(_logs(test), kind="logprobs")
         records += [{"row": model, "column": "map", "x": s, "value": g} for s, g in zip(grid, mapped, strict=True)]
@@ -525,7 +525,7 @@ def multiclass_calibration(exp: DictConfig, data: DataSources) -> list[dict]:
     d = exp.data
     (_, _), (x_cal, y_cal), (x_test, y_test) = _splits(3, d.train, d.calibration, d.test, d.seed)
     cal, test = _model_probs("mlp", x_cal, d, 3), _model_probs("mlp", x_test, d, 3)
-    fitted = CALIBRATORS[exp.calibrator]().fit(_logs(cal), y_cal, kind="logprobs")
+    fitted = _calibrator(exp.calibrator).fit(_logs(cal), y_cal, kind="logprobs")
     points = simplex_grid(exp.simplex_resolution)
     change = fitted.predict_proba(np.log(points), kind="logprobs") - points
     after = fitted.predict_proba(_logs(test), kind="logprobs")
