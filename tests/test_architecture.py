@@ -1,0 +1,86 @@
+"""The architecture drawing in the README is the real import graph, and calib/ has no import circle.
+
+``python tests/test_architecture.py`` prints the README's diagram (Mermaid) from the code: the modules
+of calib/ and pipeline/ grouped into areas, an arrow for every area that imports another.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_pipeline_imports import _imported, _module_name, find_cycle, import_graph  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+# Areas in drawing order: (id, label, the module prefixes that belong to it); the first match wins.
+AREAS = (
+    ("steps", "pipeline.steps: one entry point per rule", ("pipeline.steps",)),
+    ("papers", "pipeline.papers: each paper's experiment kinds", ("pipeline.papers",)),
+    ("pipeline", "pipeline: kinds, config, schema, sources, report", ("pipeline",)),
+    ("cli", "calib.cli: the calib command", ("calib.cli", "calib.cli_report")),
+    ("summary", "calib.summary: evaluate", ("calib.summary",)),
+    ("calibrators", "calib.calibrators: registry, fits, folds, files", ("calib.calibrators",)),
+    ("data", "calib.data: generators, loaders", ("calib.data",)),
+    ("plots", "calib.plots: diagrams", ("calib.plots",)),
+    (
+        "core",
+        "calib core: validation, rows, binning, files, bibliography",
+        ("calib.validation", "calib.rows", "calib.binning", "calib.files", "calib.bibliography"),
+    ),
+    ("metrics", "calib metrics: scores, calibration errors, resampling, tests", ("calib",)),
+)
+
+
+def area_of(module: str) -> str:
+    for key, _, prefixes in AREAS:
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return key
+    raise ValueError(f"{module} belongs to no area")
+
+
+def area_graph() -> dict[str, set[str]]:
+    """Area -> the areas its modules import (static imports, those inside functions included)."""
+    paths = {
+        _module_name(p, ROOT): p for folder in ("calib", "pipeline") for p in sorted((ROOT / folder).rglob("*.py"))
+    }
+    known = set(paths)
+    edges: dict[str, set[str]] = {key: set() for key, _, _ in AREAS}
+    for module, path in paths.items():
+        for target in _imported(ast.parse(path.read_text()), module, path.name == "__init__.py", known):
+            if area_of(target) != area_of(module):
+                edges[area_of(module)].add(area_of(target))
+    return edges
+
+
+def mermaid() -> str:
+    order = [key for key, _, _ in AREAS]
+    lines = ["```mermaid", "flowchart TD"]
+    lines += [f'    {key}["{label}"]' for key, label, _ in AREAS]
+    edges = area_graph()
+    lines += [f"    {key} --> {target}" for key in order for target in sorted(edges[key], key=order.index)]
+    return "\n".join([*lines, "```"])
+
+
+def test_the_readme_draws_the_import_graph_of_the_code():
+    drawn = re.search(r"```mermaid\n.*?```", (ROOT / "README.md").read_text(), re.DOTALL)
+    assert drawn is not None and drawn.group(0) == mermaid(), "redraw it: python tests/test_architecture.py"
+
+
+def test_calib_modules_import_each_other_without_a_circle():
+    cycle = find_cycle(import_graph(ROOT / "calib"))
+    assert cycle == [], "import circle: " + " -> ".join(cycle)
+
+
+def test_the_library_never_imports_the_pipeline():
+    assert all(
+        not area.startswith(("steps", "papers", "pipeline"))
+        for key in ("cli", "summary", "calibrators", "data", "plots", "core", "metrics")
+        for area in area_graph()[key]
+    )
+
+
+if __name__ == "__main__":
+    print(mermaid())
