@@ -27,12 +27,14 @@ those, says how many such arrays that phase holds at once.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,7 +124,10 @@ def main(argv: list[str] | None = None) -> None:
         folder = args.keep or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
         print(f"writing the inputs to {folder}", file=sys.stderr, flush=True)
-        files = write_inputs(folder, args.only)
+        # In a process of its own: a child's peak RSS counts the pages it shares with its parent at fork,
+        # and writing the inputs (Arrow's allocator keeps what it freed) would leave the parent large.
+        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as writer:
+            files = writer.submit(write_inputs, folder, args.only).result()
         rows = []
         for label, arguments in files.items():
             print(f"calib evaluate on {label} ...", file=sys.stderr, flush=True)

@@ -199,9 +199,10 @@ def _convolve_nodes(values: np.ndarray, taps: np.ndarray, *, mode: str) -> np.nd
     """
     full = values.shape[0] + taps.size - 1
     length = fft.next_fast_len(full, real=True)
-    spectrum = fft.rfft(values, n=length, axis=0)
+    # workers: the columns' transforms are independent and each is computed the same way on any thread.
+    spectrum = fft.rfft(values, n=length, axis=0, workers=-1)
     spectrum *= fft.rfft(taps, n=length).reshape((-1,) + (1,) * (values.ndim - 1))
-    convolved = fft.irfft(spectrum, n=length, axis=0)[:full]
+    convolved = fft.irfft(spectrum, n=length, axis=0, workers=-1)[:full]
     kept = values.shape[0] if mode == "same" else values.shape[0] - taps.size + 1
     start = (full - kept) // 2
     return convolved[start : start + kept].copy()

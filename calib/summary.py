@@ -22,14 +22,17 @@ are computed once and multiplied with the counts; smooth ECE bins the same count
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import entr
 
 from calib.calibrators import cross_validated_folds, fold_ids
+from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.registry import make_calibrator
 from calib.decisions import bayes_choices, check_costs, zero_one_costs
 from calib.entropic import ecd_terms
@@ -53,6 +56,8 @@ _PROGRESS_EVERY = 2.0
 RCL_FOLDS = 5
 # The calibrators are cross-validated on at most this many samples (evaluate's fit_samples).
 FIT_SAMPLES = 10**6
+# Calibrators cross-validated at once: the machines the command targets have two cores or more.
+_FIT_THREADS = 2
 # Calibrators fit on log-probabilities floored here: log 0 = -inf would stop an affine fit.
 LOG_FLOOR = -700.0
 # The calibrators evaluate cross-validates: label -> (registry name, parameters) (calib.calibrators.registry).
@@ -253,8 +258,13 @@ class _Phase:
     def __init__(self, what: str, total: int, say: Callable[[str], None]):
         self.what, self.total, self.say, self.done = what, total, say, 0
         self.start = self.last = time.perf_counter()
+        self._lock = threading.Lock()  # the calibrators' fits advance it from two threads
 
     def advance(self, steps: int = 1) -> None:
+        with self._lock:
+            self._advance(steps)
+
+    def _advance(self, steps: int) -> None:
         self.done += steps
         now = time.perf_counter()
         if self.done < self.total and now - self.last < _PROGRESS_EVERY:
@@ -281,7 +291,8 @@ def _calibrated_losses(logp: np.ndarray, y: np.ndarray, seed: int, say) -> Itera
     folds = fold_ids(y, n_folds=RCL_FOLDS, seed=seed).astype(np.min_scalar_type(RCL_FOLDS - 1))
     makers = CALIBRATORS | (BINARY_CALIBRATORS if logp.shape[1] == 2 else MULTICLASS_CALIBRATORS)
     fits = _Phase("cross-validated fits", len(makers) * RCL_FOLDS, say)
-    for name, (registry_name, params) in makers.items():
+
+    def fit_folds(name: str, registry_name: str, params: dict) -> dict[str, np.ndarray]:
         say(f"{name}: {RCL_FOLDS}-fold cross-validated fit")
         # A floored copy is the calibration's own to validate in place; unfloored, logp is validated beside it.
         scores = np.maximum(logp, LOG_FLOOR) if floor else logp
@@ -292,8 +303,14 @@ def _calibrated_losses(logp: np.ndarray, y: np.ndarray, seed: int, say) -> Itera
                 values[test] = _per_sample_loss(calibrated, y[test], score)
             del calibrated
             fits.advance()
-        del scores
-        yield name, losses
+        return losses
+
+    # Two calibrators at a time (numpy releases the interpreter while it computes), with BLAS on one
+    # thread throughout, so that every fit does the same arithmetic however the two are scheduled.
+    with one_blas_thread(), ThreadPoolExecutor(max_workers=_FIT_THREADS) as pool:
+        running = [(name, pool.submit(fit_folds, name, *spec)) for name, spec in makers.items()]
+        for name, fitted in running:
+            yield name, fitted.result()
 
 
 def _relative_loss(raw_mean: float, calibrated: np.ndarray) -> float:
