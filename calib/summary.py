@@ -427,6 +427,7 @@ def evaluate(
     score = "log loss" if np.isfinite(raw_means["log loss"]).all() else "Brier"
     raw_means = {name: float(np.mean(values)) for name, values in raw_means.items()}
     gains = {}
+    matrices = _drawn_ahead(counted_resamples(y.size, n_boot=n_boot, seed=seed, full_sample_first=True))
     for name, own in _calibrated_losses(fit_logp, fit_y, seed, say):
         summary.metrics[f"RCL-CE {name}"] = Metric(_relative_loss(raw_means["log loss"], own["log loss"]))
         summary.metrics[f"RCL-BS {name}"] = Metric(_relative_loss(raw_means["Brier"], own["Brier"]))
@@ -438,7 +439,7 @@ def evaluate(
     resampler = Resampler(logp, y, costs, priors, means=gains if subset is None else None)
     say("metrics on the full data" + (f" and {n_boot} bootstrap resamples" if n_boot else ""))
     draws, resamples = [], _Phase("bootstrap", n_boot, say)
-    for counts in counted_resamples(y.size, n_boot=n_boot, seed=seed, full_sample_first=True):
+    for counts in matrices:
         metrics, means = resampler(counts)
         draws.append(np.column_stack([*metrics.values(), means]))
         if n_boot:
@@ -461,6 +462,23 @@ def evaluate(
     summary.gain_score = score
     summary.recommended = _recommendation(summary.gains, score, n_boot, alpha)
     return summary
+
+
+def _drawn_ahead(matrices: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+    """``matrices`` (count matrices), the first of them drawn from now on in a thread of its own: the
+    random draws and counts do not wait for the calibrators' fits, which leave a core idle at times."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    pending = pool.submit(next, matrices)
+    pool.shutdown(wait=False)  # the draw goes on; nothing else is submitted
+
+    def in_order() -> Iterator[np.ndarray]:
+        nonlocal pending
+        first, pending = pending.result(), None
+        yield first
+        del first  # before the next matrix is built
+        yield from matrices
+
+    return in_order()
 
 
 def _fit_subset(n_samples: int, fit_samples: int | None, seed: int) -> np.ndarray | None:
