@@ -126,7 +126,7 @@ def counted_resamples(n_samples: int, *, n_boot: int, seed, full_sample_first: b
     n = check_positive_int(n_samples, "n_samples")
     b = check_positive_int(n_boot, "n_boot", minimum=0 if full_sample_first else 1)
     block = _block_size(n)
-    per_matrix = block * max(1, _COUNT_CELLS // (block * n))
+    per_matrix = resamples_per_matrix(n)
     blocks = resample_blocks(n, n_boot=b, seed=seed) if b else iter(())
     lead = int(full_sample_first)
     for start in range(0, max(b, 1), per_matrix):
@@ -142,6 +142,13 @@ def counted_resamples(n_samples: int, *, n_boot: int, seed, full_sample_first: b
         lead = 0
         yield by_resample.T
         del by_resample
+
+
+def resamples_per_matrix(n_samples: int) -> int:
+    """How many resamples of N samples one matrix of :func:`counted_resamples` holds (whole blocks of
+    :func:`resample_blocks`, about 2^27 one-byte cells, at least one block)."""
+    block = _block_size(n_samples)
+    return block * max(1, _COUNT_CELLS // (block * n_samples))
 
 
 def float_chunks(counts: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:

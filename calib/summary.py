@@ -44,6 +44,7 @@ from calib.resampling import (
     float_chunks,
     percentile_interval,
     resample_counts,
+    resamples_per_matrix,
 )
 from calib.scores import brier_losses
 from calib.validation import CalibInputError, as_priors, as_probs, check_inputs, check_positive_int, class_counts
@@ -427,7 +428,9 @@ def evaluate(
     score = "log loss" if np.isfinite(raw_means["log loss"]).all() else "Brier"
     raw_means = {name: float(np.mean(values)) for name, values in raw_means.items()}
     gains = {}
-    matrices = _drawn_ahead(counted_resamples(y.size, n_boot=n_boot, seed=seed, full_sample_first=True))
+    matrices = counted_resamples(y.size, n_boot=n_boot, seed=seed, full_sample_first=True)
+    if n_boot <= resamples_per_matrix(y.size):  # one matrix: draw it while the calibrators fit
+        matrices = _drawn_ahead(matrices)
     for name, own in _calibrated_losses(fit_logp, fit_y, seed, say):
         summary.metrics[f"RCL-CE {name}"] = Metric(_relative_loss(raw_means["log loss"], own["log loss"]))
         summary.metrics[f"RCL-BS {name}"] = Metric(_relative_loss(raw_means["Brier"], own["Brier"]))
@@ -466,7 +469,9 @@ def evaluate(
 
 def _drawn_ahead(matrices: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
     """``matrices`` (count matrices), the first of them drawn from now on in a thread of its own: the
-    random draws and counts do not wait for the calibrators' fits, which leave a core idle at times."""
+    random draws and counts do not wait for the calibrators' fits, which leave a core idle at times.
+    Worth it when that matrix holds every resample; with several, it would only add one matrix to the
+    fits' memory."""
     pool = ThreadPoolExecutor(max_workers=1)
     pending = pool.submit(next, matrices)
     pool.shutdown(wait=False)  # the draw goes on; nothing else is submitted
