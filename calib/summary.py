@@ -57,7 +57,7 @@ _PROGRESS_EVERY = 2.0
 RCL_FOLDS = 5
 # The calibrators are cross-validated on at most this many samples (evaluate's fit_samples).
 FIT_SAMPLES = 10**6
-# Calibrators cross-validated at once: the machines the command targets have two cores or more.
+# Calibrators cross-validated at once on a small problem: the machines the command targets have two cores or more.
 _FIT_THREADS = 2
 # Calibrators fit on log-probabilities floored here: log 0 = -inf would stop an affine fit.
 LOG_FLOOR = -700.0
@@ -283,7 +283,9 @@ def _per_sample_loss(logp: np.ndarray, y: np.ndarray, score: str) -> np.ndarray:
     return -logp[np.arange(y.size), y] if score == "log loss" else brier_losses(logp, y, "mean")
 
 
-def _calibrated_losses(logp: np.ndarray, y: np.ndarray, seed: int, say) -> Iterator[tuple[str, dict]]:
+def _calibrated_losses(
+    logp: np.ndarray, y: np.ndarray, seed: int, say, threads: int = 1
+) -> Iterator[tuple[str, dict]]:
     """Each calibrator's per-sample log loss and Brier score, cross-validated, one calibrator at a time.
     Calibrators fit on log-probabilities floored at -700, so an exact zero (log 0) stays a near-zero
     probability instead of stopping the fit. The losses are taken fold by fold, so no calibrator's
@@ -306,9 +308,9 @@ def _calibrated_losses(logp: np.ndarray, y: np.ndarray, seed: int, say) -> Itera
             fits.advance()
         return losses
 
-    # Two calibrators at a time (numpy releases the interpreter while it computes), with BLAS on one
-    # thread throughout, so that every fit does the same arithmetic however the two are scheduled.
-    with one_blas_thread(), ThreadPoolExecutor(max_workers=_FIT_THREADS) as pool:
+    # ``threads`` calibrators at a time (numpy releases the interpreter while it computes), with BLAS on
+    # one thread throughout, so that every fit does the same arithmetic however they are scheduled.
+    with one_blas_thread(), ThreadPoolExecutor(max_workers=threads) as pool:
         running = [(name, pool.submit(fit_folds, name, *spec)) for name, spec in makers.items()]
         for name, fitted in running:
             yield name, fitted.result()
@@ -428,10 +430,14 @@ def evaluate(
     score = "log loss" if np.isfinite(raw_means["log loss"]).all() else "Brier"
     raw_means = {name: float(np.mean(values)) for name, values in raw_means.items()}
     gains = {}
+    # A small problem (its resamples fit one count matrix) overlaps work: two calibrators fit at once
+    # and the matrix is drawn meanwhile. A large one works step by step, so that its memory stays flat
+    # (each thread's freed memory stays with its allocator arena).
+    small = n_boot <= resamples_per_matrix(y.size)
     matrices = counted_resamples(y.size, n_boot=n_boot, seed=seed, full_sample_first=True)
-    if n_boot <= resamples_per_matrix(y.size):  # one matrix: draw it while the calibrators fit
+    if small:
         matrices = _drawn_ahead(matrices)
-    for name, own in _calibrated_losses(fit_logp, fit_y, seed, say):
+    for name, own in _calibrated_losses(fit_logp, fit_y, seed, say, threads=_FIT_THREADS if small else 1):
         summary.metrics[f"RCL-CE {name}"] = Metric(_relative_loss(raw_means["log loss"], own["log loss"]))
         summary.metrics[f"RCL-BS {name}"] = Metric(_relative_loss(raw_means["Brier"], own["Brier"]))
         gains[name] = np.subtract(_per_sample_loss(fit_logp, fit_y, score), own[score], out=own[score])

@@ -226,11 +226,14 @@ def _read_frame(path: Path):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        # Column by column, each Arrow buffer released once converted: no second copy of the table; and
-        # Arrow's allocator hands the freed buffers back to the system instead of keeping them.
-        frame = pq.read_table(path).to_pandas(split_blocks=True, self_destruct=True)
-        pa.default_memory_pool().release_unused()
-        return frame
+        # Column by column, each Arrow buffer released once converted (no second copy of the table), in
+        # the system's allocator, which returns freed buffers to the system where Arrow's would keep them.
+        previous = pa.default_memory_pool()
+        pa.set_memory_pool(pa.system_memory_pool())
+        try:
+            return pq.read_table(path, use_threads=False).to_pandas(split_blocks=True, self_destruct=True)
+        finally:
+            pa.set_memory_pool(previous)
     except UnicodeDecodeError as exc:
         raise CalibInputError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from exc
     except pd.errors.EmptyDataError as exc:
