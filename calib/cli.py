@@ -29,6 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
+# Arrow's default allocator keeps what it frees: after reading a Parquet table, about the table's size
+# again. The command reads its tables once, so it takes the system's allocator, which returns freed
+# memory (read by Arrow when it is first imported; a value set by the user wins).
+os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+
 from calib.data.real import PosteriorSet, load_posteriors
 from calib.validation import CalibInputError, CalibInputWarning
 

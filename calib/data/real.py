@@ -223,17 +223,7 @@ def _read_frame(path: Path):
     try:
         if suffix == ".csv":
             return pd.read_csv(path, encoding="utf-8")
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        # Column by column, each Arrow buffer released once converted (no second copy of the table), in
-        # the system's allocator, which returns freed buffers to the system where Arrow's would keep them.
-        previous = pa.default_memory_pool()
-        pa.set_memory_pool(pa.system_memory_pool())
-        try:
-            return pq.read_table(path, use_threads=False).to_pandas(split_blocks=True, self_destruct=True)
-        finally:
-            pa.set_memory_pool(previous)
+        return _read_parquet(path)
     except UnicodeDecodeError as exc:
         raise CalibInputError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from exc
     except pd.errors.EmptyDataError as exc:
@@ -241,6 +231,28 @@ def _read_frame(path: Path):
     except (pd.errors.ParserError, ValueError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CalibInputError(f"{path} is not a readable {suffix[1:]} table ({first})") from exc
+
+
+def _read_parquet(path: Path):
+    """A Parquet table as a DataFrame: a table of numbers only is read batch by batch into one array per
+    column (no whole Arrow table beside the arrays), other tables (e.g. with text labels) whole."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with pq.ParquetFile(path) as parquet:
+        fields = list(parquet.schema_arrow)
+        if not all(pa.types.is_integer(f.type) or pa.types.is_floating(f.type) for f in fields):
+            return parquet.read().to_pandas()
+        columns = {f.name: np.empty(parquet.metadata.num_rows, dtype=f.type.to_pandas_dtype()) for f in fields}
+        start = 0
+        for batch in parquet.iter_batches(batch_size=1 << 16, use_threads=False):
+            if any(column.null_count for column in batch.columns):  # missing cells: as pandas types them
+                return parquet.read().to_pandas()
+            for name, column in zip(batch.schema.names, batch.columns, strict=True):
+                columns[name][start : start + len(batch)] = column.to_numpy()
+            start += len(batch)
+    return pd.DataFrame(columns, copy=False)
 
 
 def _drop_index_column(frame, path: Path):
