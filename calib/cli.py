@@ -324,7 +324,7 @@ def _compare(args) -> int:
 
 
 class _Version(argparse.Action):
-    """--version, reading the installed version only when asked (importlib.metadata costs every start 25 ms)."""
+    """--version, reading the installed version only when asked (no other command needs importlib.metadata)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         from importlib.metadata import version
