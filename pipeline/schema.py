@@ -125,7 +125,7 @@ def _empty_bin_policies() -> Iterable[str]:
 
 
 _COUNTS = (
-    "n_bins", "bins", "fine_bins", "ece_bins", "histogram_bins", "n_boot", "n_bootstrap", "n_consistency",
+    "n_bins", "ece_bins", "histogram_bins", "n_boot", "n_bootstrap", "n_consistency",
     "n_resamples", "n_repeats", "n_seeds", "fold_seeds", "n_samples", "n_series", "n_eval", "n_points", "n_runs",
     "epochs", "batch_size", "hidden", "grid_points", "min_count", "min_size", "simplex_resolution", "sizes", "ks",
 )  # fmt: skip

@@ -459,7 +459,7 @@ def binary_calibration(exp: DictConfig, data: DataSources) -> list[dict]:
     records = []
     for model in exp.models:
         test = _model_probs(model, x_test, d, 2)
-        bins = reliability_bins(test[:, 1], y_test == 1, n_bins=exp.fine_bins)
+        bins = reliability_bins(test[:, 1], y_test == 1, n_bins=exp.n_bins)
         records += _curve_records(model, "reliability raw", bins, exp.min_count)
         records += [
             {"row": model, "column": "score min", "value": test[:, 1].min()},
@@ -474,7 +474,7 @@ def binary_calibration(exp: DictConfig, data: DataSources) -> list[dict]:
         mapped = fitted.predict_proba(_logs(grid_probs), kind="logprobs")[:, 1]
         after = fitted.predict_proba(_logs(test), kind="logprobs")
         records += [{"row": model, "column": "map", "x": s, "value": g} for s, g in zip(grid, mapped, strict=True)]
-        bins = reliability_bins(after[:, 1], y_test == 1, n_bins=exp.fine_bins)
+        bins = reliability_bins(after[:, 1], y_test == 1, n_bins=exp.n_bins)
         records += _curve_records(model, "reliability calibrated", bins, exp.min_count)
         records += [
             {"row": model, "column": "ECE calibrated", "value": ece_binary(after, y_test, kind="probs", n_bins=15)},
@@ -536,7 +536,7 @@ def multiclass_calibration(exp: DictConfig, data: DataSources) -> list[dict]:
             {"row": "simplex", "column": f"change{j + 1}", "x": i, "value": v} for i, v in enumerate(change[:, j])
         ]
         for stage, probs in (("raw", test), ("calibrated", after)):
-            bins = reliability_bins(probs[:, j], y_test == j, n_bins=exp.bins)
+            bins = reliability_bins(probs[:, j], y_test == j, n_bins=exp.n_bins)
             records += _curve_records(f"class {j + 1}", f"reliability {stage}", bins, exp.min_count)
     records += [
         {"row": "all", "column": "classwise ECE raw", "value": ece_classwise(test, y_test, kind="probs", n_bins=15)},
@@ -614,14 +614,14 @@ KINDS = (
     Kind("survey_densities", ("n_points", "x_max", "x_min"), survey_densities, render_survey_densities),
     Kind(
         "binary_calibration",
-        ("calibrator", "data", "fine_bins", "grid_points", "min_count", "models"),
+        ("calibrator", "data", "grid_points", "min_count", "models", "n_bins"),
         binary_calibration,
         render_binary_calibration,
         calibrators=tuple(CALIBRATORS),
     ),
     Kind(
         "multiclass_calibration",
-        ("bins", "calibrator", "data", "min_count", "simplex_resolution"),
+        ("calibrator", "data", "min_count", "n_bins", "simplex_resolution"),
         multiclass_calibration,
         render_multiclass_calibration,
         calibrators=tuple(CALIBRATORS),

@@ -123,7 +123,7 @@ def gmm_eta(exp: DictConfig, data: DataSources) -> list[dict]:
         probs, labels = sample(model, exp.n_samples, rng)
         for d in exp.distances:
             records.append({"row": name, "column": f"eta_{d}", "value": model.expected_miscalibration(d)})
-        for m in exp.bins:
+        for m in exp.n_bins:
             records.append({"row": name, "column": f"limit_{m}", "value": model.fixed_partition_limit(m)})
             ids, n_cells = UniformGrid(m).cells(probs)
             estimate = cell_statistics(probs, labels, ids, n_cells).estimate("tv")
@@ -465,7 +465,7 @@ KINDS = (
     Kind("notion_simplex", ("example",), calibration_notions, render_notion_simplex),
     Kind(
         "gmm_eta",
-        ("bins", "distances", "models", "n_samples", "reference", "seed"),
+        ("distances", "models", "n_bins", "n_samples", "reference", "seed"),
         gmm_eta,
         render_values_table,
         is_table=True,
