@@ -313,6 +313,30 @@ def test_absent_class_columns_are_rejected(tmp_path):
         load_table(path, kind="probs", class_columns=["a", "z"])
 
 
+def test_parquet_read_in_batches_keeps_pandas_index_and_missing_cells(tmp_path):
+    # More rows than one batch of 2^16; an index pandas stored as a column is the index again, not a
+    # class column; a missing cell reads as NaN, as from a CSV, and is refused when the scores are used.
+    frame, probs, labels = _frame(n=70_000, seed=9)
+    frame.to_parquet(tmp_path / "big.parquet", index=False)
+    big = load_table(tmp_path / "big.parquet", kind="probs")
+    np.testing.assert_array_equal(big.scores, probs)
+    np.testing.assert_array_equal(big.labels, labels)
+    shuffled = frame.iloc[np.random.default_rng(0).permutation(70_000)[:500]]
+    shuffled.to_parquet(tmp_path / "indexed.parquet")
+    indexed = load_table(tmp_path / "indexed.parquet", kind="probs")
+    assert indexed.class_names == big.class_names
+    np.testing.assert_array_equal(indexed.scores, shuffled[list(big.class_names)].to_numpy())
+    holed = frame.head(20).copy()
+    holed.iloc[3, 0] = np.nan
+    holed.to_parquet(tmp_path / "holed.parquet", index=False)
+    holed.to_csv(tmp_path / "holed.csv", index=False)
+    from_parquet = load_table(tmp_path / "holed.parquet", kind="probs")
+    np.testing.assert_array_equal(from_parquet.scores, load_table(tmp_path / "holed.csv", kind="probs").scores)
+    assert np.isnan(from_parquet.scores[3, 0])
+    with pytest.raises(CalibInputError, match="NaN"):
+        from_parquet.logprobs()
+
+
 def test_parquet_gives_the_same_set_as_csv(tmp_path):
     frame, probs, labels = _frame(n=50, seed=8)
     frame.to_csv(tmp_path / "set.csv", index=False)

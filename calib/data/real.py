@@ -235,14 +235,17 @@ def _read_frame(path: Path):
 
 def _read_parquet(path: Path):
     """A Parquet table as a DataFrame: a table of numbers only is read batch by batch into one array per
-    column (no whole Arrow table beside the arrays), other tables (e.g. with text labels) whole."""
+    column (no whole Arrow table beside the arrays); other tables (e.g. with text labels, or an index
+    that pandas stored as a column and restores as the index) are converted whole, as pandas reads them."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     with pq.ParquetFile(path) as parquet:
-        fields = list(parquet.schema_arrow)
-        if not all(pa.types.is_integer(f.type) or pa.types.is_floating(f.type) for f in fields):
+        schema = parquet.schema_arrow
+        fields = list(schema)
+        stored_index = any(isinstance(c, str) for c in (schema.pandas_metadata or {}).get("index_columns", []))
+        if stored_index or not all(pa.types.is_integer(f.type) or pa.types.is_floating(f.type) for f in fields):
             return parquet.read().to_pandas()
         columns = {f.name: np.empty(parquet.metadata.num_rows, dtype=f.type.to_pandas_dtype()) for f in fields}
         start = 0
