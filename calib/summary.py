@@ -286,7 +286,8 @@ def _per_sample_loss(logp: np.ndarray, y: np.ndarray, score: str) -> np.ndarray:
 def _calibrated_losses(
     logp: np.ndarray, y: np.ndarray, seed: int, say, threads: int = 1
 ) -> Iterator[tuple[str, dict]]:
-    """Each calibrator's per-sample log loss and Brier score, cross-validated, one calibrator at a time.
+    """Each calibrator's per-sample log loss and Brier score, cross-validated, ``threads`` calibrators at
+    a time, yielded in the order of the calibrator maps.
     Calibrators fit on log-probabilities floored at -700, so an exact zero (log 0) stays a near-zero
     probability instead of stopping the fit. The losses are taken fold by fold, so no calibrator's
     (N, K) predictions are ever whole; the folds are drawn once, as each calibration would draw them."""
@@ -507,9 +508,9 @@ def _fit_subset(n_samples: int, fit_samples: int | None, seed: int) -> np.ndarra
 def _resampled_means(values: dict[str, np.ndarray], n_boot: int, seed: int) -> np.ndarray:
     """(n_boot, len(values)): the mean of each vector of ``values`` (all of one length n) over each
     bootstrap resample of its n samples (:func:`calib.resampling.counted_resamples` with ``seed``)."""
-    matrix = np.column_stack(list(values.values())) if values else np.empty((0, 0))
     if not n_boot or not values:
         return np.empty((n_boot, len(values)))
+    matrix = np.column_stack(list(values.values()))
     out = []
     for counts in counted_resamples(matrix.shape[0], n_boot=n_boot, seed=seed):
         total = sum(ResampledSums(matrix[rows])(c) for rows, c in float_chunks(counts))

@@ -116,6 +116,7 @@ def test_point_metrics_equal_the_metric_functions_and_evaluates_values(k, priors
     expected = reference_metrics(logp, y, costs, priors)
     point = point_metrics(logp, y, costs, priors)
     assert list(point) == list(expected)
+    # the same sums added in another order (count products vs the functions' own means): rounding only
     np.testing.assert_allclose(list(point.values()), list(expected.values()), rtol=1e-13, atol=1e-15)
     summary = evaluate(logp, y, kind="logprobs", priors=priors, n_boot=5, seed=2)
     for name, value in expected.items():
@@ -138,7 +139,9 @@ def test_calibrators_on_a_subset_are_the_evaluation_of_that_subset():
     for name, m in capped.metrics.items():
         if name.startswith("RCL"):
             np.testing.assert_allclose(m.value, alone.metrics[name].value, rtol=1e-12, err_msg=name)
-    for name, g in capped.gains.items():  # the subset's own paired bootstrap, with the same seed
+    # The subset's own paired bootstrap with the same seed: the same resamples, whose means come from a
+    # product with the gains alone instead of beside the other per-sample values (rounding only).
+    for name, g in capped.gains.items():
         np.testing.assert_allclose([g.value, g.low, g.high], [*vars(alone.gains[name]).values()], rtol=1e-12)
     everything = evaluate(logp, y, kind="logprobs", n_boot=30, seed=4, fit_samples=None)
     assert everything.fit_samples == 900
