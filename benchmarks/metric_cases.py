@@ -1,7 +1,7 @@
 """Metric cases: binned ECE, smooth ECE, SKCE, MMCE, bootstrap CI of the ECE and consistency resampling.
 
 Each case gives calib and its peers the same arrays. Binned ECEs call calib with the preset of the
-peer's conventions (:mod:`calib.ece_presets`), so the values must match; peers that work in float32
+peer's conventions (:mod:`calib.calibration_errors.presets`), so the values must match; peers that work in float32
 (torchmetrics) get a looser tolerance. Where no peer library offers an operation, the peer is a
 reference written here (a dense n x n SKCE, the resampling loop a user would write) and is named so.
 """
@@ -16,14 +16,14 @@ from inputs import binary_problem, confidence_problem, draw_labels, multiclass_p
 from scipy.spatial.distance import cdist
 from sklearn.calibration import calibration_curve
 
-from calib import resampling as calib_bootstrap
-from calib.calibration_error import ece_top_label
-from calib.ece_presets import preset_ece
-from calib.kernel import smooth_ece
-from calib.kernel_calibration import median_bandwidth, mmce, skce
-from calib.lenses import TopK
-from calib.significance import miscalibration_resampling
-from calib.simplex_binning import UniformGrid
+from calib.calibration_errors.binned import BinnedCalibrationError
+from calib.calibration_errors.kernel_calibration import median_bandwidth, mmce, skce
+from calib.calibration_errors.lenses import TopK
+from calib.calibration_errors.presets import ece_preset
+from calib.calibration_errors.simplex_binning import UniformGrid
+from calib.calibration_errors.smoothing import smooth_ece
+from calib.resampling.bootstrap import bootstrap_ece
+from calib.resampling.significance import miscalibration_resampling
 
 torch = optional_module("torch")
 netcal_metrics = optional_module("netcal.metrics")
@@ -96,10 +96,10 @@ def _binned_ece_setup(n: int, problem: str):
         probs = scores = np.exp(logp)
 
     def peer(name: str, run, preset: str, tolerance: float = EXACT, **options) -> Peer:
-        """``run`` (None: the peer is not installed) against calib's preset_ece with the peer's conventions."""
+        """``run`` (None: the peer is not installed) against calib's ece_preset with the peer's conventions."""
         if run is None:
             return not_installed(name)
-        ours = partial(preset_ece, probs, labels, kind="probs", preset=preset, n_bins=ECE_BINS)
+        ours = partial(ece_preset(preset, n_bins=ECE_BINS), probs, labels, kind="probs")
         return Peer(name, run, ours, absolute_difference, tolerance, note=f"calib preset {preset!r}", **options)
 
     peers = [
@@ -250,13 +250,11 @@ def basic_gap(result, interval) -> float:
 
 
 def bootstrap_cases(n: int, n_boot: int) -> list[Case]:
-    available = hasattr(calib_bootstrap, "bootstrap_ece")
-    note = "" if available else "calib.resampling.bootstrap_ece does not exist yet: calib skipped"
     operation = f"bootstrap 95% CI of top-label ECE, {ECE_BINS} bins, B={n_boot}, K={CLASSES}"
-    return [Case(operation, n, partial(_bootstrap_setup, n, n_boot, available), note)]
+    return [Case(operation, n, partial(_bootstrap_setup, n, n_boot))]
 
 
-def _bootstrap_setup(n: int, n_boot: int, available: bool):
+def _bootstrap_setup(n: int, n_boot: int):
     logp, labels = multiclass_problem(n, CLASSES)
     probs = np.exp(logp)
     confidence, correct = probs.max(axis=1), (probs.argmax(axis=1) == labels).astype(np.int64)
@@ -295,18 +293,16 @@ def _bootstrap_setup(n: int, n_boot: int, available: bool):
                 note="not this ECE: l2 error on 15 equal-mass bins, 100 resamples, alpha in percent",
             ),
         ]
-    calib_call = None
-    if available:
-        calib_call = partial(
-            calib_bootstrap.bootstrap_ece,
-            probs,
-            labels,
-            kind="probs",
-            n_bins=ECE_BINS,
-            n_boot=n_boot,
-            seed=0,
-            alpha=0.05,
-        )
+    calib_call = partial(
+        bootstrap_ece,
+        probs,
+        labels,
+        kind="probs",
+        estimator=BinnedCalibrationError(n_bins=ECE_BINS),
+        n_boot=n_boot,
+        seed=0,
+        alpha=0.05,
+    )
     return calib_call, peers
 
 
@@ -314,7 +310,7 @@ def consistency_loop(probs: np.ndarray, labels: np.ndarray, n_resamples: int) ->
     """(observed, resampled) top-label ECE on 10 left-closed bins: resample predictions, draw labels from them."""
 
     def ece(p, y):
-        return ece_top_label(p, y, kind="probs", n_bins=10, closed="left")
+        return BinnedCalibrationError("top_label", n_bins=10, closed="left")(p, y, kind="probs")
 
     rng = np.random.default_rng(0)
     n = labels.size
@@ -353,7 +349,7 @@ def _consistency_setup(n: int, n_resamples: int):
         seed=0,
     )
     peer = Peer(
-        f"loop reference: {n_resamples} x calib ece_top_label",
+        f"loop reference: {n_resamples} x calib BinnedCalibrationError('top_label')",
         partial(consistency_loop, probs, labels, n_resamples),
         distance=null_gap,
         tolerance=0.2,

@@ -9,11 +9,11 @@ and compare calib's results with the stored ones:
 
 - ``netcal_binning.json`` / ``.npz``: netcal ``HistogramBinning(bins=15)`` and ``IsotonicRegression``
   fitted one-vs-all on K = 2, 3, 6 (one class absent from the fit labels) and applied to fresh scores
-  (tests/test_calib_trivial.py).
+  (tests/calib/calibrators/test_trivial.py).
 - ``ece_presets.json``: netcal ``ECE`` and torchmetrics ``binary_calibration_error`` /
   ``multiclass_calibration_error`` (L1) with their per-bin counts and torchmetrics' bin edges, on
   uniform and softmax scores and on scores that sit on bin edges (multiples of 1/10, 1/15, 1/20, with
-  0, 0.5 and 1), binary and top-label, at 10, 15 and 20 bins (tests/test_calib_ece_presets.py).
+  0, 0.5 and 1), binary and top-label, at 10, 15 and 20 bins (tests/calib/calibration_errors/test_presets.py).
 
 relplot and uncertainty-calibration are light and in the ``test`` extra, so the suite calls them live.
 
@@ -41,7 +41,7 @@ from scipy.special import softmax
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "peers"
 
-# --- netcal one-vs-all binning (the cases of tests/test_calib_trivial.py::test_one_vs_all_matches_netcal)
+# --- netcal one-vs-all binning (the cases of tests/calib/calibrators/test_trivial.py::test_one_vs_all_matches_netcal)
 BINNING_CLASSES = (2, 3, 6)
 BINNING_FIT = {"n": 400, "seed": 0}
 BINNING_APPLY = {"n": 1000, "seed": 1}

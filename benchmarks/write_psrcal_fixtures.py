@@ -1,7 +1,7 @@
 """Write the outputs of the paper-000 authors' calibration code (psrcal) as test fixtures.
 
 ``pipeline/authors_code.py`` redoes in numpy what psrcal 1.0 computes (float32 L-BFGS affine fits,
-histogram binning, ECE bins); ``tests/test_pipeline_authors_code.py`` checks it against these stored
+histogram binning, ECE bins); ``tests/pipeline/test_authors_code.py`` checks it against these stored
 outputs, so CI needs neither torch nor psrcal. Inputs are regenerated from the seeds stored beside
 the outputs.
 

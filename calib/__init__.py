@@ -6,9 +6,9 @@ detail that may change. Posteriors are passed with an explicit ``kind`` ("probs"
 
 - scoring rules and decisions: :func:`cross_entropy`, :func:`brier`, :func:`normalized_risk`,
   :func:`bayes_decisions`, :func:`zero_one_costs`, :func:`calibration_loss`;
-- calibration errors: :func:`ece_top_label`, :func:`ece_classwise`, :func:`ece_binary`,
-  :func:`preset_ece`, :func:`smooth_ece`, :func:`smooth_ece_top_label`, :func:`ecd`, :func:`skce`,
-  :func:`mmce`;
+- calibration errors: :class:`BinnedCalibrationError` (every binned ECE / MCE: top-label, binary,
+  class-wise or canonical, any binning and norm), :func:`ece_preset` (other libraries' binnings),
+  :func:`smooth_ece`, :func:`smooth_ece_top_label`, :func:`ecd`, :func:`skce`, :func:`mmce`;
 - resampling and tests: :func:`bootstrap`, :func:`bootstrap_ece`, :func:`resampling_test`,
   :func:`skce_asymptotic_test`, :func:`hosmer_lemeshow`;
 - calibrators: :class:`TemperatureScaling`, :class:`AffineCalibrator`, :class:`VectorScaling`,
@@ -27,6 +27,9 @@ Examples
 >>> import calib
 >>> round(calib.cross_entropy([[0.8, 0.2], [0.3, 0.7]], [0, 1], kind="probs"), 4)
 0.2899
+>>> ece = calib.BinnedCalibrationError(target="top_label", n_bins=10)
+>>> round(ece([[0.8, 0.2], [0.3, 0.7]], [0, 1], kind="probs"), 4)
+0.25
 """
 
 from __future__ import annotations
@@ -35,27 +38,25 @@ import importlib
 
 _HOMES = {
     "CalibInputError": "calib.validation",
-    "cross_entropy": "calib.scores",
-    "brier": "calib.scores",
-    "normalized_risk": "calib.decisions",
-    "bayes_decisions": "calib.decisions",
-    "zero_one_costs": "calib.decisions",
-    "calibration_loss": "calib.calibration_losses",
-    "ece_top_label": "calib.calibration_error",
-    "ece_classwise": "calib.calibration_error",
-    "ece_binary": "calib.calibration_error",
-    "reliability_bins": "calib.calibration_error",
-    "preset_ece": "calib.ece_presets",
-    "smooth_ece": "calib.kernel",
-    "smooth_ece_top_label": "calib.kernel",
-    "ecd": "calib.entropic",
-    "skce": "calib.kernel_calibration",
-    "mmce": "calib.kernel_calibration",
-    "bootstrap": "calib.resampling",
-    "bootstrap_ece": "calib.resampling",
-    "resampling_test": "calib.significance",
-    "skce_asymptotic_test": "calib.significance",
-    "hosmer_lemeshow": "calib.significance",
+    "cross_entropy": "calib.scoring.scores",
+    "brier": "calib.scoring.scores",
+    "normalized_risk": "calib.scoring.decisions",
+    "bayes_decisions": "calib.scoring.decisions",
+    "zero_one_costs": "calib.scoring.decisions",
+    "calibration_loss": "calib.scoring.calibration_losses",
+    "BinnedCalibrationError": "calib.calibration_errors.binned",
+    "reliability_bins": "calib.calibration_errors.binned",
+    "ece_preset": "calib.calibration_errors.presets",
+    "smooth_ece": "calib.calibration_errors.smoothing",
+    "smooth_ece_top_label": "calib.calibration_errors.smoothing",
+    "ecd": "calib.calibration_errors.entropic",
+    "skce": "calib.calibration_errors.kernel_calibration",
+    "mmce": "calib.calibration_errors.kernel_calibration",
+    "bootstrap": "calib.resampling.bootstrap",
+    "bootstrap_ece": "calib.resampling.bootstrap",
+    "resampling_test": "calib.resampling.significance",
+    "skce_asymptotic_test": "calib.resampling.significance",
+    "hosmer_lemeshow": "calib.resampling.significance",
     "TemperatureScaling": "calib.calibrators",
     "AffineCalibrator": "calib.calibrators",
     "VectorScaling": "calib.calibrators",

@@ -212,7 +212,7 @@ def _evaluate(args) -> int:
     out = _output_dir(args.out) if args.out else None
     progress(f"reading {args.file}")  # the imports and a large file take seconds: say so first
     from calib.cli_report import evaluation_document, summary_text, write_outputs
-    from calib.decisions import zero_one_costs
+    from calib.scoring.decisions import zero_one_costs
     from calib.summary import evaluate
 
     pset, logp = _load(args.file, args)
@@ -255,8 +255,8 @@ def _read_costs(path: str) -> np.ndarray:
 
 
 def _calibrate(args) -> int:
+    from calib._internal.files import atomic_write
     from calib.calibrators.persistence import METHODS, load_calibrator, save_calibrator
-    from calib.files import atomic_write
 
     progress = _Progress(args.quiet)
     out = _output_file(args.out, "--out", ".npz")

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
+from calib._internal.files import atomic_write
 from calib.data.real import PosteriorSet
-from calib.decisions import zero_one_costs
-from calib.files import atomic_write
-from calib.resampling import percentile_interval, resample_blocks
-from calib.summary import ECE_BINS, Summary, point_metrics, resampled_metrics
+from calib.resampling.bootstrap import percentile_interval, resample_blocks
+from calib.scoring.decisions import zero_one_costs
+from calib.summary import BINARY_ECE, ECE_BINS, TOP_LABEL_ECE, Summary, point_metrics, resampled_metrics
 
 COMPARED = ("accuracy", "NCE", "NBS", "ECE top-label", "ECD")
 
@@ -64,15 +64,15 @@ def write_outputs(out: Path, pset: PosteriorSet, summary: Summary, document: str
 def reliability_panels(pset: PosteriorSet) -> list[tuple]:
     """The reliability diagram's panels as (bins, what is binned): for two classes the positive class's
     probability; for more, every class's probability against its one-vs-rest outcome, then the top label."""
-    from calib.calibration_error import binary_reliability, reliability_bins, top_label_reliability
+    from calib.calibration_errors.binned import reliability_bins
 
     logp, y = pset.logprobs(), pset.labels
     if pset.n_classes == 2:
         positive = pset.class_names[1] if pset.class_names else "1"
-        return [(binary_reliability(logp, y, kind="logprobs", n_bins=ECE_BINS), f"P(class {positive})")]
+        return [(BINARY_ECE.reliability(logp, y, kind="logprobs")[0], f"P(class {positive})")]
     probs = np.exp(logp)
     pooled = reliability_bins(probs.ravel(), np.eye(pset.n_classes, dtype=bool)[y].ravel(), n_bins=ECE_BINS)
-    top = top_label_reliability(logp, y, kind="logprobs", n_bins=ECE_BINS)
+    (top,) = TOP_LABEL_ECE.reliability(logp, y, kind="logprobs")
     return [(pooled, "every class, one-vs-rest"), (top, "confidence (top label)")]
 
 

@@ -31,25 +31,30 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import entr
 
+from calib._internal.rows import float_chunks
+from calib.calibration_errors.binned import BinnedCalibrationError
+from calib.calibration_errors.entropic import ecd_terms
+from calib.calibration_errors.smoothing import ResampledSmoothEce
 from calib.calibrators import cross_validated_folds, fold_ids
 from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.registry import make_calibrator
-from calib.decisions import bayes_choices, check_costs, zero_one_costs
-from calib.entropic import ecd_terms
-from calib.kernel import ResampledSmoothEce
-from calib.resampling import (
+from calib.resampling.bootstrap import (
     ResampledSums,
     counted_resamples,
     ece_terms,
-    float_chunks,
     percentile_interval,
     resample_counts,
     resamples_per_matrix,
 )
-from calib.scores import brier_losses
+from calib.scoring.decisions import bayes_choices, check_costs, zero_one_costs
+from calib.scoring.scores import brier_losses
 from calib.validation import CalibInputError, as_priors, as_probs, check_inputs, check_positive_int, class_counts
 
 ECE_BINS = 15
+# The binned ECEs of every evaluation: 15 equal-width right-closed bins (Silva Filho et al. (2023), Sect. 4.1).
+TOP_LABEL_ECE = BinnedCalibrationError("top_label", ECE_BINS)
+BINARY_ECE = BinnedCalibrationError("binary", ECE_BINS)
+CLASSWISE_ECE = BinnedCalibrationError("classwise", ECE_BINS)
 # Resampler computes confidences this many samples at a time (no full (N, K) temporary).
 _VALUE_ROWS = 1 << 16
 # A long phase reports its progress at most this often (seconds).
@@ -141,15 +146,17 @@ class Resampler:
     """Every metric of :func:`point_metrics`, and means of extra per-sample values, for many resamples.
 
     A resample is given by how often it draws each sample (a column of
-    :func:`calib.resampling.counted_resamples` or :func:`calib.resampling.resample_counts`). Every metric
-    but smooth ECE is a function of sums over the resample, per class or per bin, of per-sample values
-    computed from the full data; here they are computed for a chunk of samples at a time and
-    multiplied with those samples' counts (:class:`calib.resampling.ResampledSums`), so the data are
-    never copied per resample and memory stays bounded for any N. With empirical priors a mean is
-    sum / N; with ``priors`` it is sum_h P_h S_h / N_h over the class sums S_h (eqs. 36-37). Smooth
-    ECE searches its bandwidth per resample, in lockstep over all resamples of the matrix
-    (:class:`calib.kernel.ResampledSmoothEce`). The values equal :func:`point_metrics` of each
-    resample up to rounding (sums are added in sample order instead of draw order).
+    :func:`calib.resampling.bootstrap.counted_resamples` or
+    :func:`calib.resampling.bootstrap.resample_counts`). Every metric but smooth ECE is a function
+    of sums over the resample, per class or per bin, of per-sample values computed from the full
+    data; here they are computed for a chunk of samples at a time and multiplied with those
+    samples' counts (:class:`calib.resampling.bootstrap.ResampledSums`), so the data are never
+    copied per resample and memory stays bounded for any N. With empirical priors a mean is sum / N;
+    with ``priors`` it is sum_h P_h S_h / N_h over the class sums S_h (eqs. 36-37). Smooth ECE
+    searches its bandwidth per resample, in lockstep over all resamples of the matrix
+    (:class:`calib.calibration_errors.smoothing.ResampledSmoothEce`). The values equal
+    :func:`point_metrics` of each resample up to rounding (sums are added in sample order instead of
+    draw order).
 
     Parameters
     ----------
@@ -174,8 +181,8 @@ class Resampler:
             )
         self.logp, self.labels, self.costs, self.priors = logp, labels, costs, priors
         self.means = means or {}
-        self.view, self.view_name = (
-            ("binary", "ECE positive class") if logp.shape[1] == 2 else ("classwise", "ECE class-wise")
+        self.class_ece, self.class_ece_name = (
+            (BINARY_ECE, "ECE positive class") if logp.shape[1] == 2 else (CLASSWISE_ECE, "ECE class-wise")
         )
         confidence, correct = np.empty(labels.size), np.empty(labels.size, dtype=bool)
         for start in range(0, labels.size, _VALUE_ROWS):
@@ -188,10 +195,10 @@ class Resampler:
         """The metrics of each resample counted by ``counts`` (N, S): name -> (S,) values in
         :func:`point_metrics`' order, and the (S, len(means)) means of the extra values."""
         n, k = self.logp.shape
-        weighted, plain, top, view = 0.0, 0.0, 0.0, 0.0
+        weighted, plain, top, class_gaps = 0.0, 0.0, 0.0, 0.0
         for rows, c in float_chunks(counts):
             w, p, t, v = self._chunk_sums(rows, c)
-            weighted, plain, top, view = weighted + w, plain + p, top + t, view + v
+            weighted, plain, top, class_gaps = weighted + w, plain + p, top + t, class_gaps + v
         class_counts, weighted = weighted[0].T, weighted[1:]  # (S, K) and the sums behind the risks
         if self.priors is None:
             p = class_counts / n
@@ -218,7 +225,8 @@ class Resampler:
             naive = _checked_positive(np.min(p @ c, axis=1), "gives the best constant decision zero cost")
             out[f"NRisk {name}"] = mean(sums) / naive
         out["ECE top-label"] = np.abs(top).sum(axis=(0, 1)) / n
-        out[self.view_name] = np.abs(view).sum(axis=(0, 1)) / (n * view.shape[0])  # class-wise: mean of K ECEs
+        # class-wise: the mean of K ECEs (one per class gap); binary: a single ECE
+        out[self.class_ece_name] = np.abs(class_gaps).sum(axis=(0, 1)) / (n * class_gaps.shape[0])
         out["smooth ECE"] = self.smooth(counts)
         out["ECD"] = ecd_sums / n
         return out, np.array(extra).reshape(len(extra), counts.shape[1]).T / n
@@ -241,8 +249,8 @@ class Resampler:
         return (
             ResampledSums(np.column_stack(by_class), y, k)(counts),
             ResampledSums(np.column_stack(plain))(counts),
-            ece_terms(probs, y, view="top_label", n_bins=ECE_BINS).sums(counts),
-            ece_terms(probs, y, view=self.view, n_bins=ECE_BINS).sums(counts),
+            ece_terms(probs, y, TOP_LABEL_ECE).sums(counts),
+            ece_terms(probs, y, self.class_ece).sums(counts),
         )
 
 
@@ -283,9 +291,7 @@ def _per_sample_loss(logp: np.ndarray, y: np.ndarray, score: str) -> np.ndarray:
     return -logp[np.arange(y.size), y] if score == "log loss" else brier_losses(logp, y, "mean")
 
 
-def _calibrated_losses(
-    logp: np.ndarray, y: np.ndarray, seed: int, say, threads: int = 1
-) -> Iterator[tuple[str, dict]]:
+def _calibrated_losses(logp: np.ndarray, y: np.ndarray, seed: int, say, threads: int = 1) -> Iterator[tuple[str, dict]]:
     """Each calibrator's per-sample log loss and Brier score, cross-validated, ``threads`` calibrators at
     a time, yielded in the order of the calibrator maps.
     Calibrators fit on log-probabilities floored at -700, so an exact zero (log 0) stays a near-zero
@@ -507,7 +513,7 @@ def _fit_subset(n_samples: int, fit_samples: int | None, seed: int) -> np.ndarra
 
 def _resampled_means(values: dict[str, np.ndarray], n_boot: int, seed: int) -> np.ndarray:
     """(n_boot, len(values)): the mean of each vector of ``values`` (all of one length n) over each
-    bootstrap resample of its n samples (:func:`calib.resampling.counted_resamples` with ``seed``)."""
+    bootstrap resample of its n samples (:func:`calib.resampling.bootstrap.counted_resamples` with ``seed``)."""
     if not n_boot or not values:
         return np.empty((n_boot, len(values)))
     matrix = np.column_stack(list(values.values()))

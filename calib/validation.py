@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calib.rows import exp_row_sums, log_softmax_rows, row_max, row_sums
+from calib._internal.rows import exp_row_sums, log_softmax_rows, row_max, row_sums
 
 KINDS = ("probs", "logprobs", "logits")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from calib.files import atomic_write, checksum_matches, checksum_path
+from calib._internal.files import atomic_write, checksum_matches, checksum_path
 
 VALUE_COLUMNS = ["row", "column", "x", "value", "ci_low", "ci_high"]
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calib.calibration_error import ece_binary, ece_top_label
-from calib.calibration_losses import calibration_loss_from_posteriors
+from calib.calibration_errors.binned import BinnedCalibrationError
 from calib.calibrators import calibrate
 from calib.calibrators.registry import make_calibrator
-from calib.decisions import imbalanced_costs, normalized_risk, zero_one_costs
-from calib.scores import brier, cross_entropy
+from calib.scoring.calibration_losses import calibration_loss_from_posteriors
+from calib.scoring.decisions import imbalanced_costs, normalized_risk, zero_one_costs
+from calib.scoring.scores import brier, cross_entropy
 from pipeline.authors_code import UpstreamAffine, UpstreamHistogramBinning, upstream_ece
 
 _RCL = re.compile(r"^RCL-(CE|BS)-([DTHP])(xv|tt)$")
@@ -102,10 +102,12 @@ def compute(
         "NRisk-01": lambda: normalized_risk(logp, labels, zero_one_costs(k), kind="logprobs"),
         "NRisk-01r": lambda: normalized_risk(logp, labels, zero_one_costs(k, abstention=0.1), kind="logprobs"),
         "NRisk-imb": lambda: normalized_risk(logp, labels, imbalanced_costs(k), kind="logprobs"),
-        "ECE": lambda: ece_binary(logp, labels, kind="logprobs", n_bins=options.ece_bins, closed=options.ece_closed),
+        "ECE": lambda: BinnedCalibrationError("binary", n_bins=options.ece_bins, closed=options.ece_closed)(
+            logp, labels, kind="logprobs"
+        ),
         "ECEbin": lambda: simple["ECE"](),
-        "ECEmc": lambda: ece_top_label(
-            logp, labels, kind="logprobs", n_bins=options.ece_bins, closed=options.ece_closed
+        "ECEmc": lambda: BinnedCalibrationError("top_label", n_bins=options.ece_bins, closed=options.ece_closed)(
+            logp, labels, kind="logprobs"
         ),
     }
     if name in simple:

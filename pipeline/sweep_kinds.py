@@ -9,12 +9,12 @@ from __future__ import annotations
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from calib.calibration_error import ece_top_label
+from calib.calibration_errors.binned import BinnedCalibrationError
+from calib.calibration_errors.smoothing import smooth_ece
 from calib.calibrators import calibrate
 from calib.calibrators.registry import make_calibrator
 from calib.data.synthetic import gaussian_posteriors
-from calib.kernel import smooth_ece
-from calib.scores import brier, cross_entropy
+from calib.scoring.scores import brier, cross_entropy
 from pipeline.kinds import Kind
 from pipeline.sources import DataSources
 
@@ -34,7 +34,9 @@ def ece_binning(exp: DictConfig, data: DataSources) -> list[dict]:
         {
             "row": label,
             "column": f"ECE ({strategy})",
-            "value": ece_top_label(logp, y, kind="logprobs", n_bins=exp.n_bins, strategy=strategy),
+            "value": BinnedCalibrationError("top_label", n_bins=exp.n_bins, strategy=strategy)(
+                logp, y, kind="logprobs"
+            ),
         }
         for label, logp, y in _sets(exp, data)
         for strategy in ("width", "mass")
@@ -63,7 +65,7 @@ def synthetic_metrics(exp: DictConfig, data: DataSources) -> list[dict]:
         raw_ce = cross_entropy(logp, y, kind="logprobs")
         metrics = {
             "NCE": cross_entropy(logp, y, kind="logprobs", normalize=True),
-            "ECE": ece_top_label(logp, y, kind="logprobs", n_bins=15),
+            "ECE": BinnedCalibrationError("top_label", n_bins=15)(logp, y, kind="logprobs"),
             "RCL-CE-Dxv": (raw_ce - cross_entropy(calibrated, y, kind="logprobs")) / raw_ce,
         }
         records += [{"row": system, "column": m, "value": v} for m, v in metrics.items()]

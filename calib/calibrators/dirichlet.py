@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from calib._internal.rows import log_softmax_rows
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.folds import fold_ids
 from calib.calibrators.matrix_scaling import SoftmaxObjective, check_nonnegative, minimize_objective
 from calib.calibrators.scaling import LOG_FLOOR
-from calib.rows import log_softmax_rows
 from calib.validation import CalibInputError, check_positive_int
 
 DEFAULT_LAMBDAS = (1e-3, 1e-2, 1e-1, 1.0, 10.0)

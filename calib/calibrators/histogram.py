@@ -3,7 +3,7 @@
 Source: Zadrozny & Elkan (2001); Ferrer & Ramos (2024), Sec. 2.5.2 (the transform behind the binary ECE) and
 its H calibrator; the survey, Silva Filho et al. (2023), Sect. 5.3.1, eqs. 3-5. The positive-class
 posterior q_1 is cut into M bins, equal-width (``strategy="width"``, edge rule as in
-:mod:`calib.binning`) or equal-mass on the training scores (``strategy="mass"``: edges at the
+:mod:`calib.calibration_errors.binning`) or equal-mass on the training scores (``strategy="mass"``: edges at the
 training quantiles, right-closed); each bin maps to the fraction of positives among its training
 samples, so a bin without positives (or without negatives) gives probability exactly 0 (or 1), whose
 log-probability is -inf.
@@ -19,7 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from calib.binning import EDGE_RULES, STRATEGIES, bin_ids_from_edges, equal_width_edges, quantile_edges
+from calib.calibration_errors.binning import (
+    EDGE_RULES,
+    STRATEGIES,
+    bin_ids_from_edges,
+    equal_width_edges,
+    quantile_edges,
+)
 from calib.calibrators.base import Calibrator, FittedField, binary_logprobs
 from calib.validation import CalibInputError, check_positive_int
 
@@ -43,7 +49,7 @@ class HistogramBinning(Calibrator):
     n_bins : int, default 15
         M, the number of bins (>= 1).
     closed : {"right", "left"}, default "right"
-        Edge rule of equal-width bins (see :mod:`calib.binning`): "right" puts a score on an inner
+        Edge rule of equal-width bins (see :mod:`calib.calibration_errors.binning`): "right" puts a score on an inner
         edge in the lower bin, "left" in the upper one.
     empty_bin : {"identity", "prior", "zero"}, default "identity"
         What a bin with no training sample gives: "identity" leaves such samples' posteriors

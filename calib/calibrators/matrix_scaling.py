@@ -30,12 +30,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg.blas import dsyrk
 
+from calib._internal.rows import log_softmax_rows
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.line_search import armijo_step
 from calib.calibrators.scaling import LOG_FLOOR
 from calib.calibrators.warm_start import WARM_START_TOL, warm_start_rows
-from calib.rows import log_softmax_rows
 from calib.validation import CalibInputError
 
 

@@ -33,9 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
+from calib._internal.files import atomic_write
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.registry import CALIBRATORS, SAVABLE
-from calib.files import atomic_write
 from calib.validation import CalibInputError
 
 FORMAT = "calib-calibrator"

@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg.blas import dsyrk
 
+from calib._internal.rows import log_softmax_rows
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.line_search import armijo_step
-from calib.rows import log_softmax_rows
 from calib.validation import CalibInputError, as_priors, class_counts
 
 # Log-probabilities below this are treated as this value while fitting, so that a posterior of

@@ -22,7 +22,7 @@ material the paper points to; public at github.com/2014mchidamb/reassessing-cali
 
 Why not :class:`calib.calibrators.OneVsRest`: its binary calibrators do not behave like netcal's.
 ``IsotonicCalibrator`` interpolates in log-odds and floors probabilities at 1e-30 (no exact zeros),
-and ``HistogramBinning`` uses :mod:`calib.binning` edges (k/M, with an edge tolerance) with the same
+and ``HistogramBinning`` uses :mod:`calib.calibration_errors.binning` edges (k/M, with an edge tolerance) with the same
 edge rule at fit and predict and no midpoint fill for empty bins. OneVsRest also treats a class that
 is every training label as a constant 1, where netcal still bins it. The classes here work directly
 on the probabilities p_j = exp(log p_j) and reproduce netcal step by step.

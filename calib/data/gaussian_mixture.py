@@ -21,7 +21,7 @@ from scipy.optimize import brentq
 from scipy.special import expit, logit
 from scipy.stats import norm
 
-from calib.miscalibration import distance
+from calib.calibration_errors.miscalibration import distance
 from calib.validation import CalibInputError, check_positive_int
 
 MODELS = {"perfect": (0.0, -2.0), "constant": (0.0, 0.0), "uncalibrated": (1.0, 1.0)}

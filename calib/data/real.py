@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import logsumexp
 
-from calib.files import atomic_write
+from calib._internal.files import atomic_write
 from calib.validation import (
     KINDS,
     CalibInputError,

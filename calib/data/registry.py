@@ -16,8 +16,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from calib._internal.files import atomic_write, sha256_file
 from calib.data.real import PosteriorSet, load_npy_pair, load_npz
-from calib.files import atomic_write, sha256_file
 
 CHECKSUMS_FILE = Path(__file__).with_name("real_checksums.tsv")
 DEFAULT_URL = "https://github.com/{repo}/raw/{commit}/{path}"

@@ -5,7 +5,7 @@ frequency, a red gap from the frequency to the bin's mean score, the marker at t
 (not the bin centre: Fig. 6; Bröcker & Smith (2007)), the diagonal, a histogram of scores below,
 and optional per-bin intervals. Simplex maps colour the change g_j(s) - s_j of one class over
 the probability simplex (red up, blue down, white unchanged). Everything drawn is computed first
-(:class:`calib.calibration_error.ReliabilityBins`); these functions only draw.
+(:class:`calib.calibration_errors.binned.ReliabilityBins`); these functions only draw.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.tri import Triangulation
 
-from calib.calibration_error import ReliabilityBins
+from calib.calibration_errors.binned import ReliabilityBins
 
 
 def reliability_bars(ax, bins: ReliabilityBins, *, intervals=None, color="tab:blue", gap_color="red", label=None):
@@ -24,7 +24,7 @@ def reliability_bars(ax, bins: ReliabilityBins, *, intervals=None, color="tab:bl
     |ybar(B_m) - sbar(B_m)| whose count-weighted mean is the ECE), and a black marker sits at
     (sbar(B_m), ybar(B_m)): at the mean score, not the bin centre. The diagonal is drawn and the axes
     are set to [0, 1] x [0, 1] with an equal aspect. Everything drawn is computed beforehand (by
-    :func:`calib.calibration_error.reliability_bins`); this only draws. O(M) artists.
+    :func:`calib.calibration_errors.binned.reliability_bins`); this only draws. O(M) artists.
 
     Source: Silva Filho et al. (2023), Sect. 4.1 and Fig. 6 (the marker at the mean score); Bröcker
     & Smith (2007).
@@ -55,7 +55,7 @@ def reliability_bars(ax, bins: ReliabilityBins, *, intervals=None, color="tab:bl
     --------
     >>> from matplotlib.backends.backend_agg import FigureCanvasAgg
     >>> from matplotlib.figure import Figure
-    >>> from calib.calibration_error import reliability_bins
+    >>> from calib.calibration_errors.binned import reliability_bins
     >>> bins = reliability_bins([0.1, 0.2, 0.8, 0.9], [0, 1, 1, 1], n_bins=5)
     >>> figure = Figure()
     >>> canvas = FigureCanvasAgg(figure)  # the Agg backend, without pyplot

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import matplotlib
 
-from calib.files import atomic_write
+from calib._internal.files import atomic_write
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

@@ -18,9 +18,9 @@ from omegaconf import DictConfig
 from scipy.integrate import quad
 from scipy.special import expit
 
-from calib.calibration_error import ReliabilityBins, binary_reliability
+from calib.calibration_errors.binned import BinnedCalibrationError, ReliabilityBins
+from calib.calibration_errors.entropic import ecd_terms, entropic_bins, single_datum_bound
 from calib.data.ecd_simulation import simulate
-from calib.entropic import ecd_terms, entropic_bins, single_datum_bound
 from calib.plots.reliability import reliability_bars
 from calib.plots.style import figure_style, save_figure
 from pipeline.companions import SD, companion, monte_carlo_records
@@ -145,7 +145,7 @@ def render_simulation_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -
 
 def _diagram_records(row: str, scores, labels, kind: str, n_bins: int) -> list[dict]:
     """Per bin (x = bin index) the count, mean prediction and frequency, then the weighted ECE, ESCE, ECD."""
-    bins = binary_reliability(scores, labels, kind=kind, n_bins=n_bins, closed="left")
+    bins = BinnedCalibrationError("binary", n_bins=n_bins, closed="left").reliability(scores, labels, kind=kind)[0]
     records = []
     for b in range(n_bins):
         records.append({"row": row, "column": "count", "x": b, "value": bins.counts[b]})

@@ -20,18 +20,18 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 
-from calib.calibration_losses import calibration_loss_from_posteriors
 from calib.calibrators import calibrate
 from calib.calibrators.protocols import held_out
 from calib.data.registry import REAL_SETS
-from calib.decisions import bayes_decisions, check_costs
-from calib.divergences import expected_divergence_to_constant
 from calib.plots.bars import grouped_bars
 from calib.plots.curves import line_curves, mark_point
 from calib.plots.style import figure_style, save_figure
-from calib.resampling import bootstrap
-from calib.risk_curves import bayes_risk_curve
-from calib.scores import brier, brier_losses, cross_entropy, semi_empirical_cross_entropy
+from calib.resampling.bootstrap import bootstrap
+from calib.scoring.calibration_losses import calibration_loss_from_posteriors
+from calib.scoring.decisions import bayes_decisions, check_costs
+from calib.scoring.divergences import expected_divergence_to_constant
+from calib.scoring.risk_curves import bayes_risk_curve
+from calib.scoring.scores import brier, brier_losses, cross_entropy, semi_empirical_cross_entropy
 from calib.validation import CalibInputError
 from pipeline.companions import UPSTREAM, monte_carlo_records
 from pipeline.config import compose_config

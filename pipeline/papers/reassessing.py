@@ -18,17 +18,24 @@ import pandas as pd
 from matplotlib.collections import LineCollection
 from omegaconf import DictConfig
 
-from calib.binning import equal_width_edges
-from calib.calibration_error import ReliabilityBins, ece_top_label, top_label_reliability
+from calib.calibration_errors.binned import BinnedCalibrationError, ReliabilityBins
+from calib.calibration_errors.binning import equal_width_edges
+from calib.calibration_errors.smoothing import (
+    brier_losses_sum,
+    calibration_sharpness,
+    kde,
+    nadaraya_watson,
+    smooth_ece,
+    smooth_ece_top_label,
+)
 from calib.calibrators import TemperatureScaling
 from calib.calibrators.registry import make_calibrator
 from calib.calibrators.trivial import mrr_metrics
 from calib.data.miscalibrated_logits import miscalibrated_logits
 from calib.data.real import PosteriorSet
-from calib.kernel import brier_losses_sum, calibration_sharpness, kde, nadaraya_watson, smooth_ece, smooth_ece_top_label
 from calib.plots.reliability import reliability_bars
 from calib.plots.style import figure_style, save_figure
-from calib.scores import cross_entropy
+from calib.scoring.scores import cross_entropy
 from pipeline.companions import INPUT_ROUNDING, companion
 from pipeline.io import write_table
 from pipeline.kinds import Kind
@@ -77,10 +84,10 @@ def table_metrics(logp: np.ndarray, labels: np.ndarray, n_bins: int) -> dict[str
     with np.errstate(over="ignore"):
         return {
             "accuracy": float(np.mean(logp.argmax(axis=1) == labels)),
-            "ECE": ece_top_label(logp, labels, kind="logprobs", n_bins=n_bins),
-            "ACE": ece_top_label(logp, labels, kind="logprobs", n_bins=n_bins, average=True),
-            "ACE (equal-mass)": ece_top_label(
-                logp, labels, kind="logprobs", n_bins=n_bins, strategy="mass", average=True
+            "ECE": BinnedCalibrationError("top_label", n_bins=n_bins)(logp, labels, kind="logprobs"),
+            "ACE": BinnedCalibrationError("top_label", n_bins=n_bins, average=True)(logp, labels, kind="logprobs"),
+            "ACE (equal-mass)": BinnedCalibrationError("top_label", n_bins=n_bins, strategy="mass", average=True)(
+                logp, labels, kind="logprobs"
             ),
             "SmoothECE": smooth_ece_top_label(logp, labels, kind="logprobs"),
             "NLL": cross_entropy(logp, labels, kind="logprobs"),
@@ -269,9 +276,9 @@ def reliability_comparison(exp: DictConfig, data: DataSources) -> list[dict]:
     cal, (test_logp, test_labels) = split_set(data.real(exp.set), exp.split)
     records = []
     for method in exp.methods:
-        bins = top_label_reliability(
-            recalibrated(method, cal, test_logp), test_labels, kind="logprobs", n_bins=exp.n_bins
-        )
+        bins = BinnedCalibrationError("top_label", n_bins=exp.n_bins).reliability(
+            recalibrated(method, cal, test_logp), test_labels, kind="logprobs"
+        )[0]
         for m in range(exp.n_bins):
             arrays = (bins.counts, bins.mean_confidence, bins.frequency)
             records += [

@@ -25,16 +25,16 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 
-from calib.binning import equal_width_bin_ids
-from calib.calibration_error import ReliabilityBins, ece_binary, ece_classwise, reliability_bins
+from calib.calibration_errors.binned import BinnedCalibrationError, ReliabilityBins, reliability_bins
+from calib.calibration_errors.binning import equal_width_bin_ids
 from calib.calibrators.registry import make_calibrator
 from calib.data import survey_synthetic as gen
 from calib.data.toys import HALLENBECK_1920, decomposition_toy, ece_toy, hallenbeck_1920, marker_pitfall
-from calib.decomposition import calibration_refinement, epistemic_irreducible
 from calib.plots.reliability import reliability_bars, reliability_curve, reliability_points, simplex_grid, simplex_map
 from calib.plots.style import figure_style, save_figure
-from calib.scores import cross_entropy
-from calib.significance import SmallSampleWarning, multinomial_hosmer_lemeshow, resampling_test
+from calib.resampling.significance import SmallSampleWarning, multinomial_hosmer_lemeshow, resampling_test
+from calib.scoring.decomposition import calibration_refinement, epistemic_irreducible
+from calib.scoring.scores import cross_entropy
 from pipeline.companions import monte_carlo_records
 from pipeline.kinds import Kind
 from pipeline.sources import DataSources
@@ -315,7 +315,7 @@ def resampling_null(exp: DictConfig, data: DataSources) -> list[dict]:
     scores, labels = _toy(exp)
 
     def classwise(probs, y):
-        return ece_classwise(probs, y, kind="probs", n_bins=exp.n_bins)
+        return BinnedCalibrationError("classwise", n_bins=exp.n_bins)(probs, y, kind="probs")
 
     results = [
         resampling_test(classwise, scores, kind="probs", labels=labels, n_resamples=exp.n_resamples, seed=seed)
@@ -464,7 +464,11 @@ def binary_calibration(exp: DictConfig, data: DataSources) -> list[dict]:
         records += [
             {"row": model, "column": "score min", "value": test[:, 1].min()},
             {"row": model, "column": "score max", "value": test[:, 1].max()},
-            {"row": model, "column": "ECE raw", "value": ece_binary(test, y_test, kind="probs", n_bins=15)},
+            {
+                "row": model,
+                "column": "ECE raw",
+                "value": BinnedCalibrationError("binary", n_bins=15)(test, y_test, kind="probs"),
+            },
             {"row": model, "column": "NLL raw", "value": cross_entropy(_logs(test), y_test, kind="logprobs")},
         ]
         if exp.calibrator is None:
@@ -477,7 +481,11 @@ def binary_calibration(exp: DictConfig, data: DataSources) -> list[dict]:
         bins = reliability_bins(after[:, 1], y_test == 1, n_bins=exp.n_bins)
         records += _curve_records(model, "reliability calibrated", bins, exp.min_count)
         records += [
-            {"row": model, "column": "ECE calibrated", "value": ece_binary(after, y_test, kind="probs", n_bins=15)},
+            {
+                "row": model,
+                "column": "ECE calibrated",
+                "value": BinnedCalibrationError("binary", n_bins=15)(after, y_test, kind="probs"),
+            },
             {"row": model, "column": "NLL calibrated", "value": cross_entropy(_logs(after), y_test, kind="logprobs")},
             {"row": model, "column": "distinct outputs", "value": np.unique(np.round(after[:, 1], 12)).size},
         ]
@@ -539,11 +547,15 @@ def multiclass_calibration(exp: DictConfig, data: DataSources) -> list[dict]:
             bins = reliability_bins(probs[:, j], y_test == j, n_bins=exp.n_bins)
             records += _curve_records(f"class {j + 1}", f"reliability {stage}", bins, exp.min_count)
     records += [
-        {"row": "all", "column": "classwise ECE raw", "value": ece_classwise(test, y_test, kind="probs", n_bins=15)},
+        {
+            "row": "all",
+            "column": "classwise ECE raw",
+            "value": BinnedCalibrationError("classwise", n_bins=15)(test, y_test, kind="probs"),
+        },
         {
             "row": "all",
             "column": "classwise ECE calibrated",
-            "value": ece_classwise(after, y_test, kind="probs", n_bins=15),
+            "value": BinnedCalibrationError("classwise", n_bins=15)(after, y_test, kind="probs"),
         },
         {"row": "all", "column": "NLL raw", "value": cross_entropy(_logs(test), y_test, kind="logprobs")},
         {"row": "all", "column": "NLL calibrated", "value": cross_entropy(_logs(after), y_test, kind="logprobs")},

@@ -17,16 +17,16 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 
+from calib.calibration_errors.lenses import Canonical, ClassGroups, TopK, induced_deviation, marginal_lens
+from calib.calibration_errors.miscalibration import batch_estimates, cell_statistics
+from calib.calibration_errors.simplex_binning import DataDependent, Triangles, UniformGrid
 from calib.calibrators import TemperatureScaling
 from calib.data.gaussian_mixture import LogisticModel, sample
 from calib.data.notion_examples import finite_model
-from calib.lenses import Canonical, ClassGroups, TopK, induced_deviation, marginal_lens
-from calib.miscalibration import batch_estimates, cell_statistics
 from calib.plots.reliability import deviation_diagram as draw_deviations
 from calib.plots.reliability import simplex_arrows
 from calib.plots.style import figure_style, save_figure
-from calib.significance import deviation_diagram, miscalibration_resampling
-from calib.simplex_binning import DataDependent, Triangles, UniformGrid
+from calib.resampling.significance import deviation_diagram, miscalibration_resampling
 from pipeline.io import write_table
 from pipeline.kinds import Kind
 from pipeline.sources import DataSources
@@ -326,7 +326,7 @@ def render_miscalibration_table(exp: DictConfig, values: pd.DataFrame, stem: Pat
         f"{exp.min_size}. 'Squared Euclidean' is the paper's label; as in its tables it is computed as ||.||_2. "
         "η̂^id is the mean ± sd of η̂ under H0 'calibrated': the paper's consistency resampling (predictions "
         "bootstrapped, labels drawn from them), and labels redrawn with the predictions kept, which is not biased "
-        "low when cells hold one or two predictions (calib.significance.miscalibration_resampling)."
+        "low when cells hold one or two predictions (calib.resampling.significance.miscalibration_resampling)."
     )
     return write_table(stem, pd.DataFrame(lines, columns=columns), caption)
 
@@ -402,7 +402,7 @@ def training_pvalues(exp: DictConfig, data: DataSources) -> list[dict]:
     """
     from sklearn.neural_network import MLPClassifier
 
-    from calib.scores import cross_entropy
+    from calib.scoring.scores import cross_entropy
 
     (train_x, train_y), (val_x, val_y), (test_x, test_y) = _digits_splits(exp)
     classes = np.unique(train_y)

@@ -1,0 +1,429 @@
+"""Binned calibration errors (ECE, MCE) as one configured estimator, and the reliability bins behind them.
+
+:class:`BinnedCalibrationError` is configured once (target, bins, edge rule, norm, weighting,
+debiasing) and called on posteriors; every binned ECE and MCE of the library, the other libraries'
+presets (:mod:`calib.calibration_errors.presets`) and the configs' named metrics are instances of
+it. :func:`reliability_bins` bins one score against one outcome (the diagram of a reliability
+plot), and :class:`ReliabilityBins` turns bins into errors. Sources are in the class docstring;
+argmax ties go to the first class (as numpy), which the survey's Table 7 needs; probabilities are
+binned as given (see :func:`calib.validation.as_probs`), so scores on bin edges stay on them. Values
+are fractions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import betaincinv
+
+from calib.calibration_errors.binning import (
+    EDGE_GRIDS,
+    EDGE_RULES,
+    EDGE_TOLERANCE,
+    STRATEGIES,
+    bin_ids,
+    bin_ids_from_edges,
+    bin_statistics,
+    equal_mass_bin_ids,
+    equal_width_edges,
+    equal_width_statistics,
+    grid_edges,
+)
+from calib.calibration_errors.miscalibration import cell_statistics, distance
+from calib.validation import CalibInputError, as_labels, as_probs, as_vector, check_positive_int, top_label
+
+NORMS = ("l1", "l2", "squared", "max")
+TARGETS = ("top_label", "binary", "classwise", "canonical", "auto")
+
+
+@dataclass(frozen=True)
+class ReliabilityBins:
+    """Per-bin arrays of a reliability diagram; NaN marks the means of empty bins.
+
+    ``edges`` are the M + 1 bin edges of equal-width bins, None for equal-mass bins.
+    """
+
+    edges: np.ndarray | None
+    counts: np.ndarray
+    mean_confidence: np.ndarray
+    frequency: np.ndarray
+
+    @property
+    def occupied(self) -> np.ndarray:
+        return self.counts > 0
+
+    def gaps(self) -> np.ndarray:
+        """|frequency - mean confidence| of the non-empty bins."""
+        full = self.occupied
+        return np.abs(self.frequency[full] - self.mean_confidence[full])
+
+    def ece(self, norm: str = "l1", *, average: bool = False, debiased: bool = False) -> float:
+        """Calibration error of the bins in ``norm`` (see the module docstring)."""
+        if norm not in NORMS:
+            raise CalibInputError(f"norm must be one of {NORMS}; got {norm!r}")
+        if debiased and norm not in ("l2", "squared"):
+            raise CalibInputError(f"debiased applies to norm 'l2' or 'squared' only; got norm={norm!r}")
+        gaps = self.gaps()
+        if norm == "max":
+            return float(gaps.max())
+        counts = self.counts[self.occupied]
+        weights = np.full(counts.size, 1.0 / counts.size) if average else counts / counts.sum()
+        if norm == "l1":
+            return float(np.dot(weights, gaps))
+        squared = gaps**2
+        if debiased:
+            freq = self.frequency[self.occupied]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                variance = np.where(counts > 1, freq * (1.0 - freq) / (counts - 1), 0.0)
+            squared = squared - variance
+        total = float(np.dot(weights, squared))
+        if norm == "squared":
+            return total
+        return float(np.sqrt(max(total, 0.0)))
+
+    def mce(self) -> float:
+        """Largest gap over the non-empty bins (Def. 2)."""
+        return self.ece("max")
+
+    def frequency_intervals(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """Clopper-Pearson (exact binomial) interval of each bin's frequency; NaN for empty bins.
+
+        The survey's binomial bars (Sect. 4.1, Fig. 7b; Clopper & Pearson (1934)): with k positives of
+        n, low = Beta(alpha/2; k, n - k + 1) and high = Beta(1 - alpha/2; k + 1, n - k) quantiles.
+        """
+        if not 0 < level < 1:
+            raise CalibInputError(f"level must be in (0, 1); got {level!r}")
+        alpha = 1.0 - level
+        n = self.counts.astype(np.float64)
+        k = np.round(self.frequency * n)
+        with np.errstate(invalid="ignore"):
+            low = np.where(k > 0, betaincinv(k, n - k + 1, alpha / 2), 0.0)
+            high = np.where(k < n, betaincinv(k + 1, n - k, 1 - alpha / 2), 1.0)
+        empty = self.counts == 0
+        return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
+
+
+def reliability_bins(
+    confidence, outcome, *, n_bins: int, closed: str = "right", strategy: str = "width"
+) -> ReliabilityBins:
+    """The bins of a reliability diagram: count, mean confidence and observed frequency per bin.
+
+    The confidences are cut into M bins B_1..B_M and each bin gets |B_m|, the mean confidence
+    sbar(B_m) and the mean outcome ybar(B_m) (the frequency of positives when the outcomes are 0/1).
+    The returned object computes the binned errors of the diagram: ECE = sum_m (|B_m| / N)
+    |ybar(B_m) - sbar(B_m)| over the non-empty bins, and MCE = max_m of the same gaps. Confidences
+    are binned as given, so values on a bin edge stay on it (values within 1e-12 of an edge count as
+    on it). O(N + M) time.
+
+    Source: Silva Filho et al. (2023), Sect. 4.1 (reliability diagrams; right-closed equal-width
+    bins), Defs. 1-2 (ECE and MCE).
+
+    Parameters
+    ----------
+    confidence : array_like of shape (N,)
+        Scores in [0, 1] (e.g. the positive-class probability or the top-label confidence); finite,
+        non-empty.
+    outcome : array_like of shape (N,)
+        The outcome of each sample in [0, 1], usually 0/1 (e.g. "the label is 1" or "the argmax is
+        right"); same length as ``confidence``.
+    n_bins : int
+        M, the number of bins (>= 1).
+    closed : {"right", "left"}, default "right"
+        Edge rule of equal-width bins: "right" gives [0, e1], (e1, e2], ..., (e_{M-1}, 1], so a
+        score on an inner edge goes to the lower bin; "left" gives [0, e1), ..., [e_{M-1}, 1], with 1
+        in the last bin. Edges are k / M. Ignored by equal-mass bins.
+    strategy : {"width", "mass"}, default "width"
+        "width": M equal-width bins on [0, 1]; "mass": about N / M scores per bin by rank, tied
+        scores always sharing a bin (so some bins may hold more and some none).
+
+    Returns
+    -------
+    ReliabilityBins
+        ``edges`` (the M + 1 edges; None for equal-mass bins), ``counts``, ``mean_confidence`` and
+        ``frequency`` (NaN for empty bins), with the methods ``ece(norm, average=, debiased=)``,
+        ``mce()``, ``gaps()`` and ``frequency_intervals(level)`` (Clopper-Pearson intervals of the
+        frequencies).
+
+    Raises
+    ------
+    CalibInputError
+        For vectors that are empty, not 1-D, of different lengths, non-finite or outside [0, 1], and
+        for an invalid ``n_bins``, ``closed`` or ``strategy``.
+
+    Examples
+    --------
+    >>> bins = reliability_bins([0.1, 0.2, 0.8, 0.9], [0, 1, 1, 1], n_bins=2)
+    >>> bins.counts.tolist(), bins.frequency.tolist()
+    ([2, 2], [0.5, 1.0])
+    >>> round(bins.ece(), 4)
+    0.25
+    """
+    conf = as_vector(confidence, "confidence", unit=True)
+    hit = as_vector(outcome, "outcome", unit=True)
+    if hit.shape != conf.shape:
+        raise CalibInputError(f"confidence and outcome must be 1-D of equal length; got {conf.shape} and {hit.shape}")
+    if strategy == "width":
+        stats = equal_width_statistics(conf, hit, n_bins, closed=closed)
+        return ReliabilityBins(equal_width_edges(n_bins), stats.counts, stats.mean_score, stats.frequency)
+    stats = bin_statistics(bin_ids(conf, n_bins, strategy=strategy, closed=closed), conf, hit, n_bins)
+    return ReliabilityBins(None, stats.counts, stats.mean_score, stats.frequency)
+
+
+@dataclass(frozen=True)
+class BinnedCalibrationError:
+    """A binned calibration error, configured once and then called on posteriors like a metric.
+
+    The scores of the ``target`` are cut into bins B_1..B_M and, over the non-empty bins,
+
+        ECE = sum_m (|B_m| / N) |ybar(B_m) - sbar(B_m)|
+
+    with sbar the mean score and ybar the mean outcome of a bin; ``norm`` turns this into the L2,
+    squared or max (MCE) form. Every binned ECE of the library is an instance: the survey's (the
+    defaults), the named metrics of the configs, the ``calib`` command's and the other libraries'
+    presets (:func:`calib.calibration_errors.presets.ece_preset`). O(N K + M) time (canonical:
+    O(N K log N)).
+
+    Source: Silva Filho et al. (2023), Defs. 1-6 (binary, class-j, class-wise and confidence ECE
+    and MCE, after Naeini et al. (2015), Kull et al. (2019) and Guo et al. (2017)); Kumar et al.
+    (2019) (the L2 norm and its debiased estimate, Sec. 5); Vaicenavicius et al. (2019), eq. 6 (the
+    canonical target's estimator over a partition of the simplex); Ferrer & Ramos (2024), eq. 27
+    and Sec. 2.5.2 (their ECE and ECEmc are the binary and top-label targets).
+
+    Parameters
+    ----------
+    target : {"top_label", "binary", "classwise", "canonical", "auto"}, default "top_label"
+        What is binned against what. "top_label": the confidence max_k q_k against the argmax
+        (first on ties) being right (Def. 6). "binary": q(class 1) against the label being 1; K = 2
+        only (Def. 1). "classwise": each class's q_j against the label being j, and the mean of the
+        K errors (the max for ``norm="max"``, Defs. 3-5). "canonical": the whole vector q, binned
+        on classes 1..K-1 into cells of the simplex, with the total-variation distance
+        1/2 ||ybar - qbar||_1 per cell (Vaicenavicius et al. (2019), eq. 6; equal to "binary" for
+        K = 2); norms "l1" and "max" only. "auto": "binary" for K = 2, else "top_label".
+    n_bins : int, default 15
+        M, the number of bins (per class for "canonical").
+    norm : {"l1", "l2", "squared", "max"}, default "l1"
+        "l1" is the ECE; "l2" = sqrt(sum_m |B_m|/N gap_m^2) (Kumar et al. (2019)); "squared" is the
+        same without the root (the L2 variant of Ferrer & Ramos (2024)); "max" is the MCE, the
+        largest gap.
+    strategy : {"width", "mass"}, default "width"
+        Equal-width bins on [0, 1], or equal-mass bins (about N / M scores per bin by rank, tied
+        scores sharing a bin).
+    closed : {"right", "left"}, default "right"
+        Edge rule of equal-width bins: "right" gives [0, e1], (e1, e2], ..., (e_{M-1}, 1], so a
+        score on an inner edge goes to the lower bin (the survey's convention, Sect. 4.1); "left"
+        gives [0, e1), ..., [e_{M-1}, 1].
+    edges : {"exact", "linspace", "float32"}, default "exact"
+        How equal-width edges are computed: k / M from the integers, numpy's float64 ``linspace``,
+        or torch's float32 ``linspace`` (scores are then rounded to float32 too, as torchmetrics
+        bins float32 tensors); see :func:`calib.calibration_errors.binning.grid_edges`.
+    edge_tolerance : float, default 1e-12
+        Scores this close to an edge count as on it (so 0.1 + 0.2 - 0.1 = 0.20000000000000004 bins like 0.2); 0 bins the
+        scores exactly as given, as other libraries do.
+    one_in_extra_bin : bool, default False
+        Put scores past the last edge (with ``closed="left"``: p = 1) in an (M + 1)-th bin of their
+        own, as torchmetrics does.
+    average : bool, default False
+        Weigh the non-empty bins equally instead of by their counts.
+    debiased : bool, default False
+        With "l2" or "squared" only: subtract each bin's sampling variance ybar (1 - ybar) /
+        (|B_m| - 1) from its squared gap (Kumar et al. (2019), Sec. 5); a bin with one sample keeps
+        its raw gap.
+
+    Methods
+    -------
+    __call__(scores, labels, *, kind)
+        The error of posteriors ``scores`` (N, K) against ``labels``, a float.
+    reliability(scores, labels, *, kind)
+        The :class:`ReliabilityBins` the error is computed from (K of them for "classwise").
+    binned_columns(probs, labels)
+        The binned scores, outcomes and bin ids, as the batched bootstrap uses them.
+
+    Raises
+    ------
+    CalibInputError
+        For an unknown or invalid setting, named with the values it accepts.
+
+    Examples
+    --------
+    >>> scores = [[0.7, 0.2, 0.1], [0.5, 0.3, 0.2], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6], [0.3, 0.3, 0.4]]
+    >>> labels = [0, 1, 1, 2, 0]
+    >>> ece = BinnedCalibrationError(n_bins=5)
+    >>> round(ece(scores, labels, kind="probs"), 4)
+    0.2
+    >>> round(BinnedCalibrationError("classwise", n_bins=5)(scores, labels, kind="probs"), 4)
+    0.2667
+    >>> round(BinnedCalibrationError(n_bins=5, norm="l2")(scores, labels, kind="probs"), 4)
+    0.2408
+    >>> p1 = [0.45, 0.5, 0.55, 0.95, 1.0]
+    >>> binary = BinnedCalibrationError("binary", n_bins=10)
+    >>> round(binary([[1 - p, p] for p in p1], [1, 0, 1, 1, 0], kind="probs"), 4)
+    0.29
+    """
+
+    target: str = "top_label"
+    n_bins: int = 15
+    norm: str = "l1"
+    strategy: str = "width"
+    closed: str = "right"
+    edges: str = "exact"
+    edge_tolerance: float = EDGE_TOLERANCE
+    one_in_extra_bin: bool = False
+    average: bool = False
+    debiased: bool = False
+
+    def __post_init__(self):
+        for name, allowed in (
+            ("target", TARGETS),
+            ("norm", NORMS),
+            ("strategy", STRATEGIES),
+            ("closed", EDGE_RULES),
+            ("edges", EDGE_GRIDS),
+        ):
+            if getattr(self, name) not in allowed:
+                raise CalibInputError(f"{name} must be one of {allowed}; got {getattr(self, name)!r}")
+        check_positive_int(self.n_bins, "n_bins")
+        if not (isinstance(self.edge_tolerance, int | float) and 0 <= self.edge_tolerance < 1):
+            raise CalibInputError(f"edge_tolerance must be a number in [0, 1); got {self.edge_tolerance!r}")
+        if self.debiased and self.norm not in ("l2", "squared"):
+            raise CalibInputError(f"debiased applies to norm 'l2' or 'squared' only; got norm={self.norm!r}")
+        if self.target == "canonical" and self.norm not in ("l1", "max"):
+            raise CalibInputError(f"target='canonical' takes norm 'l1' or 'max'; got norm={self.norm!r}")
+
+    def __call__(self, scores, labels, *, kind: str) -> float:
+        """The calibration error of ``scores`` against ``labels``.
+
+        Parameters
+        ----------
+        scores : array_like of shape (N, K)
+            Posteriors of N samples, of kind ``kind``. Probabilities are binned as given, so scores
+            on bin edges stay on them.
+        labels : array_like of shape (N,)
+            The true class of each sample, integers in [0, K).
+        kind : {"probs", "logprobs", "logits"}
+            What ``scores`` hold; nothing is guessed from the values.
+
+        Returns
+        -------
+        float
+            The error, a fraction (not x 100).
+
+        Raises
+        ------
+        CalibInputError
+            For invalid inputs, or K != 2 with ``target="binary"``.
+        """
+        probs, y = _probs_and_labels(scores, labels, kind)
+        if self.resolved_target(probs.shape[1]) == "canonical":
+            return self._canonical(probs, y)
+        values = [bins.ece(self.norm, average=self.average, debiased=self.debiased) for bins in self._bins(probs, y)]
+        return float(max(values)) if self.norm == "max" else float(np.mean(values))
+
+    def reliability(self, scores, labels, *, kind: str) -> tuple[ReliabilityBins, ...]:
+        """The reliability bins the error is computed from: one set, or K for ``target="classwise"``.
+
+        Parameters
+        ----------
+        scores, labels, kind
+            As for calling the estimator.
+
+        Returns
+        -------
+        tuple of ReliabilityBins
+            Class j's bins at position j for "classwise"; a single entry otherwise.
+
+        Raises
+        ------
+        CalibInputError
+            For invalid inputs, K != 2 with ``target="binary"``, or ``target="canonical"`` (its
+            cells are not bins of one score).
+
+        Examples
+        --------
+        >>> (bins,) = BinnedCalibrationError(n_bins=2).reliability([[0.9, 0.1], [0.4, 0.6]], [0, 0], kind="probs")
+        >>> bins.counts.tolist(), bins.frequency.tolist()
+        ([0, 2], [nan, 0.5])
+        """
+        probs, y = _probs_and_labels(scores, labels, kind)
+        if self.resolved_target(probs.shape[1]) == "canonical":
+            raise CalibInputError(
+                "target='canonical' bins cells of the simplex, not one score: it has no reliability bins"
+            )
+        return self._bins(probs, y)
+
+    def resolved_target(self, n_classes: int) -> str:
+        """The target for K = ``n_classes`` ("auto" resolved); checks that "binary" has K = 2."""
+        if self.target == "auto":
+            return "binary" if n_classes == 2 else "top_label"
+        if self.target == "binary" and n_classes != 2:
+            raise CalibInputError(
+                f"target='binary' needs scores with K = 2 columns; got {n_classes}. Use target='top_label' "
+                "or 'classwise' for K > 2"
+            )
+        return self.target
+
+    def binned_columns(self, probs: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Scores, outcomes and bin ids, each (N, G), of validated ``probs`` (N, K) and ``labels``.
+
+        G is K for "classwise" (column j: class j against the rest) and 1 otherwise; ids are in
+        [0, M), or [0, M] with ``one_in_extra_bin``. Not for "canonical".
+        """
+        target = self.resolved_target(probs.shape[1])
+        if target == "binary":
+            scores, outcomes = probs[:, 1:], (labels == 1)[:, None]
+        elif target == "top_label":
+            confidence, prediction = top_label(probs)
+            scores, outcomes = confidence[:, None], (prediction == labels)[:, None]
+        else:
+            scores, outcomes = probs, np.eye(probs.shape[1], dtype=bool)[labels]
+        if self.edges == "float32":
+            scores = scores.astype(np.float32).astype(np.float64)
+        return scores, outcomes, self._bin_ids(scores)
+
+    @property
+    def n_slots(self) -> int:
+        """How many bin ids there are: M, or M + 1 with ``one_in_extra_bin``."""
+        return self.n_bins + 1 if self.one_in_extra_bin and self.strategy == "width" else self.n_bins
+
+    def _bin_ids(self, scores: np.ndarray) -> np.ndarray:
+        if self.strategy == "mass":
+            return np.column_stack([equal_mass_bin_ids(column, self.n_bins) for column in scores.T])
+        edges = grid_edges(self.n_bins, self.edges)
+        ids = bin_ids_from_edges(
+            scores.ravel(),
+            edges,
+            closed=self.closed,
+            tolerance=self.edge_tolerance,
+            one_in_extra_bin=self.one_in_extra_bin,
+        )
+        return ids.reshape(scores.shape)
+
+    def _bins(self, probs: np.ndarray, labels: np.ndarray) -> tuple[ReliabilityBins, ...]:
+        scores, outcomes, ids = self.binned_columns(probs, labels)
+        edges = None
+        if self.strategy == "width":
+            edges = grid_edges(self.n_bins, self.edges)
+            edges = np.r_[edges, 1.0] if self.one_in_extra_bin else edges
+        found = []
+        for g in range(scores.shape[1]):
+            stats = bin_statistics(ids[:, g], scores[:, g], outcomes[:, g], self.n_slots)
+            found.append(ReliabilityBins(edges, stats.counts, stats.mean_score, stats.frequency))
+        return tuple(found)
+
+    def _canonical(self, probs: np.ndarray, labels: np.ndarray) -> float:
+        coordinates = probs[:, 1:]
+        if self.edges == "float32":
+            coordinates = coordinates.astype(np.float32).astype(np.float64)
+        _, cells = np.unique(self._bin_ids(coordinates), axis=0, return_inverse=True)
+        cells = cells.ravel()
+        stats = cell_statistics(probs, labels, cells, int(cells.max()) + 1)
+        gaps = distance(stats.frequency, stats.mean_prediction, "tv")
+        if self.norm == "max":
+            return float(gaps.max())
+        weights = np.full(gaps.size, 1.0 / gaps.size) if self.average else stats.share
+        return float(np.dot(weights, gaps))
+
+
+def _probs_and_labels(scores, labels, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    probs = as_probs(scores, kind)
+    return probs, as_labels(labels, probs.shape[0], probs.shape[1])

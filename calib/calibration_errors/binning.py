@@ -1,0 +1,240 @@
+"""Bin assignment of scores in [0, 1] as integer ids, and per-bin statistics.
+
+Equal-width bins have an explicit edge rule. ``closed="right"`` gives [0, e1], (e1, e2], ...,
+(e_{M-1}, 1]: the survey's convention (Silva Filho et al. (2023), Sect. 4.1), Guo et al. (2017) and
+the code of Ferrer & Ramos (2024). ``closed="left"`` gives [0, e1), ..., [e_{M-1}, 1], with 1 in the last
+bin. Edge k is ``k / M`` computed from the integers k and M (the float nearest the rational
+edge), so a score written 0.3 lies exactly on the edge 3/10 for M = 10; ``linspace`` would put
+that edge at 0.30000000000000004 and move such scores by luck. Scores within 1e-12 of an edge
+count as on it, so a score rounded to 0.20000000000000004 on its way (0.1 + 0.2 - 0.1) bins like
+0.2. Other libraries' edge conventions are in :mod:`calib.calibration_errors.presets`.
+
+Equal-mass bins put about N / M scores in each bin by rank; tied scores always share a bin (a
+tie group goes where its first member falls), so with ties some bins hold more and some none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from calib.validation import CalibInputError, check_positive_int
+
+EDGE_RULES = ("right", "left")
+STRATEGIES = ("width", "mass")
+EDGE_TOLERANCE = 1e-12
+
+
+def _as_unit_values(values) -> np.ndarray:
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 1:
+        raise CalibInputError(f"values to bin must be a 1-D array; got shape {v.shape}")
+    if np.isnan(v).any() or np.any(v < 0) or np.any(v > 1):
+        raise CalibInputError("values to bin must be probabilities in [0, 1] without NaN")
+    return v
+
+
+def equal_width_edges(n_bins: int) -> np.ndarray:
+    """The M + 1 edges k / M of M equal-width bins on [0, 1]."""
+    m = check_positive_int(n_bins, "n_bins")
+    return np.arange(m + 1) / m
+
+
+EDGE_GRIDS = ("exact", "linspace", "float32")
+
+
+def grid_edges(n_bins: int, grid: str = "exact") -> np.ndarray:
+    """The M + 1 edges of M equal-width bins on [0, 1] as a library computes them.
+
+    ``exact``: k / M from the integers (this library's convention); ``linspace``: numpy's float64
+    ``linspace(0, 1, M + 1)`` (scikit-learn, netcal); ``float32``: torch's float32 ``linspace``
+    (torchmetrics), see :func:`torch_linspace_float32`.
+
+    Parameters
+    ----------
+    n_bins : int
+        M (>= 1).
+    grid : {"exact", "linspace", "float32"}, default "exact"
+        How the edges are computed.
+
+    Returns
+    -------
+    numpy.ndarray of shape (M + 1,)
+        Increasing edges from 0 to 1, as float64.
+
+    Examples
+    --------
+    >>> grid_edges(10)[3], grid_edges(10, "linspace")[3]
+    (np.float64(0.3), np.float64(0.30000000000000004))
+    """
+    m = check_positive_int(n_bins, "n_bins")
+    if grid == "exact":
+        return equal_width_edges(m)
+    if grid == "linspace":
+        return np.linspace(0.0, 1.0, m + 1)
+    if grid == "float32":
+        return torch_linspace_float32(m)
+    raise CalibInputError(f"edges must be one of {EDGE_GRIDS}; got {grid!r}")
+
+
+def torch_linspace_float32(m: int) -> np.ndarray:
+    """``torch.linspace(0, 1, m + 1, dtype=torch.float32)`` (torchmetrics' bin edges), as float64.
+
+    torch takes step = 1 / m in float32, computes the first half as step * k and the second as
+    1 - step * (m - k), and its vectorized CPU kernels (AVX2, AVX512) round each once to float32 (a
+    fused multiply-add): identical to torch 2.13 with either kernel for every m <= 3000 and at 10^4,
+    10^5 and 10^6. torch's scalar fallback (``ATEN_CPU_CAPABILITY=default``) rounds step * (m - k)
+    first, which moves a few upper edges by one float32 ulp (m = 15: 0.8 -> 0.79999995).
+    """
+    step = np.float64(np.float32(1.0) / np.float32(m))
+    k = np.arange(m + 1)
+    # step has 24 significant bits, so both products and 1 - step * (m - k) are exact in float64 for
+    # m < 2^24: the cast below is the one rounding that torch's fused multiply-add makes.
+    edges = np.where(k < (m + 1) // 2, step * k, 1.0 - step * (m - k))
+    return edges.astype(np.float32).astype(np.float64)
+
+
+# Edges within this fraction of a bin width of k / M are located arithmetically (see locate).
+_NEAR_UNIFORM = 0.25
+_MAX_UNIFORM_BINS = 10**6
+# Values located per block by locate().
+_LOCATE_BLOCK = 1 << 16
+
+
+def near_uniform(edges: np.ndarray) -> bool:
+    """True when each of the M + 1 edges is within a quarter bin of k / M (and M <= 10^6)."""
+    m = edges.size - 1
+    return 1 <= m <= _MAX_UNIFORM_BINS and bool(np.max(np.abs(edges - np.arange(m + 1) / m)) <= _NEAR_UNIFORM / m)
+
+
+def locate(edges: np.ndarray, values: np.ndarray, side: str = "left") -> np.ndarray:
+    """``np.searchsorted(edges, values, side)``, in O(1) per value when the edges are near k / M.
+
+    For such edges (equal-width, linspace or float32-rounded: each within a quarter bin of k / M)
+    every e_j with j < k lies below v and every e_j with j > k + 1 above it, for k = floor(M v), so the
+    count of edges below v is k + [e_k < v] + [e_{k+1} < v] (<= for ``side="right"``),
+    exactly (values outside [0, 1] count 0 or M + 1 edges); other edges fall back to the binary search.
+    """
+    m = edges.size - 1
+    if not near_uniform(edges):
+        return np.searchsorted(edges, values, side=side)
+    below = np.less if side == "left" else np.less_equal
+    flat = values.ravel()
+    count = np.empty(flat.size, dtype=np.intp)
+    # Blocks keep the temporaries small and reused: a fresh full-length temporary costs its page
+    # faults, more than the comparisons themselves.
+    for start in range(0, flat.size, _LOCATE_BLOCK):
+        block = slice(start, start + _LOCATE_BLOCK)
+        v, out = flat[block], count[block]
+        k = (v * m).astype(np.intp)  # truncation; values outside [0, 1] are clipped next
+        np.clip(k, 0, m - 1, out=k)
+        np.add(below(edges[:-1][k], v), below(edges[1:][k], v), out=out, dtype=np.intp)  # not bool "or"
+        out += k
+    return count.reshape(values.shape)
+
+
+def bin_ids_from_edges(
+    values, edges, *, closed: str, tolerance: float = EDGE_TOLERANCE, one_in_extra_bin: bool = False
+) -> np.ndarray:
+    """Bin id in [0, M) of each value for M + 1 increasing ``edges``; values outside go to the end bins.
+
+    Values within ``tolerance`` of an edge count as on it (0 bins them exactly as given). With
+    ``one_in_extra_bin``, values past the last edge (for left-closed bins: on it, such as p = 1) get
+    the id M of a bin of their own.
+    """
+    inclusive = _inclusive(closed)
+    edges = np.asarray(edges, dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    if tolerance > 0:
+        above = np.clip(locate(edges, v), 1, edges.size - 1)
+        lower, upper = edges[above - 1], edges[above]
+        v = np.where(np.abs(v - lower) <= tolerance, lower, np.where(np.abs(v - upper) <= tolerance, upper, v))
+    last = edges.size - 1 if one_in_extra_bin else edges.size - 2
+    return np.clip(locate(edges, v, side="right" if inclusive else "left") - 1, 0, last)
+
+
+def equal_width_statistics(values, outcomes, n_bins: int, *, closed: str) -> BinStatistics:
+    """``bin_statistics`` of equal-width bins (edge rule ``closed``) of values in [0, 1] against
+    ``outcomes``."""
+    v = np.asarray(values, dtype=np.float64)
+    return bin_statistics(equal_width_bin_ids(v, n_bins, closed=closed), v, outcomes, n_bins)
+
+
+def _inclusive(closed: str) -> bool:
+    """Whether a value on an edge counts as past it (left-closed bins [a, b))."""
+    if closed not in EDGE_RULES:
+        raise CalibInputError(f"closed must be one of {EDGE_RULES}; got {closed!r}")
+    return closed == "left"
+
+
+def equal_width_bin_ids(values, n_bins: int, *, closed: str) -> np.ndarray:
+    """Integer bin id in [0, n_bins) of each value in [0, 1], M equal-width bins."""
+    return bin_ids_from_edges(_as_unit_values(values), equal_width_edges(n_bins), closed=closed)
+
+
+def equal_mass_bin_ids(values, n_bins: int) -> np.ndarray:
+    """Bin ids of M equal-mass bins by rank (about N / M values each); equal values share a bin."""
+    v = _as_unit_values(values)
+    m = check_positive_int(n_bins, "n_bins")
+    order = np.argsort(v, kind="stable")
+    ranked = v[order]
+    by_rank = (np.arange(v.size) * m) // max(v.size, 1)
+    starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
+    group = np.cumsum(np.r_[True, ranked[1:] != ranked[:-1]]) - 1
+    ids = np.empty(v.size, dtype=np.int64)
+    ids[order] = by_rank[starts][group]
+    return ids
+
+
+def quantile_edges(values, n_bins: int) -> np.ndarray:
+    """M + 1 edges at the 0, 100/M, ..., 100 percentiles (linear interpolation, ``np.percentile``)."""
+    v = _as_unit_values(values)
+    m = check_positive_int(n_bins, "n_bins")
+    return np.percentile(v, np.linspace(0.0, 100.0, m + 1))
+
+
+def bin_ids(values, n_bins: int, *, strategy: str = "width", closed: str = "right") -> np.ndarray:
+    """Bin ids by ``strategy``: ``width`` (equal-width, edge rule ``closed``) or ``mass`` (equal-mass)."""
+    if strategy == "width":
+        return equal_width_bin_ids(values, n_bins, closed=closed)
+    if strategy == "mass":
+        return equal_mass_bin_ids(values, n_bins)
+    raise CalibInputError(f"strategy must be one of {STRATEGIES}; got {strategy!r}")
+
+
+@dataclass(frozen=True)
+class BinStatistics:
+    """Per-bin count, mean score and mean outcome (label frequency); means of empty bins are NaN."""
+
+    counts: np.ndarray
+    mean_score: np.ndarray
+    frequency: np.ndarray
+
+    @classmethod
+    def from_sums(cls, counts: np.ndarray, score_sums: np.ndarray, outcome_sums: np.ndarray) -> BinStatistics:
+        """Statistics from per-bin counts and sums (means of empty bins are NaN)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return cls(counts, score_sums / counts, outcome_sums / counts)
+
+    @property
+    def occupied(self) -> np.ndarray:
+        """Mask of the non-empty bins (the only ones any metric uses)."""
+        return self.counts > 0
+
+
+def bin_statistics(ids, scores, outcomes, n_bins: int) -> BinStatistics:
+    """Count, mean of ``scores`` and mean of ``outcomes`` per bin id in [0, n_bins), by ``bincount``."""
+    ids = np.asarray(ids)
+    scores = np.asarray(scores, dtype=np.float64)
+    outcomes = np.asarray(outcomes, dtype=np.float64)
+    if not ids.shape == scores.shape == outcomes.shape or ids.ndim != 1:
+        raise CalibInputError(
+            "bin ids, scores and outcomes must be 1-D of equal length; "
+            f"got {ids.shape}, {scores.shape}, {outcomes.shape}"
+        )
+    return BinStatistics.from_sums(
+        np.bincount(ids, minlength=n_bins),
+        np.bincount(ids, weights=scores, minlength=n_bins),
+        np.bincount(ids, weights=outcomes, minlength=n_bins),
+    )

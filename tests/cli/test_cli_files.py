@@ -1,0 +1,388 @@
+"""The ``calib`` command on the files practitioners really have, as a subprocess, checked against scikit-learn.
+
+Each file shape is written the way pandas, scikit-learn or a training script writes it; the numbers
+the command prints are compared with sklearn.metrics on the same data, and every malformed input must
+end with exit status 1, one line on stderr, no traceback and no file half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import entropy
+from sklearn.metrics import accuracy_score, log_loss
+
+ROOT = Path(__file__).resolve().parents[2]
+K = 4
+
+
+def _calib(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "calib.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+def _model(n: int = 600, k: int = K, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    logits = 2.5 * rng.normal(size=(n, k))
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    labels = np.minimum((rng.random(n)[:, None] > np.cumsum(probs, axis=1)).sum(axis=1), k - 1)
+    return probs, labels
+
+
+def _metrics(done: subprocess.CompletedProcess) -> dict:
+    assert done.returncode == 0, done.stderr
+    return {m["metric"]: m["value"] for m in json.loads(done.stdout)["metrics"]}
+
+
+def _expected(probs: np.ndarray, labels: np.ndarray) -> dict:
+    """Accuracy and NCE from scikit-learn: NCE = log loss / entropy of the label frequencies."""
+    priors = np.bincount(labels, minlength=probs.shape[1]) / labels.size
+    return {
+        "accuracy": accuracy_score(labels, probs.argmax(axis=1)),
+        "NCE": log_loss(labels, probs, labels=np.arange(probs.shape[1])) / entropy(priors),
+    }
+
+
+def _assert_metrics(done, probs, labels):
+    got = _metrics(done)
+    for name, value in _expected(probs, labels).items():
+        assert got[name] == pytest.approx(value, rel=1e-12, abs=1e-15), name
+
+
+def _one_error_line(done: subprocess.CompletedProcess, command: str = "evaluate") -> str:
+    """The single stderr line of a refused input (notes may precede it), no traceback, nothing on stdout."""
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    errors = [line for line in done.stderr.splitlines() if not line.startswith("calib: note:")]
+    assert len(errors) == 1 and errors[0].startswith(f"calib {command}: error: "), done.stderr
+    return errors[0]
+
+
+def _frame(probs, labels, columns=None) -> pd.DataFrame:
+    columns = columns or [f"class_{k}" for k in range(probs.shape[1])]
+    return pd.DataFrame(probs, columns=columns).assign(label=labels)
+
+
+# ---------------------------------------------------------------------------------------------- file shapes
+
+
+def test_to_csv_with_its_default_index_column(tmp_path):
+    probs, labels = _model()
+    _frame(probs, labels).to_csv(tmp_path / "scores.csv")  # pandas' default: the index as a first column
+    done = _calib("evaluate", "scores.csv", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
+    _assert_metrics(done, probs, labels)
+    assert "dropped the unnamed first column" in done.stderr
+    assert json.loads(done.stdout)["n_classes"] == K
+
+
+def test_an_extra_feature_column_is_named_and_class_columns_select_the_scores(tmp_path):
+    probs, labels = _model()
+    _frame(probs, labels).assign(age=np.linspace(18, 90, labels.size)).to_csv(tmp_path / "s.csv", index=False)
+    line = _one_error_line(_calib("evaluate", "s.csv", "--quiet", cwd=tmp_path))
+    assert "['age']" in line and "--class-columns" in line and "--kind" not in line
+    done = _calib(
+        "evaluate", "s.csv", "--class-columns", "class_*", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path
+    )
+    _assert_metrics(done, probs, labels)
+
+
+def test_rounded_probabilities_are_renormalized_on_request_never_read_as_logits(tmp_path):
+    probs, labels = _model()
+    _frame(probs.round(3), labels).to_csv(tmp_path / "s.csv", index=False)
+    line = _one_error_line(_calib("evaluate", "s.csv", "--quiet", cwd=tmp_path))
+    assert "--renormalize" in line and "logits" not in line and "largest deviation" in line
+    done = _calib("evaluate", "s.csv", "--renormalize", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
+    rounded = probs.round(3)
+    _assert_metrics(done, rounded / rounded.sum(axis=1, keepdims=True), labels)
+    assert "renormalized rows off 1 by up to" in done.stderr
+
+
+def test_a_zero_probability_on_a_true_label_is_an_infinite_log_loss_not_a_crash(tmp_path):
+    probs, labels = _model()
+    probs[0] = np.eye(K)[(labels[0] + 1) % K]  # a hard, wrong prediction
+    _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
+    done = _calib("evaluate", "s.csv", "--json", "--quiet", "--bootstrap", "20", cwd=tmp_path)
+    document = json.loads(done.stdout)  # strict JSON: json.loads would reject a bare NaN or Infinity
+    metrics = {m["metric"]: m for m in document["metrics"]}
+    assert metrics["NCE"]["value"] == "inf" and metrics["ECD"]["value"] == "inf"
+    assert metrics["accuracy"]["value"] == pytest.approx(accuracy_score(labels, probs.argmax(axis=1)))
+    assert isinstance(metrics["NBS"]["value"], float) and isinstance(metrics["ECE top-label"]["low"], float)
+    assert document["calibrator_gains"]["score"] == "Brier"  # the evidence falls back to the Brier score
+    text = _calib("evaluate", "s.csv", "--quiet", "--bootstrap", "0", cwd=tmp_path)
+    assert text.returncode == 0 and "inf" in text.stdout
+    compared = _calib("compare", "s.csv", "s.csv", "--quiet", "--bootstrap", "10", cwd=tmp_path)
+    assert compared.returncode == 0 and "undefined: infinite for both" in compared.stdout
+
+
+def test_a_binary_problem_stored_as_one_positive_class_column(tmp_path):
+    probs, labels = _model(k=2)
+    pd.DataFrame({"p_default": probs[:, 1], "y": np.where(labels == 1, "default", "paid")}).to_csv(
+        tmp_path / "s.csv", index=False
+    )
+    line = _one_error_line(_calib("evaluate", "s.csv", "--labels", "y", "--quiet", cwd=tmp_path))
+    assert "--positive-label" in line
+    done = _calib(
+        "evaluate", "s.csv", "--labels", "y", "--positive-label", "default", "--json", "--quiet", "--bootstrap", "0",
+        cwd=tmp_path,
+    )  # fmt: skip
+    _assert_metrics(done, probs, labels)
+
+
+def test_one_logit_column(tmp_path):
+    probs, labels = _model(k=2)
+    logit = np.log(probs[:, 1]) - np.log(probs[:, 0])
+    pd.DataFrame({"logit": logit, "label": labels}).to_csv(tmp_path / "s.csv", index=False)
+    done = _calib(
+        "evaluate", "s.csv", "--kind", "logits", "--positive-label", "1", "--json", "--quiet", "--bootstrap", "0",
+        cwd=tmp_path,
+    )  # fmt: skip
+    got, expected = _metrics(done), _expected(probs, labels)
+    assert got["NCE"] == pytest.approx(expected["NCE"], rel=1e-9)
+
+
+def test_one_based_labels_and_labels_that_are_not_column_names(tmp_path):
+    probs, labels = _model()
+    _frame(probs, labels + 1).to_csv(tmp_path / "one.csv", index=False)
+    line = _one_error_line(_calib("evaluate", "one.csv", "--quiet", cwd=tmp_path))
+    assert "--label-values 1-based" in line and "label_values" not in line
+    done = _calib(
+        "evaluate", "one.csv", "--label-values", "1-based", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path
+    )
+    _assert_metrics(done, probs, labels)
+    names = np.array(["cat", "dog", "owl", "fox"])
+    _frame(probs, names[labels], columns=["p_cat", "p_dog", "p_owl", "p_fox"]).to_csv(tmp_path / "n.csv", index=False)
+    line = _one_error_line(_calib("evaluate", "n.csv", "--quiet", cwd=tmp_path))
+    assert "--label-values LABEL=COLUMN" in line
+    done = _calib(
+        "evaluate", "n.csv", "--label-values", "cat=p_cat", "dog=p_dog", "owl=p_owl", "fox=p_fox", "--json",
+        "--quiet", "--bootstrap", "0", cwd=tmp_path,
+    )  # fmt: skip
+    _assert_metrics(done, probs, labels)
+
+
+def test_string_labels_that_are_the_column_names_and_parquet(tmp_path):
+    probs, labels = _model()
+    names = ["cat", "dog", "owl", "fox"]
+    frame = _frame(probs, np.array(names)[labels], columns=names)
+    frame.to_parquet(tmp_path / "s.parquet")
+    done = _calib("evaluate", "s.parquet", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
+    _assert_metrics(done, probs, labels)
+
+
+# ---------------------------------------------------------------------------------------------- malformed input
+
+MALFORMED = {
+    "empty file": lambda p: p.write_text(""),
+    "header only": lambda p: p.write_text("a,b,label\n"),
+    "not UTF-8": lambda p: p.write_bytes(b"a,b,label\n0.5,0.5,1\n\xe9\xff,1,0\n"),
+    "not a table": lambda p: p.write_bytes(b"\x00\x01\x02PK\x03\x04" * 20),
+    "one row with a text score": lambda p: p.write_text("a,b,label\nhigh,0.5,1\n0.2,0.8,0\n"),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(MALFORMED))
+def test_a_malformed_table_gives_one_line(tmp_path, fault):
+    MALFORMED[fault](tmp_path / "s.csv")
+    line = _one_error_line(_calib("evaluate", "s.csv", "--out", "report", "--quiet", cwd=tmp_path))
+    assert "s.csv" in line
+    assert not (tmp_path / "report" / "metrics.json").exists()
+
+
+def test_a_truncated_or_foreign_npz_and_a_folder_given_as_a_file(tmp_path):
+    probs, labels = _model()
+    np.savez(tmp_path / "good.npz", scores=probs, labels=labels)
+    data = (tmp_path / "good.npz").read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data[: len(data) // 2])
+    assert "cut.npz" in _one_error_line(_calib("evaluate", "cut.npz", "--quiet", cwd=tmp_path))
+    np.save(tmp_path / "array.npy", probs)
+    (tmp_path / "array.npz").write_bytes((tmp_path / "array.npy").read_bytes())
+    assert "array.npz" in _one_error_line(_calib("evaluate", "array.npz", "--quiet", cwd=tmp_path))
+    (tmp_path / "folder.csv").mkdir()
+    assert "is a folder" in _one_error_line(_calib("evaluate", "folder.csv", "--quiet", cwd=tmp_path))
+    assert "does not exist" in _one_error_line(_calib("evaluate", "nowhere.csv", "--quiet", cwd=tmp_path))
+
+
+def test_output_paths_are_checked_before_any_work(tmp_path):
+    probs, labels = _model()
+    _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
+    (tmp_path / "taken").write_text("keep me")
+    line = _one_error_line(_calib("evaluate", "s.csv", "--out", "taken", "--quiet", cwd=tmp_path))
+    assert "is a file" in line and (tmp_path / "taken").read_text() == "keep me"
+    line = _one_error_line(_calib("evaluate", "s.csv", "--out", "taken/inside", "--quiet", cwd=tmp_path))
+    assert "cannot be created" in line
+    (tmp_path / "model.json").mkdir()
+    args = ("--method", "dp", "--train", "s.csv", "--apply", "s.csv", "--out", "c.npz", "--quiet")
+    line = _one_error_line(_calib("calibrate", *args, "--save-model", "model.json", cwd=tmp_path), "calibrate")
+    assert "is a folder" in line and not (tmp_path / "c.npz").exists()
+    line = _one_error_line(
+        _calib("calibrate", *args[:-3], "--out", "nowhere/c.npz", "--quiet", cwd=tmp_path), "calibrate"
+    )
+    assert "does not exist" in line
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--seed", "-1"), "--seed must be 0 or a positive integer"),
+        (("--bootstrap", "1"), "--bootstrap must be 0 (no intervals) or between 2 and 100000"),
+        (("--bootstrap", "1000000000"), "between 2 and 100000"),
+    ],
+)
+def test_run_options_out_of_range(tmp_path, args, expected):
+    probs, labels = _model()
+    _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
+    assert expected in _one_error_line(_calib("evaluate", "s.csv", *args, "--quiet", cwd=tmp_path))
+
+
+def test_compare_needs_two_files_and_version(tmp_path):
+    probs, labels = _model()
+    _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
+    assert "at least two files" in _one_error_line(_calib("compare", "s.csv", "--quiet", cwd=tmp_path), "compare")
+    done = _calib("--version", cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith("calib ")
+
+
+# ---------------------------------------------------------------------------------------------- models and advice
+
+
+def test_a_crafted_pickle_is_refused_without_being_loaded(tmp_path):
+    probs, labels = _model()
+    _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
+    marker = tmp_path / "pwned"
+
+    class Payload:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    (tmp_path / "model.json").write_bytes(pickle.dumps(Payload()))
+    (tmp_path / "model.pkl").write_bytes(pickle.dumps(Payload()))
+    for name in ("model.json", "model.pkl"):
+        line = _one_error_line(
+            _calib("calibrate", "--model", name, "--apply", "s.csv", "--out", "c.npz", "--quiet", cwd=tmp_path),
+            "calibrate",
+        )
+        assert "never loads pickles" in line or "not a calibrator" in line
+    assert not marker.exists() and not (tmp_path / "c.npz").exists()
+
+
+def test_a_saved_calibrator_applies_to_unlabelled_scores(tmp_path):
+    probs, labels = _model(seed=1)
+    sharp = probs**3 / (probs**3).sum(axis=1, keepdims=True)  # over-confident
+    _frame(sharp, labels).to_csv(tmp_path / "train.csv", index=False)
+    test_probs, _ = _model(seed=2)
+    test_sharp = test_probs**3 / (test_probs**3).sum(axis=1, keepdims=True)
+    pd.DataFrame(test_sharp, columns=[f"class_{k}" for k in range(K)]).to_csv(tmp_path / "new.csv", index=False)
+    fit = _calib(
+        "calibrate", "--method", "temperature", "--train", "train.csv", "--apply", "train.csv", "--out", "t.npz",
+        "--save-model", "ts.json", "--quiet", cwd=tmp_path,
+    )  # fmt: skip
+    assert fit.returncode == 0, fit.stderr
+    assert json.loads((tmp_path / "ts.json").read_text())["method"] == "temperature"
+    done = _calib("calibrate", "--model", "ts.json", "--apply", "new.csv", "--out", "new.npz", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with np.load(tmp_path / "new.npz") as saved:
+        assert "labels" not in saved.files and saved["scores"].shape == test_sharp.shape
+        entropy_after = -np.sum(np.exp(saved["scores"]) * saved["scores"], axis=1).mean()
+    assert entropy_after > -np.sum(test_sharp * np.log(test_sharp), axis=1).mean()  # softer than before
+
+
+def test_no_calibrator_is_recommended_for_noise(tmp_path):
+    probs, labels = _model(n=5000, seed=4)  # labels drawn from the probabilities: calibrated
+    _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
+    document = json.loads(_calib("evaluate", "s.csv", "--json", "--quiet", cwd=tmp_path).stdout)
+    assert document["recommended"].startswith("none: no calibrator lowers the log loss beyond noise")
+    gains = {g["calibrator"]: g for g in document["calibrator_gains"]["gains"]}
+    assert all(g["low"] <= 0 for g in gains.values())
+    over = probs**2 / (probs**2).sum(axis=1, keepdims=True)
+    _frame(over, labels).to_csv(tmp_path / "over.csv", index=False)
+    document = json.loads(_calib("evaluate", "over.csv", "--json", "--quiet", cwd=tmp_path).stdout)
+    chosen = document["recommended"]
+    assert not chosen.startswith("none")
+    assert {g["calibrator"]: g for g in document["calibrator_gains"]["gains"]}[chosen]["low"] > 0
+
+
+def test_a_small_or_incomplete_training_set_is_noted(tmp_path):
+    probs, labels = _model(n=40)
+    keep = labels != 3
+    _frame(probs[keep], labels[keep]).to_csv(tmp_path / "train.csv", index=False)
+    done = _calib(
+        "calibrate", "--method", "dp", "--train", "train.csv", "--apply", "train.csv", "--out", "c.npz", "--quiet",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "no sample of class ['class_3']" in done.stderr and "noisy" in done.stderr
+
+
+def test_the_figure_shows_the_positive_class_for_two_classes_and_the_top_label_beside_for_more(tmp_path):
+    from calib.cli_report import reliability_panels
+    from calib.data.real import PosteriorSet
+
+    probs, labels = _model(k=2)
+    ((bins, what),) = reliability_panels(PosteriorSet("s", probs, labels, "probs", class_names=("no", "yes")))
+    assert what == "P(class yes)" and bins.counts.sum() == labels.size
+    occupied = bins.counts > 0
+    ids = np.minimum((probs[:, 1] * 15 - 1e-12).astype(int), 14)  # (k/15, (k+1)/15], away from the edges here
+    np.testing.assert_allclose(bins.frequency[occupied], np.bincount(ids, labels, 15)[occupied] / bins.counts[occupied])
+    probs, labels = _model()
+    panels = reliability_panels(PosteriorSet("s", probs, labels, "probs"))
+    assert [w for _, w in panels] == ["every class, one-vs-rest", "confidence (top label)"]
+    assert panels[0][0].counts.sum() == labels.size * K and panels[1][0].counts.sum() == labels.size
+    _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
+    done = _calib("evaluate", "s.csv", "--out", "report", "--bootstrap", "0", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    for name in ("reliability.png", "reliability.pdf", "metrics.json", "metrics.csv"):
+        assert (tmp_path / "report" / name).stat().st_size > 0
+
+
+def _bad_files(tmp_path: Path) -> dict[str, Path]:
+    """Files that each need a different fix, written as users write them."""
+    probs, labels = _model()
+    files = {}
+
+    def put(name, frame):
+        files[name] = tmp_path / name
+        frame.to_csv(files[name], index=False)
+
+    put("feature.csv", _frame(probs, labels).assign(age=np.arange(labels.size)))
+    put("rounded.csv", _frame(probs.round(3), labels))
+    put("one_column.csv", pd.DataFrame({"p": probs[:, 0], "label": labels}))
+    put("one_based.csv", _frame(probs, labels + 1))
+    put("no_label.csv", _frame(probs, labels).rename(columns={"label": "target"}))
+    put("log_values.csv", _frame(np.log(probs), labels))
+    put("unknown_names.csv", _frame(probs, np.array(list("abcd"))[labels]))
+    put("numbered.csv", _frame(probs, labels, columns=["1", "2", "3", "4"]))
+    files["keys.npz"] = tmp_path / "keys.npz"
+    np.savez(files["keys.npz"], probs=probs, y=labels)
+    return files
+
+
+def test_every_fix_is_said_in_the_words_of_the_interface_that_shows_it(tmp_path):
+    """The command names flags, never Python arguments; Python names arguments, never flags."""
+    from calib.data.real import load_posteriors
+    from calib.validation import CalibInputError
+
+    python_words = re.compile(r"\b(kind|label_values|class_columns|label_column|positive_label|renormalize|"
+                              r"scores_key|labels_key)=")  # fmt: skip
+    for name, path in _bad_files(tmp_path).items():
+        line = _one_error_line(_calib("evaluate", path.name, "--quiet", cwd=tmp_path))
+        assert not python_words.search(line), (name, line)
+        with pytest.raises(CalibInputError) as caught:
+            load_posteriors(path, kind="probs").logprobs()
+        assert " --" not in str(caught.value), (name, str(caught.value))
+        assert "--" in caught.value.cli_message or caught.value.cli_message == str(caught.value), name

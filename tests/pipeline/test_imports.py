@@ -1,0 +1,110 @@
+"""The modules of pipeline/ import each other without a circle, and a job imports only its own paper.
+
+The graph counts every ``import`` / ``from`` statement, including those inside functions: an import
+deferred into a function still closes a circle, it only hides it until that function runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "pipeline"
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported(tree: ast.AST, module: str, is_package: bool, known: set[str]) -> set[str]:
+    """The pipeline modules one module's statements import (``from a import b`` counts a.b when b is a module)."""
+    package = module if is_package else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            names = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found |= {name for name in names if name in known}
+    return found - {module}
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Each module of ``package`` (a folder) and the modules of that package it imports."""
+    paths = {_module_name(p, package.parent): p for p in sorted(package.rglob("*.py"))}
+    known = set(paths)
+    return {
+        name: _imported(ast.parse(path.read_text()), name, path.name == "__init__.py", known)
+        for name, path in paths.items()
+    }
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import circle of ``graph`` as a list of modules (first = last), or [] if there is none."""
+    state: dict[str, str] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = "open"
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if state.get(target) == "open":
+                return stack[stack.index(target) :] + [target]
+            if target not in state and (cycle := visit(target)):
+                return cycle
+        state[node] = "done"
+        stack.pop()
+        return []
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return []
+
+
+def test_the_pipeline_modules_import_each_other_without_a_circle():
+    cycle = find_cycle(import_graph())
+    assert cycle == [], "import circle: " + " -> ".join(cycle)
+
+
+def test_the_scan_sees_imports_inside_functions_and_relative_ones(tmp_path):
+    package = tmp_path / "pipeline"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("def f():\n    from pipeline.sub import b\n")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "b.py").write_text("from .. import a\n")
+    assert find_cycle(import_graph(package)) == ["pipeline.a", "pipeline.sub.b", "pipeline.a"]
+
+
+def test_the_leaf_config_module_imports_nothing_of_the_pipeline():
+    assert import_graph()["pipeline.config"] == set()
+
+
+@pytest.mark.parametrize(("paper", "other"), [("ferrer2024", "silvafilho2023"), ("ecd2025", "vaicenavicius2019")])
+def test_an_experiment_imports_only_its_own_papers_module(paper, other):
+    code = (
+        "import sys\n"
+        "from pipeline.config import compose_config\n"
+        "from pipeline.kinds import kind_of\n"
+        "from pipeline.schema import check_config\n"
+        f"cfg = compose_config(['experiment={paper}_{dict(ferrer2024='fig1', ecd2025='fig2')[paper]}'])\n"
+        "check_config(cfg)\n"
+        "kind_of(cfg.experiment)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('pipeline.papers.')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == [f"['pipeline.papers.{paper}']"]
+    assert other not in done.stdout
