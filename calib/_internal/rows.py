@@ -3,7 +3,8 @@
 numpy reduces each row of a C-ordered matrix separately, a loop per sample that for K below a few
 dozen costs more than the arithmetic; here a maximum is one vectorized pass per column and a sum one
 ``einsum``, so the work is vectorized over the N samples instead. Maxima are exact; sums equal
-numpy's up to the order of the additions.
+numpy's up to the order of the additions. ``python benchmarks/hand_tuned.py --only rows`` measures
+each against numpy (2-37x at 10^5 to 10^7 rows).
 """
 
 from __future__ import annotations

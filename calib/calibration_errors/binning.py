@@ -115,6 +115,7 @@ def locate(edges: np.ndarray, values: np.ndarray, side: str = "left") -> np.ndar
     every e_j with j < k lies below v and every e_j with j > k + 1 above it, for k = floor(M v), so the
     count of edges below v is k + [e_k < v] + [e_{k+1} < v] (<= for ``side="right"``),
     exactly (values outside [0, 1] count 0 or M + 1 edges); other edges fall back to the binary search.
+    ``python benchmarks/hand_tuned.py --only binning`` measures it against ``np.searchsorted``.
     """
     m = edges.size - 1
     if not near_uniform(edges):

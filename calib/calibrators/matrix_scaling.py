@@ -394,8 +394,7 @@ def minimize_objective(problem: SoftmaxObjective, start: np.ndarray) -> tuple[np
     than an exact Hessian over all rows). Beyond: scipy's L-BFGS-B on the analytic gradient.
     """
     start = np.asarray(start, dtype=np.float64)
-    # One BLAS thread: the matrix products here are thin (N x K times K x K, a K(K+1)-square
-    # Hessian), where thread start-up and synchronisation cost more than they save.
+    # One BLAS thread: the same bits whatever the machine's thread count (calib.calibrators.blas_threads).
     with one_blas_thread():
         if start.size > NEWTON_MAX_PARAMS:
             theta, converged = _lbfgs(problem, start)

@@ -96,7 +96,7 @@ class AffineCalibrator(Calibrator):
             counts = class_counts(labels, k, need_all=True)
             weights = (as_priors(self.priors, k) / counts)[labels]
         problem = _AffineObjective(logp, labels, weights, self.bias)
-        with one_blas_thread():  # thin products: threads cost more than they save
+        with one_blas_thread():  # the same bits whatever the machine's thread count
             theta, self.converged_ = _newton(problem, max_iter=self.max_iter)
         if not np.all(np.isfinite(theta)):
             raise CalibInputError("affine calibration diverged: check the scores for extreme values")

@@ -5,7 +5,8 @@ thousand of them. So the softmax-regression fits (vector, matrix, Dirichlet) fir
 problem on every s-th row, to a loose tolerance, and then iterate on all rows from there, starting
 from that subset's Hessian (see :func:`calib.calibrators.matrix_scaling.minimize_objective`). The
 optimum reached is that of the full problem: the subset only chooses where the full iterations
-begin and the curvature they start with.
+begin and the curvature they start with. ``python benchmarks/hand_tuned.py --only fits`` compares
+the fits with exact Newton from the identity map (same training loss to 1e-12).
 """
 
 from __future__ import annotations
