@@ -1,8 +1,8 @@
 """Each hand-tuned path of calib against the plain numpy / scipy code it replaces, at the sizes users meet.
 
 Run: ``python benchmarks/hand_tuned.py`` (``--repeats R``, default 5; ``--quick`` for small sizes;
-``--only binning|rows|fits``); the last results are in ``benchmarks/hand_tuned.md``. One row per (path, size): median wall time of the tuned path and of the plain one on the same
-inputs, their ratio (plain / tuned, > 1: the tuned path is faster) and whether the results agree
+``--only binning|rows|fits``); the last results are in ``benchmarks/hand_tuned.md``. One row per
+(path, size): median wall time of the tuned path and of the plain one on the same inputs, their ratio (plain / tuned, > 1: the tuned path is faster) and whether the results agree
 (bit for bit where the plain path is the reference, to the stated tolerance otherwise). A path is
 kept in calib only where its row shows at least 1.5x at user-facing sizes (10^5 to 10^7 scores, the
 calibrator fits of ``calib evaluate`` on up to 10^6 rows). The machine's own BLAS threads are left
