@@ -2,11 +2,12 @@
 
 Run: ``python benchmarks/hand_tuned.py`` (``--repeats R``, default 5; ``--quick`` for small sizes;
 ``--only binning|rows|fits``); the last results are in ``benchmarks/hand_tuned.md``. One row per
-(path, size): median wall time of the tuned path and of the plain one on the same inputs, their ratio (plain / tuned, > 1: the tuned path is faster) and whether the results agree
-(bit for bit where the plain path is the reference, to the stated tolerance otherwise). A path is
-kept in calib only where its row shows at least 1.5x at user-facing sizes (10^5 to 10^7 scores, the
-calibrator fits of ``calib evaluate`` on up to 10^6 rows). The machine's own BLAS threads are left
-as they are, since one of the paths is the choice of thread count. Not part of the test suite.
+(path, size): median wall time of the tuned path and of the plain one on the same inputs, their
+ratio (plain / tuned, > 1: the tuned path is faster) and whether the results agree (bit for bit
+where the plain path is the reference, to the stated tolerance otherwise). A path is kept in calib
+only where its row shows at least 1.5x at user-facing sizes (10^5 to 10^7 scores, the calibrator
+fits of ``calib evaluate`` on up to 10^6 rows). The machine's own BLAS threads are left as they
+are, since one of the paths is the choice of thread count. Not part of the test suite.
 """
 
 from __future__ import annotations
