@@ -9,8 +9,10 @@ detail that may change. Posteriors are passed with an explicit ``kind`` ("probs"
 - calibration errors: :class:`BinnedCalibrationError` (every binned ECE / MCE: top-label, binary,
   class-wise or canonical, any binning and norm), :func:`ece_preset` (other libraries' binnings),
   :func:`smooth_ece`, :func:`smooth_ece_top_label`, :func:`ecd`, :func:`skce`, :func:`mmce`;
+- CORP (Dimitriadis et al. (2021)): :func:`corp_curve` (the PAV reliability curve),
+  :func:`corp_bands`, :func:`corp_decomposition` (S = MCB - DSC + UNC), :func:`mcb_test`;
 - resampling and tests: :func:`bootstrap`, :func:`bootstrap_ece`, :func:`resampling_test`,
-  :func:`skce_asymptotic_test`, :func:`hosmer_lemeshow`;
+  :func:`skce_asymptotic_test`, :func:`hosmer_lemeshow`, :func:`spiegelhalter_z`;
 - calibrators: :class:`TemperatureScaling`, :class:`AffineCalibrator`, :class:`VectorScaling`,
   :class:`MatrixScaling`, :class:`DirichletCalibrator`, :class:`PlattCalibrator`,
   :class:`BetaCalibrator`, :class:`HistogramBinning`, :class:`IsotonicCalibrator`, :class:`OneVsRest`,
@@ -50,6 +52,10 @@ _HOMES = {
     "smooth_ece": "calib.calibration_errors.smoothing",
     "smooth_ece_top_label": "calib.calibration_errors.smoothing",
     "ecd": "calib.calibration_errors.entropic",
+    "corp_curve": "calib.calibration_errors.corp",
+    "corp_decomposition": "calib.calibration_errors.corp",
+    "corp_bands": "calib.calibration_errors.corp",
+    "mcb_test": "calib.calibration_errors.corp",
     "skce": "calib.calibration_errors.kernel_calibration",
     "mmce": "calib.calibration_errors.kernel_calibration",
     "bootstrap": "calib.resampling.bootstrap",
@@ -57,6 +63,7 @@ _HOMES = {
     "resampling_test": "calib.resampling.significance",
     "skce_asymptotic_test": "calib.resampling.significance",
     "hosmer_lemeshow": "calib.resampling.significance",
+    "spiegelhalter_z": "calib.resampling.significance",
     "TemperatureScaling": "calib.calibrators",
     "AffineCalibrator": "calib.calibrators",
     "VectorScaling": "calib.calibrators",

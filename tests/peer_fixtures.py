@@ -1,8 +1,9 @@
-"""Outputs of torch-based peers (netcal, torchmetrics), stored by benchmarks/write_peer_fixtures.py.
+"""Outputs of peers CI does not install, stored by benchmarks/write_peer_fixtures.py (netcal,
+torchmetrics) and benchmarks/write_corp_fixtures.py (model-diagnostics).
 
-CI does not install torch, so the suite compares calib with what those peers computed once, on inputs
-the tests draw again from the seeds recorded beside the outputs. ``recipes`` is that script, imported
-for its input recipes only (it imports the peers inside its ``main``).
+The suite compares calib with what those peers computed once, on inputs the tests draw again from the
+seeds recorded beside the outputs. ``recipes`` and ``corp_recipes`` are those scripts, imported for
+their input recipes only (they import the peers inside their ``main``).
 """
 
 from __future__ import annotations
@@ -17,9 +18,17 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "peers"
 _SCRIPT = ROOT / "benchmarks" / "write_peer_fixtures.py"
 
-_spec = importlib.util.spec_from_file_location("write_peer_fixtures", _SCRIPT)
-recipes = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(recipes)
+
+def _script(path: Path):
+    """A fixture-writing script of benchmarks/, imported for its input recipes (its peers load in main)."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+recipes = _script(_SCRIPT)
+corp_recipes = _script(ROOT / "benchmarks" / "write_corp_fixtures.py")
 
 REGENERATE = f"regenerate with the command in the docstring of {_SCRIPT.relative_to(ROOT)}"
 

@@ -313,7 +313,7 @@ class BinnedCalibrationError:
         CalibInputError
             For invalid inputs, or K != 2 with ``target="binary"``.
         """
-        probs, y = _probs_and_labels(scores, labels, kind)
+        probs, y = probs_and_labels(scores, labels, kind)
         if self.resolved_target(probs.shape[1]) == "canonical":
             return self._canonical(probs, y)
         values = [bins.ece(self.norm, average=self.average, debiased=self.debiased) for bins in self._bins(probs, y)]
@@ -344,7 +344,7 @@ class BinnedCalibrationError:
         >>> bins.counts.tolist(), bins.frequency.tolist()
         ([0, 2], [nan, 0.5])
         """
-        probs, y = _probs_and_labels(scores, labels, kind)
+        probs, y = probs_and_labels(scores, labels, kind)
         if self.resolved_target(probs.shape[1]) == "canonical":
             raise CalibInputError(
                 "target='canonical' bins cells of the simplex, not one score: it has no reliability bins"
@@ -368,14 +368,7 @@ class BinnedCalibrationError:
         G is K for "classwise" (column j: class j against the rest) and 1 otherwise; ids are in
         [0, M), or [0, M] with ``one_in_extra_bin``. Not for "canonical".
         """
-        target = self.resolved_target(probs.shape[1])
-        if target == "binary":
-            scores, outcomes = probs[:, 1:], (labels == 1)[:, None]
-        elif target == "top_label":
-            confidence, prediction = top_label(probs)
-            scores, outcomes = confidence[:, None], (prediction == labels)[:, None]
-        else:
-            scores, outcomes = probs, np.eye(probs.shape[1], dtype=bool)[labels]
+        scores, outcomes = target_columns(probs, labels, self.resolved_target(probs.shape[1]))
         if self.edges == "float32":
             scores = scores.astype(np.float32).astype(np.float64)
         return scores, outcomes, self._bin_ids(scores)
@@ -424,6 +417,21 @@ class BinnedCalibrationError:
         return float(np.dot(weights, gaps))
 
 
-def _probs_and_labels(scores, labels, kind: str) -> tuple[np.ndarray, np.ndarray]:
+def target_columns(probs: np.ndarray, labels: np.ndarray, target: str) -> tuple[np.ndarray, np.ndarray]:
+    """The scores and boolean outcomes, each (N, G), that a resolved ``target`` compares.
+
+    "binary": q(class 1) against the label being 1; "top_label": max_k q_k against the argmax (first on
+    ties) being right; "classwise": column j is q_j against the label being j (G = K).
+    """
+    if target == "binary":
+        return probs[:, 1:], (labels == 1)[:, None]
+    if target == "top_label":
+        confidence, prediction = top_label(probs)
+        return confidence[:, None], (prediction == labels)[:, None]
+    return probs, np.eye(probs.shape[1], dtype=bool)[labels]
+
+
+def probs_and_labels(scores, labels, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """Validated probabilities (N, K) of posteriors ``scores`` of ``kind`` and their labels."""
     probs = as_probs(scores, kind)
     return probs, as_labels(labels, probs.shape[0], probs.shape[1])

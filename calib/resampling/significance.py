@@ -26,7 +26,7 @@ from scipy.stats import chi2, norm
 from calib.calibration_errors.kernel_calibration import block_values, skce_kernel
 from calib.calibration_errors.lenses import Canonical
 from calib.calibration_errors.miscalibration import batch_deviations, batch_estimates, cell_statistics, check_distances
-from calib.validation import CalibInputError, as_probs, check_inputs, check_positive_int
+from calib.validation import CalibInputError, as_probs, as_vector, check_inputs, check_positive_int
 
 # Fagerland et al. (2008): the multinomial HL test has satisfactory power only above this N.
 FAGERLAND_MIN_N = 400
@@ -237,6 +237,68 @@ def hosmer_lemeshow(scores, labels, *, kind: str, n_bins: int = 10) -> HosmerLem
             f"hosmer_lemeshow is binary: scores need 2 columns, got {probs.shape[1]}; use multinomial_hosmer_lemeshow"
         )
     return _hl_core(probs, y, probs[:, 1], n_bins)
+
+
+@dataclass(frozen=True)
+class SpiegelhalterResult:
+    """Spiegelhalter's Z statistic and its two-sided p-value under H0 (the scores are calibrated)."""
+
+    statistic: float
+    p_value: float
+
+
+def spiegelhalter_z(confidence, outcome) -> SpiegelhalterResult:
+    """Spiegelhalter's Z test of calibration for probability forecasts of a binary outcome.
+
+    With forecasts p_i and outcomes y_i, the Brier score's deviation from its expectation under
+    calibration, standardized:
+
+        Z = sum_i (y_i - p_i)(1 - 2 p_i) / sqrt(sum_i (1 - 2 p_i)^2 p_i (1 - p_i)),
+
+    is approximately standard normal when the forecasts are calibrated; the p-value is two-sided,
+    2 (1 - Phi(|Z|)). It is the test R's ``rms::val.prob`` reports. O(N).
+
+    Source: Spiegelhalter (1986).
+
+    Parameters
+    ----------
+    confidence : array_like of shape (N,)
+        The forecast probabilities of the outcome, in [0, 1].
+    outcome : array_like of shape (N,)
+        The binary outcomes, 0 or 1.
+
+    Returns
+    -------
+    SpiegelhalterResult
+        ``statistic`` (Z) and ``p_value``.
+
+    Raises
+    ------
+    CalibInputError
+        For invalid vectors, outcomes other than 0 and 1, or forecasts that are all 0, 1/2 or 1 (Z's
+        variance is then 0).
+
+    Examples
+    --------
+    >>> result = spiegelhalter_z([0.1, 0.2, 0.7, 0.9, 0.6], [0, 0, 1, 1, 0])
+    >>> round(result.statistic, 4), round(result.p_value, 4)
+    (-0.6025, 0.5469)
+    """
+    p = as_vector(confidence, "confidence", unit=True)
+    y = as_vector(outcome, "outcome", unit=True)
+    if y.shape != p.shape:
+        raise CalibInputError(f"confidence and outcome must be 1-D of equal length; got {p.shape} and {y.shape}")
+    if np.any((y != 0) & (y != 1)):
+        raise CalibInputError("outcome must hold 0 or 1 for each sample")
+    weight = 1.0 - 2.0 * p
+    variance = float(np.sum(weight**2 * p * (1.0 - p)))
+    if not variance > 0:
+        raise CalibInputError(
+            "Spiegelhalter's Z is undefined when every forecast is 0, 1/2 or 1 (its variance is 0); "
+            "test such forecasts with calib.hosmer_lemeshow or calib.resampling_test"
+        )
+    z = float(np.sum((y - p) * weight) / np.sqrt(variance))
+    return SpiegelhalterResult(z, float(2.0 * norm.sf(abs(z))))
 
 
 def multinomial_hosmer_lemeshow(scores, labels, *, kind: str, n_bins: int = 10) -> HosmerLemeshowResult:

@@ -39,6 +39,7 @@ import pytest
 import calib.calibration_errors.binned as ce
 import calib.calibrators as cal
 import calib.resampling.significance as sig
+from calib.calibration_errors.corp import corp_bands, corp_curve, decompose
 from calib.calibration_errors.entropic import ecd, ecd_terms, entropic_bins, gaussian_ecd
 from calib.calibration_errors.kernel_calibration import mmce, skce
 from calib.calibration_errors.lenses import TopK
@@ -191,7 +192,7 @@ def _option(name: str, value) -> Case:
 
 SCORES, LABELS, BOTH = ("scores",), ("labels",), ("scores", "labels")
 UNKNOWN_NAMES = ("norm", "target", "estimator", "distance", "divergence", "loss", "metric", "protocol", "preset")
-UNKNOWN_NAMES += ("scaling", "weight", "method", "kernel")
+UNKNOWN_NAMES += ("scaling", "weight", "method", "kernel", "score")
 
 CASES = [
     Case("clean", lambda k: Data(*base(k)), "number", BOTH),
@@ -353,6 +354,18 @@ NOT_PROBABILITIES = (*NOT_POSTERIORS, "prob")
 def _reliability(d: Data):
     bins = ce.reliability_bins(column(d.scores), d.labels, **d.opts(n_bins=10))
     return within(np.r_[bins.ece(), bins.mce(), bins.frequency[bins.occupied]], 0.0, 1.0)
+
+
+def _corp(d: Data):
+    curve = corp_curve(column(d.scores), d.labels)
+    decomposition = decompose(curve, d.opts(score="log")["score"])
+    bands = corp_bands(curve, n_resamples=RESAMPLES)
+    values = [curve.recalibrated, *bands.consistency, *bands.confidence]
+    return within(np.r_[decomposition.mcb, decomposition.dsc, np.concatenate(values)], 0.0, posinf=True)
+
+
+def _spiegelhalter(d: Data):
+    return within(sig.spiegelhalter_z(column(d.scores), d.labels).p_value, 0.0, 1.0)
 
 
 def _intervals(d: Data):
@@ -675,6 +688,16 @@ ENTRIES = [
         skip=NOT_POSTERIORS,
     ),
     Entry("ReliabilityBins.frequency_intervals", _intervals),
+    # calibration_errors/corp.py
+    Entry(
+        "corp_curve, decompose, corp_bands",
+        _corp,
+        k=2,
+        uses=("scores", "labels"),
+        options=opt("score"),
+        names={"scores": ("confidence",), "labels": ("outcome",)},
+        skip=NOT_POSTERIORS,
+    ),
     # calibration_errors/presets.py
     Entry("ece_preset(survey)", preset("survey"), options=opt("n_bins", "norm")),
     Entry("ece_preset(sklearn)", preset("sklearn"), k=2, options=opt("n_bins", "norm")),
@@ -798,6 +821,14 @@ ENTRIES = [
     # resampling/significance.py
     Entry("pearson_chi2", lambda d: _test_result(sig.pearson_chi2, groups=d.labels)(d)),
     Entry("hosmer_lemeshow", _test_result(sig.hosmer_lemeshow), k=2, options=opt("n_bins")),
+    Entry(
+        "spiegelhalter_z",
+        _spiegelhalter,
+        k=2,
+        uses=("scores", "labels"),
+        names={"scores": ("confidence",), "labels": ("outcome",)},
+        skip=NOT_POSTERIORS,
+    ),
     Entry("multinomial_hosmer_lemeshow", _test_result(sig.multinomial_hosmer_lemeshow), options=opt("n_bins")),
     Entry("resampling_test", _resampling, options=opt("n_resamples")),
     Entry(

@@ -4,6 +4,7 @@ Golden values: survey Silva Filho et al. (2023), Sect. 6, Table 8 (multinomial H
 toy data) and Fig. 21 / Algorithm 1 (resampling test), recomputed in notes/001 §6.4-6.5 and App. A.
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -374,3 +375,40 @@ def test_resampling_rejects_bad_arguments():
         resampling_test(lambda p, y: np.ones(3), TOY_SCORES, **kwargs)
     with pytest.raises(CalibInputError, match="labels"):
         resampling_test(classwise_ece, TOY_SCORES, kind="probs", labels=TOY_LABELS[:5])
+
+
+# --- Spiegelhalter's Z -------------------------------------------------------------------------------
+
+
+def test_spiegelhalter_z_is_the_standardized_brier_score():
+    """Spiegelhalter (1986) defines Z from the Brier score B = sum (y - p)^2: (B - E0[B]) / sd0(B) with
+    E0[B] = sum p (1 - p) and var0(B) = sum (1 - 2p)^2 p (1 - p) under calibration."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=500)
+    y = (rng.uniform(size=500) < p**1.2).astype(float)
+    brier, expected = np.sum((y - p) ** 2), np.sum(p * (1 - p))
+    z = (brier - expected) / np.sqrt(np.sum((1 - 2 * p) ** 2 * p * (1 - p)))
+    result = significance.spiegelhalter_z(p, y)
+    assert result.statistic == pytest.approx(z, rel=1e-12)
+    assert result.p_value == pytest.approx(2 * (1 - 0.5 * (1 + math.erf(abs(z) / math.sqrt(2)))), rel=1e-9)
+
+
+def test_spiegelhalter_z_has_its_size_under_calibration():
+    """2000 calibrated data sets of 200: the rejection rate at 5 % is within 3 binomial standard errors
+    (0.0146) of 0.05."""
+    rng = np.random.default_rng(1)
+    p = rng.uniform(0.02, 0.98, size=(2000, 200))
+    y = (rng.uniform(size=p.shape) < p).astype(float)
+    rejected = [significance.spiegelhalter_z(p[i], y[i]).p_value < 0.05 for i in range(p.shape[0])]
+    assert abs(np.mean(rejected) - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / 2000)
+
+
+def test_spiegelhalter_z_detects_overconfidence_and_names_bad_input():
+    rng = np.random.default_rng(2)
+    p = rng.uniform(size=2000)
+    y = (rng.uniform(size=2000) < 0.5 + 0.5 * (p - 0.5)).astype(float)  # scores twice too spread out
+    assert significance.spiegelhalter_z(p, y).p_value < 1e-6
+    with pytest.raises(CalibInputError, match="variance is 0"):
+        significance.spiegelhalter_z([0.0, 0.5, 1.0], [0, 1, 1])
+    with pytest.raises(CalibInputError, match="outcome must hold 0 or 1"):
+        significance.spiegelhalter_z([0.2, 0.4], [0, 0.5])

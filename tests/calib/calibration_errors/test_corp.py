@@ -1,0 +1,185 @@
+"""CORP reliability curves, bands, the MCB test and the score decomposition (Dimitriadis et al. 2021).
+
+Checked against an independent pool-adjacent-violators written here, the exact identity
+S = MCB - DSC + UNC with each term recomputed sample by sample, Ferrer & Ramos's calibration loss with
+isotonic regression fitted on the test data (which is MCB), model-diagnostics' decomposition (stored by
+benchmarks/write_corp_fixtures.py), and simulations for the size of the MCB test and the coverage of
+the consistency band.
+"""
+
+import numpy as np
+import pytest
+from peer_fixtures import corp_recipes, load_json
+
+from calib.calibration_errors.corp import corp_bands, corp_curve, corp_decomposition, decompose, mcb_test
+from calib.calibrators import IsotonicCalibrator
+from calib.scoring.calibration_losses import calibration_loss
+from calib.validation import CalibInputError
+
+
+def reference_pav(x, y):
+    """Pool adjacent violators on the samples sorted by score, each group of equal scores entering as
+    one point (sum, count), one point at a time; returns the fitted value of each sample."""
+    order = np.argsort(x, kind="stable")
+    xs, ys = np.asarray(x, dtype=float)[order], np.asarray(y, dtype=float)[order]
+    points = []  # [sum of outcomes, count] per distinct score, in increasing order
+    for i, (score, outcome) in enumerate(zip(xs, ys, strict=True)):
+        if i and xs[i - 1] == score:
+            points[-1][0] += outcome
+            points[-1][1] += 1
+        else:
+            points.append([outcome, 1])
+    blocks = []  # [sum, count] of pooled points
+    for total, count in points:
+        blocks.append([total, count])
+        while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
+            total, count = blocks.pop()
+            blocks[-1][0] += total
+            blocks[-1][1] += count
+    fitted = np.concatenate([np.full(count, total / count) for total, count in blocks])
+    out = np.empty_like(fitted)
+    out[order] = fitted
+    return out
+
+
+def _draw(seed, n, digits=None, exponent=1.0):
+    return corp_recipes.corp_inputs(n, seed, digits, exponent)
+
+
+@pytest.mark.parametrize(("seed", "digits"), [(0, None), (1, 2), (2, 1), (3, 0)])
+def test_curve_is_the_pav_fit_with_ties_pooled(seed, digits):
+    x, y = _draw(seed, 300, digits, exponent=1.7)
+    curve = corp_curve(x, y)
+    np.testing.assert_allclose(curve.recalibrated[curve.index], reference_pav(x, y), rtol=0, atol=1e-14)
+    assert np.all(np.diff(curve.points) > 0) and np.all(np.diff(curve.recalibrated) >= 0)
+    assert curve.counts.sum() == x.size and curve.at(curve.points).tolist() == curve.recalibrated.tolist()
+
+
+def test_equal_scores_share_one_value_whatever_their_order():
+    # a tie split by sample order would let PAV give 0.4 two values; pooled it has one
+    x, y = [0.2, 0.4, 0.4, 0.4, 0.7], [1, 0, 1, 0, 1]
+    curve = corp_curve(x, y)
+    assert curve.points.tolist() == [0.2, 0.4, 0.7]
+    np.testing.assert_allclose(curve.recalibrated, [0.5, 0.5, 1.0])
+
+
+@pytest.mark.parametrize("score", ["brier", "log"])
+@pytest.mark.parametrize(("seed", "digits", "exponent"), [(0, None, 1.0), (1, 2, 0.5), (2, 1, 2.0)])
+def test_decomposition_terms_recomputed_sample_by_sample(score, seed, digits, exponent):
+    x, y = _draw(seed, 2000, digits, exponent)
+    y = y.astype(int)
+    d = corp_decomposition(x, y, score=score)
+    xhat, ybar = reference_pav(x, y), y.mean()
+
+    def mean(p):
+        p = np.broadcast_to(p, x.shape)
+        if score == "brier":
+            return np.mean((p - y) ** 2)
+        with np.errstate(divide="ignore"):
+            return -np.mean(np.where(y == 1, np.log(p), np.log1p(-p)))
+
+    assert d.score == pytest.approx(mean(x), rel=1e-12)
+    assert d.mcb == pytest.approx(mean(x) - mean(xhat), rel=1e-9, abs=1e-15)
+    assert d.dsc == pytest.approx(mean(ybar) - mean(xhat), rel=1e-12)
+    assert d.unc == pytest.approx(mean(ybar), rel=1e-12)
+    assert d.score == pytest.approx(d.mcb - d.dsc + d.unc, rel=1e-14)
+    assert d.mcb >= 0 and d.dsc >= 0
+
+
+@pytest.mark.parametrize(("score", "metric"), [("brier", "brier"), ("log", "ce")])
+def test_mcb_is_the_calibration_loss_of_isotonic_regression_on_the_test_data(score, metric):
+    x, y = _draw(5, 3000, 2, exponent=1.5)
+    y = y.astype(int)
+    loss = calibration_loss(
+        np.column_stack([1 - x, x]), y, kind="probs", metric=metric, calibrator=IsotonicCalibrator(), protocol="tt",
+        relative=False,
+    )  # fmt: skip
+    assert corp_decomposition(x, y, score=score).mcb == pytest.approx(loss, rel=1e-12)
+
+
+def test_a_score_given_as_a_function_is_decomposed_like_the_named_one():
+    x, y = _draw(6, 500)
+    named = corp_decomposition(x, y, score="brier")
+    given = corp_decomposition(x, y, score=lambda p, outcome: (p - outcome) ** 2)
+    assert given == named
+
+
+def test_recalibrated_scores_have_no_miscalibration():
+    x, y = _draw(7, 800, 2, exponent=0.6)
+    curve = corp_curve(x, y)
+    again = corp_decomposition(curve.recalibrated[curve.index], y)
+    assert again.mcb == pytest.approx(0.0, abs=1e-15)
+
+
+STORED = load_json("corp_decomposition")
+
+
+@pytest.mark.parametrize("case", STORED["cases"], ids=lambda case: f"{case['input']}-{case['scoring']}")
+def test_decomposition_matches_model_diagnostics(case):
+    """model-diagnostics' decompose (SquaredError, LogLoss): sums of N terms of order one in another
+    order, so equal to N x 2^-52 relative, about 1e-12."""
+    x, y = corp_recipes.corp_inputs(*STORED["inputs"][case["input"]])
+    d = corp_decomposition(x, y, score=case["scoring"])
+    peer = f"model-diagnostics {STORED['version']} on {case['input']}"
+    assert [d.score, d.mcb, d.dsc, d.unc] == pytest.approx(
+        [case["score"], case["miscalibration"], case["discrimination"], case["uncertainty"]], abs=1e-12
+    ), peer
+
+
+def test_stored_peer_cases_cover_every_input():
+    assert STORED["inputs"] == {name: list(recipe) for name, recipe in corp_recipes.CORP_INPUTS.items()}
+    assert sorted((c["input"], c["scoring"]) for c in STORED["cases"]) == sorted(
+        (name, score) for name in corp_recipes.CORP_INPUTS for score in ("brier", "log")
+    )
+
+
+def test_mcb_test_has_its_size_under_calibration_and_power_against_miscalibration():
+    """200 calibrated data sets: P(p <= 0.1) within 3 binomial standard errors (0.064) of 0.1."""
+    p_values = [mcb_test(corp_curve(*_draw(100 + s, 300)), n_resamples=99, seed=s).p_value for s in range(200)]
+    assert abs(np.mean(np.array(p_values) <= 0.1) - 0.1) <= 3 * np.sqrt(0.1 * 0.9 / 200)
+    miscalibrated = mcb_test(corp_curve(*_draw(9, 1000, exponent=2.0)), n_resamples=199)
+    assert miscalibrated.p_value == 1 / 200
+
+
+def test_consistency_band_covers_the_curve_of_calibrated_scores_at_its_level():
+    """200 calibrated data sets, one random point each: the fraction of curves inside the 90 % band is
+    within 3 binomial standard errors (0.064) of 0.9."""
+    rng = np.random.default_rng(11)
+    inside = []
+    for s in range(200):
+        curve = corp_curve(*_draw(1000 + s, 200))
+        bands = corp_bands(curve, level=0.9, n_resamples=100, seed=s)
+        j = rng.integers(bands.points.size)
+        low, high = bands.consistency[0][j], bands.consistency[1][j]
+        inside.append(low <= curve.at(bands.points[j]) <= high)
+    assert abs(np.mean(inside) - 0.9) <= 3 * np.sqrt(0.9 * 0.1 / 200)
+
+
+def test_bands_are_ordered_and_read_at_most_band_points():
+    x, y = _draw(12, 5000)
+    bands = corp_bands(corp_curve(x, y), n_resamples=50)
+    assert bands.points.size == 1000 and bands.points[0] == x.min() and bands.points[-1] == x.max()
+    for low, high in (bands.consistency, bands.confidence):
+        assert np.all(low <= high) and np.all((low >= 0) & (high <= 1))
+
+
+@pytest.mark.parametrize(
+    ("call", "named"),
+    [
+        (lambda: corp_curve([0.2, 0.5], [0, 0.5]), "outcome must hold 0 or 1"),
+        (lambda: corp_curve([0.2, 1.5], [0, 1]), "confidence must lie in"),
+        (lambda: corp_curve([0.2, 0.5], [0, 1, 1]), "equal length"),
+        (lambda: corp_decomposition([0.2, 0.5], [0, 1], score="crps"), "score must be one of"),
+        (lambda: corp_decomposition([0.2, 0.5], [0, 1], score=lambda p, y: np.nan * p), "NaN"),
+        (lambda: corp_bands(corp_curve([0.2, 0.5], [0, 1]), level=1.0), "level"),
+        (lambda: mcb_test(corp_curve([0.2, 0.5], [0, 1]), n_resamples=0), "n_resamples"),
+    ],
+)
+def test_bad_input_is_named(call, named):
+    with pytest.raises(CalibInputError, match=named):
+        call()
+
+
+def test_decompose_accepts_a_fitted_curve():
+    x, y = _draw(13, 400)
+    assert decompose(corp_curve(x, y), "log") == corp_decomposition(x, y, score="log")
