@@ -92,6 +92,18 @@ def as_vector(values, name: str, *, unit: bool = False) -> np.ndarray:
     return arr
 
 
+def as_binary_forecasts(confidence, outcome) -> tuple[np.ndarray, np.ndarray]:
+    """``confidence`` in [0, 1] and ``outcome`` in {0, 1} as float64 vectors of one length (forecasts
+    of a binary event and what happened)."""
+    x = as_vector(confidence, "confidence", unit=True)
+    y = as_vector(outcome, "outcome", unit=True)
+    if y.shape != x.shape:
+        raise CalibInputError(f"confidence and outcome must be 1-D of equal length; got {x.shape} and {y.shape}")
+    if np.any((y != 0) & (y != 1)):
+        raise CalibInputError("outcome must hold 0 or 1 for each sample (the forecasts are of a binary event)")
+    return x, y
+
+
 def as_logprobs(scores, kind: str, name: str = "scores", *, overwrite: bool = False) -> np.ndarray:
     """Return ``scores`` as float64 log-posteriors of shape (N, K).
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import xlogy
 
-from calib.validation import CalibInputError, as_vector, check_positive_int
+from calib.validation import CalibInputError, as_binary_forecasts, check_positive_int
 
 # Bands are evaluated at all distinct scores up to this many, else at this many spread evenly by rank.
 BAND_POINTS = 1000
@@ -106,12 +106,7 @@ def corp_curve(confidence, outcome) -> CorpCurve:
     >>> curve.points.tolist(), curve.recalibrated.tolist()
     ([0.1, 0.3, 0.6, 0.8], [0.0, 0.3333333333333333, 0.3333333333333333, 1.0])
     """
-    x = as_vector(confidence, "confidence", unit=True)
-    y = as_vector(outcome, "outcome", unit=True)
-    if y.shape != x.shape:
-        raise CalibInputError(f"confidence and outcome must be 1-D of equal length; got {x.shape} and {y.shape}")
-    if np.any((y != 0) & (y != 1)):
-        raise CalibInputError("outcome must hold 0 or 1 for each sample (CORP curves are for binary events)")
+    x, y = as_binary_forecasts(confidence, outcome)
     points, index, counts = np.unique(x, return_inverse=True, return_counts=True)
     positives = np.bincount(index, weights=y, minlength=points.size)
     return CorpCurve(points, counts, positives, _pav(points, counts, positives), index.ravel())

@@ -26,7 +26,7 @@ from scipy.stats import chi2, norm
 from calib.calibration_errors.kernel_calibration import block_values, skce_kernel
 from calib.calibration_errors.lenses import Canonical
 from calib.calibration_errors.miscalibration import batch_deviations, batch_estimates, cell_statistics, check_distances
-from calib.validation import CalibInputError, as_probs, as_vector, check_inputs, check_positive_int
+from calib.validation import CalibInputError, as_binary_forecasts, as_probs, check_inputs, check_positive_int
 
 # Fagerland et al. (2008): the multinomial HL test has satisfactory power only above this N.
 FAGERLAND_MIN_N = 400
@@ -284,12 +284,7 @@ def spiegelhalter_z(confidence, outcome) -> SpiegelhalterResult:
     >>> round(result.statistic, 4), round(result.p_value, 4)
     (-0.6025, 0.5469)
     """
-    p = as_vector(confidence, "confidence", unit=True)
-    y = as_vector(outcome, "outcome", unit=True)
-    if y.shape != p.shape:
-        raise CalibInputError(f"confidence and outcome must be 1-D of equal length; got {p.shape} and {y.shape}")
-    if np.any((y != 0) & (y != 1)):
-        raise CalibInputError("outcome must hold 0 or 1 for each sample")
+    p, y = as_binary_forecasts(confidence, outcome)
     weight = 1.0 - 2.0 * p
     variance = float(np.sum(weight**2 * p * (1.0 - p)))
     if not variance > 0:
