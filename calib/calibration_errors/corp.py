@@ -51,16 +51,16 @@ class CorpCurve:
     recalibrated: np.ndarray
     index: np.ndarray
 
-    @property
-    def frequency(self) -> np.ndarray:
-        """The observed frequency of positives at each distinct score."""
-        return self.positives / self.counts
-
     def at(self, x) -> np.ndarray:
         """The curve as a step function: the value of the largest distinct score <= x (the first value
         below the smallest)."""
-        position = np.searchsorted(self.points, np.asarray(x, dtype=np.float64), side="right") - 1
-        return self.recalibrated[np.clip(position, 0, self.points.size - 1)]
+        return _step(self.points, self.recalibrated, x)
+
+
+def _step(points: np.ndarray, values: np.ndarray, x) -> np.ndarray:
+    """The step function through (points, values), right-continuous, read at ``x``."""
+    position = np.searchsorted(points, np.asarray(x, dtype=np.float64), side="right") - 1
+    return values[np.clip(position, 0, points.size - 1)]
 
 
 def _pav(points: np.ndarray, counts: np.ndarray, positives: np.ndarray) -> np.ndarray:
@@ -150,12 +150,16 @@ def _mean_score(fn, forecasts: np.ndarray, counts: np.ndarray, positives: np.nda
     return float(total / counts.sum())
 
 
+def _raw_and_recalibrated(fn, points, counts, positives, recalibrated) -> tuple[float, float]:
+    """The mean score of the forecasts at the distinct ``points`` and of their ``recalibrated`` values."""
+    return _mean_score(fn, points, counts, positives), _mean_score(fn, recalibrated, counts, positives)
+
+
 def decompose(curve: CorpCurve, score="brier") -> CorpDecomposition:
     """S = MCB - DSC + UNC of a fitted CORP curve for one proper score (see :func:`corp_decomposition`)."""
     fn = _score_function(score)
     n, positives = curve.counts.sum(), curve.positives.sum()
-    raw = _mean_score(fn, curve.points, curve.counts, curve.positives)
-    recalibrated = _mean_score(fn, curve.recalibrated, curve.counts, curve.positives)
+    raw, recalibrated = _raw_and_recalibrated(fn, curve.points, curve.counts, curve.positives, curve.recalibrated)
     unc = _mean_score(fn, np.array([positives / n]), np.array([n]), np.array([positives]))
     return CorpDecomposition(raw, raw - recalibrated, unc - recalibrated, unc)
 
@@ -220,9 +224,8 @@ def band_points(curve: CorpCurve, max_points: int = BAND_POINTS) -> np.ndarray:
 def _refit(curve: CorpCurve, counts: np.ndarray, positives: np.ndarray, at: np.ndarray) -> np.ndarray:
     """The CORP curve of resampled counts / positives per distinct score, read at ``at``."""
     present = counts > 0
-    fitted = CorpCurve(curve.points[present], counts[present], positives[present], np.empty(0), np.empty(0))
-    values = _pav(fitted.points, fitted.counts, fitted.positives)
-    return CorpCurve(fitted.points, fitted.counts, fitted.positives, values, fitted.index).at(at)
+    points = curve.points[present]
+    return _step(points, _pav(points, counts[present], positives[present]), at)
 
 
 def corp_bands(curve: CorpCurve, *, level: float = 0.9, n_resamples: int = 1000, seed=0) -> CorpBands:
@@ -344,7 +347,6 @@ def mcb_test(curve: CorpCurve, *, score="brier", n_resamples: int = 1000, seed=0
     for r in range(b):
         positives = rng.binomial(curve.counts, curve.points).astype(np.float64)
         fitted = _pav(curve.points, curve.counts, positives)
-        resampled[r] = _mean_score(fn, curve.points, curve.counts, positives) - _mean_score(
-            fn, fitted, curve.counts, positives
-        )
+        raw, recalibrated = _raw_and_recalibrated(fn, curve.points, curve.counts, positives, fitted)
+        resampled[r] = raw - recalibrated
     return McbTest(observed, resampled, float((1 + np.count_nonzero(resampled >= observed)) / (b + 1)))

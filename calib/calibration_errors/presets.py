@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 
 from calib.calibration_errors.binned import BinnedCalibrationError
-from calib.validation import CalibInputError, check_positive_int
+from calib.validation import CalibInputError
 
 # name -> (whose conventions, the estimator that follows them at the library's default M)
 PRESETS = {
@@ -100,6 +100,5 @@ def ece_preset(name: str, *, n_bins: int | None = None, norm: str = "l1") -> Bin
     """
     if name not in PRESETS:
         raise CalibInputError(f"preset must be one of {sorted(PRESETS)}; got {name!r}")
-    estimator = PRESETS[name][1]
-    m = estimator.n_bins if n_bins is None else check_positive_int(n_bins, "n_bins")
-    return dataclasses.replace(estimator, n_bins=m, norm=norm)
+    estimator = PRESETS[name][1]  # replace() validates n_bins and norm as the estimator's constructor does
+    return dataclasses.replace(estimator, n_bins=estimator.n_bins if n_bins is None else n_bins, norm=norm)

@@ -163,7 +163,7 @@ def test_canonical_target_equals_eta_hat_over_a_uniform_grid(k, n_bins):
     probs, y = _dirichlet(k, 3000, k)
     ours = BinnedCalibrationError("canonical", n_bins=n_bins, closed="left")(probs, y, kind="probs")
     grid = expected_miscalibration(probs[:, ::-1], k - 1 - y, kind="probs", binning=UniformGrid(n_bins), distance="tv")
-    assert ours == pytest.approx(grid, rel=1e-12)
+    assert ours == pytest.approx(grid, rel=1e-12)  # the same cells, their terms summed in another order
 
 
 @pytest.mark.parametrize("closed", ["right", "left"])
@@ -174,6 +174,7 @@ def test_canonical_target_of_two_classes_is_the_binary_ece(closed):
     for norm in ("l1", "max"):
         canonical = BinnedCalibrationError("canonical", n_bins=10, closed=closed, norm=norm)(probs, y, kind="probs")
         binary = BinnedCalibrationError("binary", n_bins=10, closed=closed, norm=norm)(probs, y, kind="probs")
+        # the same bins; TV of the 2-vector gap (a, -a) is |a| but for the rounding of 1 - p in the column sums
         assert canonical == pytest.approx(binary, rel=1e-13)
 
 
@@ -184,6 +185,7 @@ def test_canonical_target_hand_computed():
     # cell (0, 0): sample 0, TV(e_0, q) = 0.4; cell (1, 0): samples 1, 2: mean (0.25, 0.65, 0.1),
     # frequency (0, 1/2, 1/2), TV = (0.25 + 0.15 + 0.4) / 2 = 0.4; cell (0, 1): sample 3, TV = 0.2
     ece = BinnedCalibrationError("canonical", n_bins=2)
+    # the decimal probabilities are not exact in binary: the value is 0.35 to a few ulps
     assert ece(probs, y, kind="probs") == pytest.approx((0.4 + 2 * 0.4 + 0.2) / 4, rel=1e-14)
     assert BinnedCalibrationError("canonical", n_bins=2, norm="max")(probs, y, kind="probs") == pytest.approx(0.4)
     assert BinnedCalibrationError("canonical", n_bins=2, average=True)(probs, y, kind="probs") == pytest.approx(1 / 3)
@@ -198,6 +200,7 @@ def test_classwise_reliability_is_each_class_against_the_rest():
         direct = reliability_bins(probs[:, j], y == j, n_bins=7, closed="left")
         np.testing.assert_array_equal(bins.counts, direct.counts)
         np.testing.assert_array_equal(bins.frequency, direct.frequency)
+    # the same per-class values averaged by np.mean both times
     assert ece(probs, y, kind="probs") == pytest.approx(np.mean([b.ece("l2") for b in per_class]), rel=1e-15)
     mce = BinnedCalibrationError("classwise", n_bins=7, closed="left", norm="max")(probs, y, kind="probs")
     assert mce == max(b.mce() for b in per_class)

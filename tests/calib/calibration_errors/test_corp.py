@@ -50,6 +50,7 @@ def _draw(seed, n, digits=None, exponent=1.0):
 def test_curve_is_the_pav_fit_with_ties_pooled(seed, digits):
     x, y = _draw(seed, 300, digits, exponent=1.7)
     curve = corp_curve(x, y)
+    # block means are sums over up to 300 outcomes taken in another order: ~300 x 2^-53 apart
     np.testing.assert_allclose(curve.recalibrated[curve.index], reference_pav(x, y), rtol=0, atol=1e-14)
     assert np.all(np.diff(curve.points) > 0) and np.all(np.diff(curve.recalibrated) >= 0)
     assert curve.counts.sum() == x.size and curve.at(curve.points).tolist() == curve.recalibrated.tolist()
@@ -78,6 +79,10 @@ def test_decomposition_terms_recomputed_sample_by_sample(score, seed, digits, ex
         with np.errstate(divide="ignore"):
             return -np.mean(np.where(y == 1, np.log(p), np.log1p(-p)))
 
+    # Grouped sums (per distinct score) against per-sample means: the same 2000 terms added in another
+    # order, at most 2000 x 2^-53 (4e-13) apart relative. MCB is a difference of two such means, so it
+    # carries their absolute error (< 1e-13 at scores of order 0.2-0.7): relative to an MCB >= 1e-4 that is
+    # below 1e-9. The identity reuses the same two means, so only its final additions round.
     assert d.score == pytest.approx(mean(x), rel=1e-12)
     assert d.mcb == pytest.approx(mean(x) - mean(xhat), rel=1e-9, abs=1e-15)
     assert d.dsc == pytest.approx(mean(ybar) - mean(xhat), rel=1e-12)
@@ -94,6 +99,8 @@ def test_mcb_is_the_calibration_loss_of_isotonic_regression_on_the_test_data(sco
         np.column_stack([1 - x, x]), y, kind="probs", metric=metric, calibrator=IsotonicCalibrator(), protocol="tt",
         relative=False,
     )  # fmt: skip
+    # the same PAV fit, reached by IsotonicRegression on the (N, 2) posteriors and summed per sample: 3000
+    # terms in another order (< 7e-13 relative)
     assert corp_decomposition(x, y, score=score).mcb == pytest.approx(loss, rel=1e-12)
 
 
@@ -108,6 +115,8 @@ def test_recalibrated_scores_have_no_miscalibration():
     x, y = _draw(7, 800, 2, exponent=0.6)
     curve = corp_curve(x, y)
     again = corp_decomposition(curve.recalibrated[curve.index], y)
+    # the recalibrated scores are their own PAV fit: both means are the same grouped sums but for the
+    # fit's last-bit rounding of each block mean
     assert again.mcb == pytest.approx(0.0, abs=1e-15)
 
 
