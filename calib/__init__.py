@@ -54,7 +54,7 @@ _HOMES = {
     "ecd": "calib.calibration_errors.entropic",
     "corp_curve": "calib.calibration_errors.corp",
     "corp_decomposition": "calib.calibration_errors.corp",
-    "corp_bands": "calib.calibration_errors.corp",
+    "corp_bands": "calib.calibration_errors.corp_bands",
     "mcb_test": "calib.calibration_errors.corp",
     "skce": "calib.calibration_errors.kernel_calibration",
     "mmce": "calib.calibration_errors.kernel_calibration",

@@ -17,16 +17,13 @@ bootstrap resample one multinomial draw of the (score, outcome) cells.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import xlogy
 
 from calib.validation import CalibInputError, as_binary_forecasts, check_positive_int
-
-# Bands are evaluated at all distinct scores up to this many, else at this many spread evenly by rank.
-BAND_POINTS = 1000
 
 
 def _brier(p: np.ndarray, y: float) -> np.ndarray:
@@ -36,6 +33,9 @@ def _brier(p: np.ndarray, y: float) -> np.ndarray:
 def _log(p: np.ndarray, y: float) -> np.ndarray:
     return -(xlogy(y, p) + xlogy(1.0 - y, 1.0 - p))
 
+
+# Resamples under calibration are drawn this many values (resamples x distinct scores) at a time.
+_DRAWS_PER_BLOCK = 1 << 20
 
 SCORES: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {"brier": _brier, "log": _log}
 
@@ -54,20 +54,33 @@ class CorpCurve:
     def at(self, x) -> np.ndarray:
         """The curve as a step function: the value of the largest distinct score <= x (the first value
         below the smallest)."""
-        return _step(self.points, self.recalibrated, x)
+        return step_function(self.points, self.recalibrated, x)
 
 
-def _step(points: np.ndarray, values: np.ndarray, x) -> np.ndarray:
+def step_function(points: np.ndarray, values: np.ndarray, x) -> np.ndarray:
     """The step function through (points, values), right-continuous, read at ``x``."""
     position = np.searchsorted(points, np.asarray(x, dtype=np.float64), side="right") - 1
     return values[np.clip(position, 0, points.size - 1)]
 
 
-def _pav(points: np.ndarray, counts: np.ndarray, positives: np.ndarray) -> np.ndarray:
+def pav(points: np.ndarray, counts: np.ndarray, positives: np.ndarray) -> np.ndarray:
     """PAV fit of the frequencies at increasing distinct points, weighted by their counts."""
-    from sklearn.isotonic import isotonic_regression  # compiled PAV; loaded only when a curve is fitted
+    values, weights = positives / counts, counts.astype(np.float64)
+    try:
+        # scikit-learn's compiled PAV without the checks and copies of its public wrapper, which cost 4x
+        # its time on a resample of 10^5 points (benchmarks/hand_tuned.py, "PAV").
+        from sklearn._isotonic import _inplace_contiguous_isotonic_regression
+    except ImportError:  # a scikit-learn that renamed it: the public wrapper gives the same fit
+        return _public_pav(values, weights)
+    _inplace_contiguous_isotonic_regression(values, weights)
+    return values
 
-    return isotonic_regression(positives / counts, sample_weight=counts.astype(np.float64), increasing=True)
+
+def _public_pav(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The same PAV fit through scikit-learn's public ``isotonic_regression``."""
+    from sklearn.isotonic import isotonic_regression
+
+    return isotonic_regression(values, sample_weight=weights, increasing=True)
 
 
 def corp_curve(confidence, outcome) -> CorpCurve:
@@ -106,10 +119,14 @@ def corp_curve(confidence, outcome) -> CorpCurve:
     >>> curve.points.tolist(), curve.recalibrated.tolist()
     ([0.1, 0.3, 0.6, 0.8], [0.0, 0.3333333333333333, 0.3333333333333333, 1.0])
     """
-    x, y = as_binary_forecasts(confidence, outcome)
+    return _curve(*as_binary_forecasts(confidence, outcome))
+
+
+def _curve(x: np.ndarray, y: np.ndarray) -> CorpCurve:
+    """:func:`corp_curve` of validated vectors."""
     points, index, counts = np.unique(x, return_inverse=True, return_counts=True)
     positives = np.bincount(index, weights=y, minlength=points.size)
-    return CorpCurve(points, counts, positives, _pav(points, counts, positives), index.ravel())
+    return CorpCurve(points, counts, positives, pav(points, counts, positives), index.ravel())
 
 
 @dataclass(frozen=True)
@@ -131,36 +148,43 @@ def _score_function(score) -> Callable[[np.ndarray, float], np.ndarray]:
     return SCORES[score]
 
 
-def _mean_score(fn, forecasts: np.ndarray, counts: np.ndarray, positives: np.ndarray) -> float:
-    """Mean of s(forecast, y) over samples grouped by forecast: s(p, 1) for the positives, s(p, 0) for
-    the rest (a group without positives or negatives contributes nothing of the other kind, also where
-    that score is infinite)."""
-    negatives = counts - positives
-    with np.errstate(invalid="ignore", divide="ignore"):  # infinite scores of groups that hold no such sample
+def _per_outcome(fn, forecasts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """s(forecast, 1) and s(forecast, 0) for each forecast."""
+    with np.errstate(invalid="ignore", divide="ignore"):  # infinite scores are kept, for _mean_score to judge
         ones = np.asarray(fn(forecasts, 1.0), dtype=np.float64)
         zeros = np.asarray(fn(forecasts, 0.0), dtype=np.float64)
-        if ones.shape != forecasts.shape or zeros.shape != forecasts.shape:
-            raise CalibInputError(
-                "score must map an array of forecasts to an array of per-sample scores of the same shape"
-            )
+    if ones.shape != forecasts.shape or zeros.shape != forecasts.shape:
+        raise CalibInputError("score must map an array of forecasts to an array of per-sample scores of the same shape")
+    return ones, zeros
+
+
+def _mean_score(scored: tuple[np.ndarray, np.ndarray], counts: np.ndarray, positives: np.ndarray) -> float:
+    """Mean score over samples grouped by forecast, given s(p, 1) and s(p, 0) per group (``scored``): a group
+    without positives or negatives contributes nothing of the other kind, also where that score is infinite."""
+    ones, zeros = scored
+    with np.errstate(invalid="ignore"):  # inf x 0 of the groups the where leaves out
         total = np.sum(np.where(positives > 0, ones * positives, 0.0))
-        total += np.sum(np.where(negatives > 0, zeros * negatives, 0.0))
+        total += np.sum(np.where(counts > positives, zeros * (counts - positives), 0.0))
     if np.isnan(total):
         raise CalibInputError("score returned NaN for forecasts in [0, 1]; give a proper score defined there")
     return float(total / counts.sum())
 
 
-def _raw_and_recalibrated(fn, points, counts, positives, recalibrated) -> tuple[float, float]:
-    """The mean score of the forecasts at the distinct ``points`` and of their ``recalibrated`` values."""
-    return _mean_score(fn, points, counts, positives), _mean_score(fn, recalibrated, counts, positives)
+def _recalibrated_score(fn, fitted: np.ndarray, counts: np.ndarray, positives: np.ndarray) -> float:
+    """The mean score of the PAV values ``fitted``, scored once per block of equal values (a PAV fit has
+    few blocks, so the score function runs on far fewer than the M distinct scores)."""
+    starts = np.flatnonzero(np.concatenate([[True], fitted[1:] != fitted[:-1]]))
+    block_counts, block_positives = np.add.reduceat(counts, starts), np.add.reduceat(positives, starts)
+    return _mean_score(_per_outcome(fn, fitted[starts]), block_counts, block_positives)
 
 
 def decompose(curve: CorpCurve, score="brier") -> CorpDecomposition:
     """S = MCB - DSC + UNC of a fitted CORP curve for one proper score (see :func:`corp_decomposition`)."""
     fn = _score_function(score)
     n, positives = curve.counts.sum(), curve.positives.sum()
-    raw, recalibrated = _raw_and_recalibrated(fn, curve.points, curve.counts, curve.positives, curve.recalibrated)
-    unc = _mean_score(fn, np.array([positives / n]), np.array([n]), np.array([positives]))
+    raw = _mean_score(_per_outcome(fn, curve.points), curve.counts, curve.positives)
+    recalibrated = _recalibrated_score(fn, curve.recalibrated, curve.counts, curve.positives)
+    unc = _mean_score(_per_outcome(fn, np.array([positives / n])), np.array([n]), np.array([positives]))
     return CorpDecomposition(raw, raw - recalibrated, unc - recalibrated, unc)
 
 
@@ -203,92 +227,25 @@ def corp_decomposition(confidence, outcome, *, score="brier") -> CorpDecompositi
     return decompose(corp_curve(confidence, outcome), score)
 
 
-@dataclass(frozen=True)
-class CorpBands:
-    """Pointwise (level) bands of a CORP curve at ``points``: the consistency band under the hypothesis
-    of calibration and the bootstrap confidence band, each as (low, high)."""
+def calibrated_positives(curve: CorpCurve, n_resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """The positives per distinct score of ``n_resamples`` resamples under calibration, one (M,) array
+    each: Binomial(n_m, x_m) at each distinct score x_m, drawn many resamples at a time.
 
-    points: np.ndarray
-    consistency: tuple[np.ndarray, np.ndarray]
-    confidence: tuple[np.ndarray, np.ndarray]
-    level: float
-
-
-def band_points(curve: CorpCurve, max_points: int = BAND_POINTS) -> np.ndarray:
-    """The distinct scores, or ``max_points`` of them evenly spread by rank (first and last included)."""
-    if curve.points.size <= max_points:
-        return curve.points
-    return curve.points[np.unique(np.linspace(0, curve.points.size - 1, max_points).round().astype(np.int64))]
-
-
-def _refit(curve: CorpCurve, counts: np.ndarray, positives: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """The CORP curve of resampled counts / positives per distinct score, read at ``at``."""
-    present = counts > 0
-    points = curve.points[present]
-    return _step(points, _pav(points, counts[present], positives[present]), at)
-
-
-def corp_bands(curve: CorpCurve, *, level: float = 0.9, n_resamples: int = 1000, seed=0) -> CorpBands:
-    """Pointwise consistency and confidence bands of a CORP reliability curve, by resampling.
-
-    Consistency band (under the hypothesis that the scores are calibrated): the labels are redrawn
-    from the scores, Binomial(n_m, x_m) positives at each distinct score x_m, and the (1 - level)/2,
-    (1 + level)/2 quantiles of the refitted curves at each point give the band around the diagonal.
-    Confidence band: the (score, outcome) pairs are bootstrapped (one multinomial draw over the cells)
-    and the refitted curves, read as step functions at the same points, give the quantiles. O(B M)
-    for M distinct scores; the points are at most :data:`BAND_POINTS` (:func:`band_points`).
-
-    Source: Dimitriadis et al. (2021) (consistency bands by resampling under calibration,
-    confidence bands by bootstrap).
-
-    Parameters
-    ----------
-    curve : CorpCurve
-        A fitted curve (:func:`corp_curve`).
-    level : float, default 0.9
-        The pointwise coverage of each band, in (0, 1).
-    n_resamples : int, default 1000
-        B, the resamples for each band.
-    seed : int, default 0
-        Seed of ``numpy.random.default_rng``; the consistency resamples come first.
-
-    Returns
-    -------
-    CorpBands
-        ``points`` and, at each, ``consistency`` and ``confidence`` as (low, high) arrays.
-
-    Raises
-    ------
-    CalibInputError
-        For a ``level`` outside (0, 1) or an invalid ``n_resamples``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(1)
-    >>> x = rng.uniform(size=500)
-    >>> bands = corp_bands(corp_curve(x, rng.uniform(size=500) < x), n_resamples=200)
-    >>> bands.points.size, bool(np.all(bands.consistency[0] <= bands.consistency[1]))
-    (500, True)
+    A score held by one sample (every score, for continuous forecasts) is one Bernoulli(x_m) draw,
+    taken as uniform < x_m: numpy's binomial costs far more per draw than its count-1 case needs.
     """
-    if not 0 < level < 1:
-        raise CalibInputError(f"level must be in (0, 1); got {level!r}")
-    b = check_positive_int(n_resamples, "n_resamples")
-    rng = np.random.default_rng(seed)
-    at = band_points(curve)
-    cells = np.concatenate([curve.positives, curve.counts - curve.positives])
-    n = int(curve.counts.sum())
-    consistent, bootstrap = np.empty((b, at.size)), np.empty((b, at.size))
-    for r in range(b):  # a loop over resamples, each O(M)
-        consistent[r] = _refit(curve, curve.counts, rng.binomial(curve.counts, curve.points), at)
-    for r in range(b):
-        drawn = rng.multinomial(n, cells / n)
-        positives = drawn[: curve.points.size]
-        bootstrap[r] = _refit(curve, positives + drawn[curve.points.size :], positives, at)
-    quantiles = [(1 - level) / 2, (1 + level) / 2]
-    low_c, high_c = np.quantile(consistent, quantiles, axis=0)
-    low_b, high_b = np.quantile(bootstrap, quantiles, axis=0)
-    return CorpBands(at, (low_c, high_c), (low_b, high_b), level)
+    single = curve.counts == 1
+    several = ~single
+    per_block = max(1, _DRAWS_PER_BLOCK // curve.points.size)
+    for start in range(0, n_resamples, per_block):
+        size = min(per_block, n_resamples - start)
+        if single.all():  # continuous scores: no mask to scatter through
+            yield from (rng.random((size, curve.points.size)) < curve.points).astype(np.float64)
+            continue
+        positives = np.empty((size, curve.points.size))
+        positives[:, single] = rng.random((size, np.count_nonzero(single))) < curve.points[single]
+        positives[:, several] = rng.binomial(curve.counts[several], curve.points[several], (size, several.sum()))
+        yield from positives
 
 
 @dataclass(frozen=True)
@@ -300,12 +257,43 @@ class McbTest:
     p_value: float
 
 
+def _raw_score_of_draws(fn, curve: CorpCurve) -> Callable[[np.ndarray], float]:
+    """The mean score of the curve's forecasts as a function of the positives drawn under calibration.
+
+    Draws under calibration put no positive on a forecast of 0 and no negative on a forecast of 1, so
+    where the score is finite elsewhere it is one dot product: (sum_m n_m s(x_m, 0) + sum_m k_m (s(x_m, 1)
+    - s(x_m, 0))) / N for k_m positives; otherwise the general sum.
+    """
+    ones, zeros = scored = _per_outcome(fn, curve.points)
+    may_be_positive, may_be_negative = curve.points > 0, curve.points < 1
+    if not (np.isfinite(ones[may_be_positive]).all() and np.isfinite(zeros[may_be_negative]).all()):
+        return lambda positives: _mean_score(scored, curve.counts, positives)
+    ones, zeros = np.where(may_be_positive, ones, 0.0), np.where(may_be_negative, zeros, 0.0)
+    n, base, slope = curve.counts.sum(), np.dot(curve.counts, zeros), ones - zeros
+    return lambda positives: float((base + np.dot(positives, slope)) / n)
+
+
+def _resampled_mcb(curve: CorpCurve, fns: list, n_resamples: int, seed) -> np.ndarray:
+    """(B, len(fns)): the MCB of each score function on each resample under calibration."""
+    out = np.empty((n_resamples, len(fns)))
+    raw_scores = [_raw_score_of_draws(fn, curve) for fn in fns]  # the forecasts stay; only the labels are redrawn
+    for r, positives in enumerate(calibrated_positives(curve, n_resamples, np.random.default_rng(seed))):
+        fitted = pav(curve.points, curve.counts, positives)
+        for j, fn in enumerate(fns):
+            out[r, j] = raw_scores[j](positives) - _recalibrated_score(fn, fitted, curve.counts, positives)
+    return out
+
+
+def _p_value(observed: float, resampled: np.ndarray) -> float:
+    return float((1 + np.count_nonzero(resampled >= observed)) / (resampled.size + 1))
+
+
 def mcb_test(curve: CorpCurve, *, score="brier", n_resamples: int = 1000, seed=0) -> McbTest:
     """Test of calibration by the CORP miscalibration: is MCB larger than calibrated scores give?
 
     Under H0 (the scores are calibrated) the labels are redrawn from the scores, Binomial(n_m, x_m)
-    positives at each distinct score, and the MCB of each resample is computed; the p-value is
-    (1 + #{MCB* >= MCB}) / (B + 1). O(B M).
+    positives at each distinct score (:func:`calibrated_positives`), and the MCB of each resample is
+    computed; the p-value is (1 + #{MCB* >= MCB}) / (B + 1). O(B M).
 
     Source: Dimitriadis et al. (2021), MCB as a test statistic with the consistency resampling of
     its bands; p-value with the +1 of Davison & Hinkley (1997).
@@ -342,11 +330,81 @@ def mcb_test(curve: CorpCurve, *, score="brier", n_resamples: int = 1000, seed=0
     b = check_positive_int(n_resamples, "n_resamples")
     fn = _score_function(score)
     observed = decompose(curve, fn).mcb
-    rng = np.random.default_rng(seed)
-    resampled = np.empty(b)
-    for r in range(b):
-        positives = rng.binomial(curve.counts, curve.points).astype(np.float64)
-        fitted = _pav(curve.points, curve.counts, positives)
-        raw, recalibrated = _raw_and_recalibrated(fn, curve.points, curve.counts, positives, fitted)
-        resampled[r] = raw - recalibrated
-    return McbTest(observed, resampled, float((1 + np.count_nonzero(resampled >= observed)) / (b + 1)))
+    resampled = _resampled_mcb(curve, [fn], b, seed)[:, 0]
+    return McbTest(observed, resampled, _p_value(observed, resampled))
+
+
+@dataclass(frozen=True)
+class CorpReport:
+    """One score's decomposition with the p-value of its MCB test."""
+
+    score: float
+    mcb: float
+    dsc: float
+    unc: float
+    p_value: float
+
+
+def corp_report(
+    confidence, outcome, *, scores=("brier", "log"), n_resamples: int = 1000, seed=0, test_samples: int | None = None
+) -> dict[str, CorpReport]:
+    """The CORP decomposition of several proper scores with the MCB test of each, from one set of resamples.
+
+    Every term is that of :func:`corp_decomposition` on all samples; the p-values are those of
+    :func:`mcb_test`, whose resamples under calibration serve every score at once (one PAV fit per
+    resample: the PAV fit minimizes every proper score together). With ``test_samples``, the test
+    runs on a seeded random subset of at most that many samples (its MCB against its own resamples),
+    so its cost stays bounded for any N: a valid test of the same hypothesis, with less power.
+
+    Source: Dimitriadis et al. (2021) (decomposition and MCB test).
+
+    Parameters
+    ----------
+    confidence : array_like of shape (N,)
+        Scores in [0, 1]: the forecast probabilities of the outcome.
+    outcome : array_like of shape (N,)
+        The binary outcomes, 0 or 1.
+    scores : sequence of {"brier", "log"} or callables, default ("brier", "log")
+        The proper scores; a callable is reported under its ``__name__``.
+    n_resamples : int, default 1000
+        B, the resamples under calibration of the MCB test.
+    seed : int, default 0
+        Seed of the resamples (and of the subset; a stream of its own).
+    test_samples : int, optional
+        Run the test on at most this many samples (None: on all).
+
+    Returns
+    -------
+    dict of name -> CorpReport
+        ``score``, ``mcb``, ``dsc``, ``unc`` and ``p_value`` per score.
+
+    Raises
+    ------
+    CalibInputError
+        For invalid vectors, scores, ``n_resamples`` or ``test_samples``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(size=400)
+    >>> report = corp_report(x, rng.uniform(size=400) < x, n_resamples=99)
+    >>> sorted(report), report["brier"].p_value > 0.01
+    (['brier', 'log'], True)
+    """
+    b = check_positive_int(n_resamples, "n_resamples")
+    fns = {(s.__name__ if callable(s) else s): _score_function(s) for s in scores}
+    x, y = as_binary_forecasts(confidence, outcome)
+    curve = _curve(x, y)
+    parts = {name: decompose(curve, fn) for name, fn in fns.items()}
+    observed = [d.mcb for d in parts.values()]
+    if test_samples is not None and y.size > check_positive_int(test_samples, "test_samples", minimum=2):
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
+        subset = np.sort(rng.choice(y.size, size=test_samples, replace=False))
+        curve = _curve(x[subset], y[subset])
+        observed = [decompose(curve, fn).mcb for fn in fns.values()]
+    resampled = _resampled_mcb(curve, list(fns.values()), b, seed)
+    return {
+        name: CorpReport(d.score, d.mcb, d.dsc, d.unc, _p_value(observed[j], resampled[:, j]))
+        for j, (name, d) in enumerate(parts.items())
+    }

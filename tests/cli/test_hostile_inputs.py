@@ -39,7 +39,8 @@ import pytest
 import calib.calibration_errors.binned as ce
 import calib.calibrators as cal
 import calib.resampling.significance as sig
-from calib.calibration_errors.corp import corp_bands, corp_curve, decompose
+from calib.calibration_errors.corp import corp_curve, decompose
+from calib.calibration_errors.corp_bands import corp_bands
 from calib.calibration_errors.entropic import ecd, ecd_terms, entropic_bins, gaussian_ecd
 from calib.calibration_errors.kernel_calibration import mmce, skce
 from calib.calibration_errors.lenses import TopK

@@ -11,7 +11,16 @@ import numpy as np
 import pytest
 from peer_fixtures import corp_recipes, load_json
 
-from calib.calibration_errors.corp import corp_bands, corp_curve, corp_decomposition, decompose, mcb_test
+from calib.calibration_errors.corp import (
+    _public_pav,
+    calibrated_positives,
+    corp_curve,
+    corp_decomposition,
+    corp_report,
+    decompose,
+    mcb_test,
+    pav,
+)
 from calib.calibrators import IsotonicCalibrator
 from calib.scoring.calibration_losses import calibration_loss
 from calib.validation import CalibInputError
@@ -150,28 +159,6 @@ def test_mcb_test_has_its_size_under_calibration_and_power_against_miscalibratio
     assert miscalibrated.p_value == 1 / 200
 
 
-def test_consistency_band_covers_the_curve_of_calibrated_scores_at_its_level():
-    """200 calibrated data sets, one random point each: the fraction of curves inside the 90 % band is
-    within 3 binomial standard errors (0.064) of 0.9."""
-    rng = np.random.default_rng(11)
-    inside = []
-    for s in range(200):
-        curve = corp_curve(*_draw(1000 + s, 200))
-        bands = corp_bands(curve, level=0.9, n_resamples=100, seed=s)
-        j = rng.integers(bands.points.size)
-        low, high = bands.consistency[0][j], bands.consistency[1][j]
-        inside.append(low <= curve.at(bands.points[j]) <= high)
-    assert abs(np.mean(inside) - 0.9) <= 3 * np.sqrt(0.9 * 0.1 / 200)
-
-
-def test_bands_are_ordered_and_read_at_most_band_points():
-    x, y = _draw(12, 5000)
-    bands = corp_bands(corp_curve(x, y), n_resamples=50)
-    assert bands.points.size == 1000 and bands.points[0] == x.min() and bands.points[-1] == x.max()
-    for low, high in (bands.consistency, bands.confidence):
-        assert np.all(low <= high) and np.all((low >= 0) & (high <= 1))
-
-
 @pytest.mark.parametrize(
     ("call", "named"),
     [
@@ -180,7 +167,6 @@ def test_bands_are_ordered_and_read_at_most_band_points():
         (lambda: corp_curve([0.2, 0.5], [0, 1, 1]), "equal length"),
         (lambda: corp_decomposition([0.2, 0.5], [0, 1], score="crps"), "score must be one of"),
         (lambda: corp_decomposition([0.2, 0.5], [0, 1], score=lambda p, y: np.nan * p), "NaN"),
-        (lambda: corp_bands(corp_curve([0.2, 0.5], [0, 1]), level=1.0), "level"),
         (lambda: mcb_test(corp_curve([0.2, 0.5], [0, 1]), n_resamples=0), "n_resamples"),
     ],
 )
@@ -192,3 +178,38 @@ def test_bad_input_is_named(call, named):
 def test_decompose_accepts_a_fitted_curve():
     x, y = _draw(13, 400)
     assert decompose(corp_curve(x, y), "log") == corp_decomposition(x, y, score="log")
+
+
+def test_the_compiled_pav_equals_the_public_one():
+    x, y = _draw(14, 3000, digits=2)
+    curve = corp_curve(x, y)
+    expected = _public_pav(curve.positives / curve.counts, curve.counts.astype(float))
+    np.testing.assert_array_equal(pav(curve.points, curve.counts, curve.positives), expected)
+
+
+def test_draws_under_calibration_have_the_binomial_mean_and_variance():
+    """2000 resamples: per distinct score, mean n x and variance n x (1 - x) within 5 standard errors,
+    for scores held by one sample (the uniform draw) and by many (numpy's binomial)."""
+    x = np.concatenate([np.repeat([0.2, 0.7], 50), [0.1, 0.5, 0.9]])
+    curve = corp_curve(x, np.zeros(x.size))
+    draws = np.array(list(calibrated_positives(curve, 2000, np.random.default_rng(3))))
+    mean, var = curve.counts * curve.points, curve.counts * curve.points * (1 - curve.points)
+    assert np.all(np.abs(draws.mean(axis=0) - mean) <= 5 * np.sqrt(var / 2000))
+    assert np.all(np.abs(draws.var(axis=0) / var - 1) <= 5 * np.sqrt(2 / 2000))
+
+
+def test_report_holds_each_scores_decomposition_and_test():
+    x, y = _draw(15, 800, exponent=1.5)
+    report = corp_report(x, y, n_resamples=99, seed=4)
+    for score in ("brier", "log"):
+        d, t = corp_decomposition(x, y, score=score), mcb_test(corp_curve(x, y), score=score, n_resamples=99, seed=4)
+        r = report[score]
+        assert (r.score, r.mcb, r.dsc, r.unc) == pytest.approx((d.score, d.mcb, d.dsc, d.unc), rel=1e-12, abs=1e-15)
+        assert r.p_value == t.p_value
+
+
+def test_report_tests_a_bounded_subset_and_keeps_every_sample_in_the_terms():
+    x, y = _draw(16, 3000, exponent=3.0)
+    report = corp_report(x, y, n_resamples=49, test_samples=300)
+    assert report["brier"].mcb == pytest.approx(corp_decomposition(x, y).mcb, rel=1e-12)
+    assert report["brier"].p_value == 1 / 50  # x^3 is far from calibrated: even 300 samples reject
