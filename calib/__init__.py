@@ -10,7 +10,9 @@ detail that may change. Posteriors are passed with an explicit ``kind`` ("probs"
   class-wise or canonical, any binning and norm), :func:`ece_preset` (other libraries' binnings),
   :func:`smooth_ece`, :func:`smooth_ece_top_label`, :func:`ecd`, :func:`skce`, :func:`mmce`;
 - CORP (Dimitriadis et al. (2021)): :func:`corp_curve` (the PAV reliability curve),
-  :func:`corp_bands`, :func:`corp_decomposition` (S = MCB - DSC + UNC), :func:`mcb_test`;
+  :func:`corp_bands`, :func:`corp_decomposition` (S = MCB - DSC + UNC), :func:`mcb_test`,
+  :func:`corp_report` (both at once for several scores), :func:`lens_decomposition` (K classes),
+  :func:`murphy_diagram` (mean elementary scores over thresholds);
 - resampling and tests: :func:`bootstrap`, :func:`bootstrap_ece`, :func:`resampling_test`,
   :func:`skce_asymptotic_test`, :func:`hosmer_lemeshow`, :func:`spiegelhalter_z`;
 - calibrators: :class:`TemperatureScaling`, :class:`AffineCalibrator`, :class:`VectorScaling`,
@@ -56,6 +58,9 @@ _HOMES = {
     "corp_decomposition": "calib.calibration_errors.corp",
     "corp_bands": "calib.calibration_errors.corp_bands",
     "mcb_test": "calib.calibration_errors.corp",
+    "corp_report": "calib.calibration_errors.corp",
+    "lens_decomposition": "calib.calibration_errors.corp_lenses",
+    "murphy_diagram": "calib.scoring.murphy",
     "skce": "calib.calibration_errors.kernel_calibration",
     "mmce": "calib.calibration_errors.kernel_calibration",
     "bootstrap": "calib.resampling.bootstrap",
