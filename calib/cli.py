@@ -241,7 +241,7 @@ def _evaluate(args) -> int:
     document = evaluation_document(args.file, summary)
     print(_strict_json(document) if args.json else summary_text(args.file, summary))
     if figure_source is not None:
-        for path in write_outputs(out, figure_source, summary, _strict_json(document), progress):
+        for path in write_outputs(out, figure_source, summary, _strict_json(document), progress, seed=args.seed):
             progress(f"wrote {path}")
     return 0
 

@@ -14,6 +14,8 @@ from calib.scoring.decisions import zero_one_costs
 from calib.summary import BINARY_ECE, ECE_BINS, TOP_LABEL_ECE, Summary, point_metrics, resampled_metrics
 
 COMPARED = ("accuracy", "NCE", "NBS", "ECE top-label", "ECD")
+# Resamples of the consistency band in the CORP figure (when the samples are few enough to resample).
+CORP_BAND_RESAMPLES = 500
 
 
 def evaluation_document(file: str, summary: Summary) -> dict:
@@ -31,7 +33,19 @@ def evaluation_document(file: str, summary: Summary) -> dict:
             ],
         },
         "recommended": summary.recommended,
+        "corp": corp_document(summary.corp),
     }
+
+
+def corp_document(corp) -> dict:
+    """The CORP part of the JSON document: the lens, then per score its terms and the MCB test's p-value."""
+    document = {"lens": corp.lens, "resamples": corp.resamples, "test_samples": corp.test_samples}
+    for name, r in corp.scores.items():
+        document[name] = {"score": r.score, "mcb": r.mcb, "dsc": r.dsc, "unc": r.unc, "p_value": r.p_value}
+    if corp.multiclass_brier is not None:
+        d = corp.multiclass_brier
+        document["multiclass_brier"] = {"score": d.score, "mcb": d.mcb, "dsc": d.dsc, "unc": d.unc}
+    return document
 
 
 def summary_text(name: str, summary: Summary) -> str:
@@ -46,11 +60,32 @@ def summary_text(name: str, summary: Summary) -> str:
         interval = "" if np.isnan(g.low) else f"   [{g.low:+.4f}, {g.high:+.4f}]"
         lines.append(f"    {calibrator:<26s} {g.value:+9.4f}{interval}")
     lines.append(f"  recommended calibrator: {summary.recommended}")
-    return "\n".join(lines)
+    return "\n".join(lines + corp_lines(summary.corp, summary.n_samples))
 
 
-def write_outputs(out: Path, pset: PosteriorSet, summary: Summary, document: str, progress) -> list[Path]:
-    """metrics.json, metrics.csv and the reliability figure (PNG, PDF) in ``out``, each written atomically."""
+CORP_SCORES = {"brier": "Brier", "log": "log"}
+
+
+def corp_lines(corp, n_samples: int) -> list[str]:
+    """The CORP decompositions as text: score = MCB - DSC + UNC per score, with the MCB test's p-value."""
+    tested = f"MCB test on {corp.resamples} resamples" if corp.resamples else "no MCB test (--bootstrap 0)"
+    if corp.resamples and corp.test_samples < n_samples:
+        tested += f" of a random {corp.test_samples} samples"
+    lines = [f"  CORP decomposition, {corp.lens} (score = MCB - DSC + UNC; {tested}):"]
+    for name, r in corp.scores.items():
+        p_value = f"   p = {r.p_value:.3f}" if corp.resamples else ""
+        lines.append(f"    {CORP_SCORES[name]:<8s} {r.score:.4f} = {r.mcb:.4f} - {r.dsc:.4f} + {r.unc:.4f}{p_value}")
+    if corp.multiclass_brier is not None:
+        d = corp.multiclass_brier
+        lines.append(
+            f"    multiclass Brier {d.score:.4f} = {d.mcb:.4f} - {d.dsc:.4f} + {d.unc:.4f} (one-vs-rest, summed)"
+        )
+    return lines
+
+
+def write_outputs(out: Path, pset: PosteriorSet, summary: Summary, document: str, progress, *, seed: int) -> list[Path]:
+    """metrics.json, metrics.csv, the reliability figure and the CORP figure (PNG, PDF) in ``out``, each
+    written atomically."""
     import pandas as pd
 
     atomic_write(out / "metrics.json", lambda tmp: tmp.write_text(document + "\n"))
@@ -58,7 +93,35 @@ def write_outputs(out: Path, pset: PosteriorSet, summary: Summary, document: str
     atomic_write(out / "metrics.csv", lambda tmp: frame.to_csv(tmp, index=False, float_format="%.10g"))
     progress("drawing the reliability diagram")
     figures = reliability_figure(out / "reliability", reliability_panels(pset))
+    progress("drawing the CORP reliability diagram")
+    figures += corp_figure(out / "corp", pset, summary.corp, seed=seed)
     return [out / "metrics.json", out / "metrics.csv", *figures]
+
+
+def corp_figure(stem: Path, pset: PosteriorSet, corp, *, seed: int) -> list[Path]:
+    """The CORP reliability diagram of the evaluation's binary view (:func:`calib.summary.corp_view`): the
+    PAV curve, its 90 % consistency band, the Brier score's decomposition and the scores' histogram."""
+    import matplotlib.pyplot as plt
+
+    from calib.calibration_errors.corp import corp_curve
+    from calib.calibration_errors.corp_bands import corp_bands
+    from calib.plots.corp import corp_diagram
+    from calib.plots.style import figure_style, save_figure
+    from calib.summary import corp_view
+
+    _, confidence, outcome = corp_view(pset.logprobs(), pset.labels)
+    curve = corp_curve(confidence, outcome)
+    bands = corp_bands(curve, n_resamples=CORP_BAND_RESAMPLES, seed=seed)
+    brier = corp.scores["brier"]
+    terms = {"Brier": brier.score, "MCB": brier.mcb, "DSC": brier.dsc, "UNC": brier.unc}
+    with figure_style():
+        fig, ax = plt.subplots(figsize=(4.6, 4.6), layout="constrained")
+        corp_diagram(ax, curve, bands, terms)
+        tested = f", MCB test p = {brier.p_value:.3f}" if corp.resamples else ""
+        ax.set_title(f"CORP reliability diagram, {corp.lens}{tested}", fontsize=9)
+        ax.set_xlabel("P(class 1)" if corp.lens == "positive class" else "confidence (top label)")
+        ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.64), fontsize=7, frameon=False)
+        return save_figure(fig, stem)
 
 
 def reliability_panels(pset: PosteriorSet) -> list[tuple]:

@@ -33,6 +33,8 @@ from scipy.special import entr
 
 from calib._internal.rows import float_chunks
 from calib.calibration_errors.binned import BinnedCalibrationError
+from calib.calibration_errors.corp import CorpDecomposition, CorpReport, corp_report
+from calib.calibration_errors.corp_lenses import lens_decomposition
 from calib.calibration_errors.entropic import ecd_terms
 from calib.calibration_errors.smoothing import ResampledSmoothEce
 from calib.calibrators import cross_validated_folds, fold_ids
@@ -62,6 +64,8 @@ _PROGRESS_EVERY = 2.0
 RCL_FOLDS = 5
 # The calibrators are cross-validated on at most this many samples (evaluate's fit_samples).
 FIT_SAMPLES = 10**6
+# The MCB test of evaluate resamples at most this many samples (its terms use every sample).
+CORP_TEST_SAMPLES = 10**5
 # Calibrators cross-validated at once on a small problem: the machines the command targets have two cores or more.
 _FIT_THREADS = 2
 # Calibrators fit on log-probabilities floored here: log 0 = -inf would stop an affine fit.
@@ -84,6 +88,20 @@ class Metric:
     high: float = float("nan")
 
 
+@dataclass(frozen=True)
+class CorpSummary:
+    """The CORP decompositions of an evaluation: of the Brier and log scores on one binary ``lens``
+    (the positive class for two classes, the top label for more) with the MCB test's p-values (from
+    ``resamples`` resamples of at most ``test_samples`` samples), and for more than two classes the
+    exact decomposition of the multiclass Brier score (one class against the rest, summed)."""
+
+    lens: str
+    scores: dict[str, CorpReport]
+    resamples: int
+    test_samples: int
+    multiclass_brier: CorpDecomposition | None = None
+
+
 @dataclass
 class Summary:
     """Everything :func:`evaluate` measured, in presentation order."""
@@ -95,6 +113,7 @@ class Summary:
     gain_score: str = "log loss"
     recommended: str = ""
     fit_samples: int = 0
+    corp: CorpSummary | None = None
 
     def as_records(self) -> list[dict]:
         """One dict per metric (name, value, low, high), e.g. for a CSV."""
@@ -477,7 +496,29 @@ def evaluate(
         summary.gains[name] = Metric(float(np.mean(gain)), *bounds)
     summary.gain_score = score
     summary.recommended = _recommendation(summary.gains, score, n_boot, alpha)
+    say("CORP decomposition" + (f" and MCB test ({n_boot} resamples)" if n_boot else ""))
+    summary.corp = corp_summary(logp, y, n_resamples=n_boot, seed=seed)
     return summary
+
+
+def corp_view(logp: np.ndarray, labels: np.ndarray) -> tuple[str, np.ndarray, np.ndarray]:
+    """The binary problem CORP reads from validated log-posteriors: for two classes the probability of
+    class 1 against the label being 1, for more the top label's confidence against it being right."""
+    if logp.shape[1] == 2:
+        return "positive class", np.exp(logp[:, 1]), labels == 1
+    return "top label", np.exp(logp.max(axis=1)), logp.argmax(axis=1) == labels
+
+
+def corp_summary(logp: np.ndarray, labels: np.ndarray, *, n_resamples: int, seed: int) -> CorpSummary:
+    """:class:`CorpSummary` of validated log-posteriors (:func:`corp_view`; the MCB test on at most
+    :data:`CORP_TEST_SAMPLES` samples, none with ``n_resamples`` 0)."""
+    lens, confidence, outcome = corp_view(logp, labels)
+    report = corp_report(confidence, outcome, n_resamples=n_resamples, seed=seed, test_samples=CORP_TEST_SAMPLES)
+    multiclass = None
+    if logp.shape[1] > 2:
+        multiclass = lens_decomposition(logp, labels, kind="logprobs", lens="one_vs_rest").total
+    tested = min(labels.size, CORP_TEST_SAMPLES) if n_resamples else 0
+    return CorpSummary(lens, report, n_resamples, tested, multiclass)
 
 
 def _drawn_ahead(matrices: Iterator[np.ndarray]) -> Iterator[np.ndarray]:

@@ -64,23 +64,11 @@ def step_function(points: np.ndarray, values: np.ndarray, x) -> np.ndarray:
 
 
 def pav(points: np.ndarray, counts: np.ndarray, positives: np.ndarray) -> np.ndarray:
-    """PAV fit of the frequencies at increasing distinct points, weighted by their counts."""
-    values, weights = positives / counts, counts.astype(np.float64)
-    try:
-        # scikit-learn's compiled PAV without the checks and copies of its public wrapper, which cost 4x
-        # its time on a resample of 10^5 points (benchmarks/hand_tuned.py, "PAV").
-        from sklearn._isotonic import _inplace_contiguous_isotonic_regression
-    except ImportError:  # a scikit-learn that renamed it: the public wrapper gives the same fit
-        return _public_pav(values, weights)
-    _inplace_contiguous_isotonic_regression(values, weights)
-    return values
+    """PAV fit of the frequencies at increasing distinct points, weighted by their counts (SciPy's
+    compiled pool-adjacent-violators)."""
+    from scipy.optimize import isotonic_regression  # loaded with the first fit: the command's start stays light
 
-
-def _public_pav(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """The same PAV fit through scikit-learn's public ``isotonic_regression``."""
-    from sklearn.isotonic import isotonic_regression
-
-    return isotonic_regression(values, sample_weight=weights, increasing=True)
+    return isotonic_regression(positives / counts, weights=counts.astype(np.float64), increasing=True).x
 
 
 def corp_curve(confidence, outcome) -> CorpCurve:
@@ -367,7 +355,7 @@ def corp_report(
     scores : sequence of {"brier", "log"} or callables, default ("brier", "log")
         The proper scores; a callable is reported under its ``__name__``.
     n_resamples : int, default 1000
-        B, the resamples under calibration of the MCB test.
+        B, the resamples under calibration of the MCB test; 0 runs no test (``p_value`` NaN).
     seed : int, default 0
         Seed of the resamples (and of the subset; a stream of its own).
     test_samples : int, optional
@@ -392,19 +380,19 @@ def corp_report(
     >>> sorted(report), report["brier"].p_value > 0.01
     (['brier', 'log'], True)
     """
-    b = check_positive_int(n_resamples, "n_resamples")
+    b = check_positive_int(n_resamples, "n_resamples", minimum=0)
     fns = {(s.__name__ if callable(s) else s): _score_function(s) for s in scores}
     x, y = as_binary_forecasts(confidence, outcome)
     curve = _curve(x, y)
     parts = {name: decompose(curve, fn) for name, fn in fns.items()}
     observed = [d.mcb for d in parts.values()]
-    if test_samples is not None and y.size > check_positive_int(test_samples, "test_samples", minimum=2):
+    if b and test_samples is not None and y.size > check_positive_int(test_samples, "test_samples", minimum=2):
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
         subset = np.sort(rng.choice(y.size, size=test_samples, replace=False))
         curve = _curve(x[subset], y[subset])
         observed = [decompose(curve, fn).mcb for fn in fns.values()]
     resampled = _resampled_mcb(curve, list(fns.values()), b, seed)
     return {
-        name: CorpReport(d.score, d.mcb, d.dsc, d.unc, _p_value(observed[j], resampled[:, j]))
+        name: CorpReport(d.score, d.mcb, d.dsc, d.unc, _p_value(observed[j], resampled[:, j]) if b else float("nan"))
         for j, (name, d) in enumerate(parts.items())
     }

@@ -10,6 +10,7 @@ import calib._internal.rows
 import calib.resampling.bootstrap
 import calib.summary
 from calib.calibration_errors.binned import BinnedCalibrationError
+from calib.calibration_errors.corp import corp_decomposition
 from calib.calibration_errors.entropic import ecd
 from calib.calibration_errors.smoothing import smooth_ece_top_label
 from calib.resampling.bootstrap import bootstrap_indices, resample_counts
@@ -103,9 +104,10 @@ def test_evaluate_reports_its_phases():
     lines = []
     evaluate(logp, y, kind="logprobs", n_boot=10, progress=lines.append)
     assert lines[0] == "DP (affine): 5-fold cross-validated fit"
-    assert "cross-validated fits 15/15" in lines[-3]
-    assert lines[-2] == "metrics on the full data and 10 bootstrap resamples"
-    assert "bootstrap 10/10" in lines[-1]
+    assert "cross-validated fits 15/15" in lines[-4]
+    assert lines[-3] == "metrics on the full data and 10 bootstrap resamples"
+    assert "bootstrap 10/10" in lines[-2]
+    assert lines[-1] == "CORP decomposition and MCB test (10 resamples)"
 
 
 @pytest.mark.parametrize(("k", "priors"), [(2, None), (3, [0.2, 0.3, 0.5])])
@@ -149,3 +151,25 @@ def test_calibrators_on_a_subset_are_the_evaluation_of_that_subset():
     assert {k: v for k, v in capped.metrics.items() if not k.startswith("RCL")} == {
         k: v for k, v in everything.metrics.items() if not k.startswith("RCL")
     }
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_evaluate_decomposes_the_scores_of_its_binary_view(k):
+    rng = np.random.default_rng(k)
+    logp, y = check_inputs(rng.normal(size=(600, k)) * 2, rng.integers(0, k, 600), "logits")
+    corp = evaluate(logp, y, kind="logprobs", n_boot=20).corp
+    probs = np.exp(logp)
+    if k == 2:
+        x, outcome = probs[:, 1], y == 1
+    else:
+        x, outcome = probs.max(axis=1), probs.argmax(axis=1) == y
+    for score in ("brier", "log"):
+        d = corp_decomposition(x, outcome, score=score)
+        assert (corp.scores[score].mcb, corp.scores[score].dsc) == pytest.approx((d.mcb, d.dsc), rel=1e-12)
+        assert 0 < corp.scores[score].p_value <= 1
+    assert corp.lens == ("positive class" if k == 2 else "top label") and corp.resamples == 20
+    if k > 2:
+        brier = np.mean(np.sum((probs - np.eye(k)[y]) ** 2, axis=1))
+        assert corp.multiclass_brier.score == pytest.approx(brier, rel=1e-12)
+    else:
+        assert corp.multiclass_brier is None

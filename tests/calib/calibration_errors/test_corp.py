@@ -12,14 +12,12 @@ import pytest
 from peer_fixtures import corp_recipes, load_json
 
 from calib.calibration_errors.corp import (
-    _public_pav,
     calibrated_positives,
     corp_curve,
     corp_decomposition,
     corp_report,
     decompose,
     mcb_test,
-    pav,
 )
 from calib.calibrators import IsotonicCalibrator
 from calib.scoring.calibration_losses import calibration_loss
@@ -178,13 +176,6 @@ def test_bad_input_is_named(call, named):
 def test_decompose_accepts_a_fitted_curve():
     x, y = _draw(13, 400)
     assert decompose(corp_curve(x, y), "log") == corp_decomposition(x, y, score="log")
-
-
-def test_the_compiled_pav_equals_the_public_one():
-    x, y = _draw(14, 3000, digits=2)
-    curve = corp_curve(x, y)
-    expected = _public_pav(curve.positives / curve.counts, curve.counts.astype(float))
-    np.testing.assert_array_equal(pav(curve.points, curve.counts, curve.positives), expected)
 
 
 def test_draws_under_calibration_have_the_binomial_mean_and_variance():

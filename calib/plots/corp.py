@@ -1,0 +1,128 @@
+"""CORP reliability diagrams and Murphy diagrams, drawn the way Dimitriadis et al. (2021) draw them.
+
+The CORP diagram: the PAV-recalibrated curve as a step function of the score, the consistency band
+around the diagonal (shaded), the score's decomposition in the lower-right corner and a histogram of
+the scores inset at the upper left. Everything drawn is computed first (:mod:`calib.calibration_errors.corp`,
+:mod:`calib.calibration_errors.corp_bands`, :mod:`calib.scoring.murphy`); these functions only draw.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from calib.calibration_errors.corp import CorpCurve
+from calib.calibration_errors.corp_bands import CorpBands
+from calib.scoring.murphy import MurphyDiagram
+
+HISTOGRAM_BINS = 20
+
+
+def corp_diagram(ax, curve: CorpCurve, bands: CorpBands | None, terms: dict[str, float], *, color="tab:red"):
+    """Draw a CORP reliability diagram on ``ax``.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes to draw on (set to [0, 1] x [0, 1], equal aspect).
+    curve : CorpCurve
+        The fitted curve: drawn as a step function through its distinct scores.
+    bands : CorpBands or None
+        Its bands: the consistency band is shaded around the diagonal. None: no band.
+    terms : dict of str -> float
+        The lines of the corner box, e.g. {"BS": 0.166, "MCB": 0.001, "DSC": 0.08, "UNC": 0.25}.
+    color : color, default "tab:red"
+        Colour of the curve.
+
+    Returns
+    -------
+    None
+        The artists are added to ``ax``.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> from calib.calibration_errors.corp import corp_curve
+    >>> ax = Figure().add_subplot()
+    >>> corp_diagram(ax, corp_curve([0.1, 0.4, 0.7, 0.9], [0, 1, 0, 1]), None, {"BS": 0.2})
+    >>> len(ax.lines)  # the curve and the diagonal
+    2
+    """
+    if bands is not None:
+        low, high = bands.consistency
+        ax.fill_between(
+            bands.points,
+            low,
+            high,
+            step="post",
+            color="tab:blue",
+            alpha=0.25,
+            linewidth=0,
+            label=f"{round(100 * bands.level)} % consistency band ({bands.method})",
+        )
+    ax.step(curve.points, curve.recalibrated, where="post", color=color, linewidth=1.5, label="CORP (PAV) curve")
+    ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal", adjustable="box")
+    ax.set_ylabel("conditional event probability")
+    box = "\n".join(f"{name} {value:.4f}" for name, value in terms.items())
+    ax.text(
+        0.97,
+        0.03,
+        box,
+        transform=ax.transAxes,
+        ha="right",
+        va="bottom",
+        family="monospace",
+        fontsize=7,
+        bbox={"facecolor": "white", "edgecolor": "grey", "alpha": 0.9},
+    )
+    inset = ax.inset_axes([0.04, 0.66, 0.3, 0.3])
+    counts, edges = np.histogram(curve.points, bins=HISTOGRAM_BINS, range=(0, 1), weights=curve.counts)
+    inset.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="grey", edgecolor="white")
+    inset.set_xlim(0, 1)
+    inset.set_xticks([])
+    inset.set_yticks([])
+    inset.set_title("scores", fontsize=6, pad=1)
+
+
+def murphy_lines(ax, diagram: MurphyDiagram, *, colors=None):
+    """Draw a Murphy diagram: per system its mean elementary score against the threshold (solid) and
+    that of its CORP recalibration (dashed, same colour).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes to draw on.
+    diagram : MurphyDiagram
+        From :func:`calib.scoring.murphy.murphy_diagram`.
+    colors : dict of name -> color, optional
+        A colour per system (default: matplotlib's cycle).
+
+    Returns
+    -------
+    None
+        The artists are added to ``ax``.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> from calib.scoring.murphy import murphy_diagram
+    >>> ax = Figure().add_subplot()
+    >>> murphy_lines(ax, murphy_diagram({"a": [0.1, 0.4, 0.7]}, [0, 1, 1]))
+    >>> len(ax.lines)
+    2
+    """
+    for i, name in enumerate(diagram.raw):
+        color = (colors or {}).get(name, f"C{i}")
+        ax.plot(diagram.thresholds, diagram.raw[name], color=color, label=name)
+        ax.plot(
+            diagram.thresholds,
+            diagram.recalibrated[name],
+            color=color,
+            linestyle="--",
+            label=f"{name}, CORP recalibrated",
+        )
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("threshold theta")
+    ax.set_ylabel("mean elementary score")
