@@ -42,9 +42,6 @@ def corp_document(corp) -> dict:
     document = {"lens": corp.lens, "resamples": corp.resamples, "test_samples": corp.test_samples}
     for name, r in corp.scores.items():
         document[name] = {"score": r.score, "mcb": r.mcb, "dsc": r.dsc, "unc": r.unc, "p_value": r.p_value}
-    if corp.multiclass_brier is not None:
-        d = corp.multiclass_brier
-        document["multiclass_brier"] = {"score": d.score, "mcb": d.mcb, "dsc": d.dsc, "unc": d.unc}
     return document
 
 
@@ -75,11 +72,6 @@ def corp_lines(corp, n_samples: int) -> list[str]:
     for name, r in corp.scores.items():
         p_value = f"   p = {r.p_value:.3f}" if corp.resamples else ""
         lines.append(f"    {CORP_SCORES[name]:<8s} {r.score:.4f} = {r.mcb:.4f} - {r.dsc:.4f} + {r.unc:.4f}{p_value}")
-    if corp.multiclass_brier is not None:
-        d = corp.multiclass_brier
-        lines.append(
-            f"    multiclass Brier {d.score:.4f} = {d.mcb:.4f} - {d.dsc:.4f} + {d.unc:.4f} (one-vs-rest, summed)"
-        )
     return lines
 
 

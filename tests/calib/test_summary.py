@@ -168,8 +168,3 @@ def test_evaluate_decomposes_the_scores_of_its_binary_view(k):
         assert (corp.scores[score].mcb, corp.scores[score].dsc) == pytest.approx((d.mcb, d.dsc), rel=1e-12)
         assert 0 < corp.scores[score].p_value <= 1
     assert corp.lens == ("positive class" if k == 2 else "top label") and corp.resamples == 20
-    if k > 2:
-        brier = np.mean(np.sum((probs - np.eye(k)[y]) ** 2, axis=1))
-        assert corp.multiclass_brier.score == pytest.approx(brier, rel=1e-12)
-    else:
-        assert corp.multiclass_brier is None
