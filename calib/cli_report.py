@@ -170,6 +170,7 @@ def compare_text(names: list[str], sets: list[PosteriorSet], *, n_boot: int, see
     lines = ["metric".ljust(16) + "".join(n[:18].rjust(20) for n in names)]
     for m in COMPARED:
         lines.append(m.ljust(16) + "".join(f"{p[m]:20.4f}" for p in point))
+    lines += corp_rows(logps, labels)
     point_diffs = np.array([[_difference(p[m], point[0][m]) for m in COMPARED] for p in point[1:]])
     if not n_boot:
         lines.append(f"\ndifferences from {names[0]} (no bootstrap intervals: --bootstrap 0):")
@@ -193,6 +194,20 @@ def compare_text(names: list[str], sets: list[PosteriorSet], *, n_boot: int, see
             else:
                 lines.append(f"{head} {point_diffs[i, j]:+.4f} [{low[i, j]:+.4f}, {high[i, j]:+.4f}]")
     return "\n".join(lines)
+
+
+def corp_rows(logps: list[np.ndarray], labels: np.ndarray) -> list[str]:
+    """The systems' CORP decompositions side by side: per score, its value, MCB, DSC and UNC (UNC is
+    the same for every system of a binary lens; for the top label it is each system's own accuracy's)."""
+    from calib.summary import corp_summary
+
+    reports = [corp_summary(lp, labels, n_resamples=0, seed=0) for lp in logps]
+    lines = [f"CORP, {reports[0].lens} (score = MCB - DSC + UNC):"]
+    for score, label in CORP_SCORES.items():
+        for term in ("score", "mcb", "dsc", "unc"):
+            name = f"  {label}" if term == "score" else f"    {term.upper()}"
+            lines.append(name.ljust(16) + "".join(f"{getattr(r.scores[score], term):20.4f}" for r in reports))
+    return lines
 
 
 def _difference(a, b):

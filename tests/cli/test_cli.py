@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from calib.calibration_errors.corp import corp_decomposition
 from calib.scoring.decisions import normalized_risk, zero_one_costs
 from calib.scoring.scores import cross_entropy
 
@@ -63,7 +64,7 @@ def test_evaluate_prints_the_summary_and_writes_files(user_csv, tmp_path):
     assert done.returncode == 0, done.stderr
     assert "accuracy" in done.stdout and "recommended calibrator" in done.stdout
     assert "calib: bootstrap" in done.stderr  # progress goes to stderr
-    for name in ("metrics.json", "metrics.csv", "reliability.png", "reliability.pdf"):
+    for name in ("metrics.json", "metrics.csv", "reliability.png", "reliability.pdf", "corp.png", "corp.pdf"):
         assert (tmp_path / "report" / name).stat().st_size > 0
     metrics = {m["metric"]: m for m in json.loads((tmp_path / "report" / "metrics.json").read_text())["metrics"]}
     frame = pd.read_csv(user_csv)
@@ -80,6 +81,26 @@ def test_evaluate_json_and_quiet(user_csv, tmp_path):
     parsed = json.loads(done.stdout)
     assert {m["metric"] for m in parsed["metrics"]} >= {"accuracy", "NCE", "NBS", "ECD", "smooth ECE"}
     assert all(m["low"] == "nan" for m in parsed["metrics"])  # --bootstrap 0: no intervals (strict JSON)
+
+
+def test_evaluate_json_holds_the_corp_decompositions_of_a_binary_file(tmp_path):
+    rng = np.random.default_rng(3)
+    p1 = rng.uniform(size=400)
+    labels = (rng.random(400) < p1**2).astype(int)
+    pd.DataFrame({"no": 1 - p1, "yes": p1, "label": labels}).to_csv(tmp_path / "binary.csv", index=False)
+    done = _calib("evaluate", "binary.csv", "--json", "--quiet", "--bootstrap", "99", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    corp = json.loads(done.stdout)["corp"]
+    assert corp["lens"] == "positive class" and corp["resamples"] == 99
+    for score in ("brier", "log"):
+        d = corp_decomposition(p1, labels, score=score)
+        assert set(corp[score]) == {"score", "mcb", "dsc", "unc", "p_value"}
+        assert [corp[score][k] for k in ("score", "mcb", "dsc", "unc")] == pytest.approx(
+            [d.score, d.mcb, d.dsc, d.unc], rel=1e-12
+        )
+        assert corp[score]["p_value"] == 0.01  # p^2 against p: every resample under calibration has less MCB
+    text = _calib("evaluate", "binary.csv", "--quiet", "--bootstrap", "0", cwd=tmp_path).stdout
+    assert "no MCB test (--bootstrap 0)" in text and f"{d.score:.4f} = {d.mcb:.4f} - {d.dsc:.4f}" in text
 
 
 def test_priors_and_cost_matrices(user_csv, tmp_path):
@@ -190,6 +211,11 @@ def test_compare_gives_paired_intervals_and_checks_the_labels(user_csv, tmp_path
         probs, labels, kind="probs", normalize=True
     )
     assert diff == pytest.approx(expected, abs=1e-4) and low <= diff <= high
+    mcb = [float(v) for v in next(x for x in done.stdout.splitlines() if x.startswith("    MCB")).split()[1:]]
+    confidence = [p.max(axis=1) for p in (probs, sharper)]
+    correct = [p.argmax(axis=1) == labels for p in (probs, sharper)]
+    expected_mcb = [corp_decomposition(x, c).mcb for x, c in zip(confidence, correct, strict=True)]
+    assert mcb == pytest.approx(expected_mcb, abs=5e-5)  # printed to 4 decimals
     other = pd.read_csv(user_csv).assign(label=np.roll(labels, 1))
     other.to_csv(tmp_path / "c.csv", index=False)
     done = _calib("compare", str(user_csv), "c.csv", "--quiet", cwd=tmp_path)
