@@ -97,7 +97,7 @@ def corp_figure(stem: Path, pset: PosteriorSet, corp, *, seed: int) -> list[Path
 
     from calib.calibration_errors.corp import corp_curve
     from calib.calibration_errors.corp_bands import corp_bands
-    from calib.plots.corp import corp_diagram
+    from calib.plots.corp import band_label, corp_diagram
     from calib.plots.style import figure_style, save_figure
     from calib.summary import corp_view
 
@@ -108,7 +108,9 @@ def corp_figure(stem: Path, pset: PosteriorSet, corp, *, seed: int) -> list[Path
     terms = {"Brier": brier.score, "MCB": brier.mcb, "DSC": brier.dsc, "UNC": brier.unc}
     with figure_style():
         fig, ax = plt.subplots(figsize=(4.6, 4.6), layout="constrained")
-        corp_diagram(ax, curve, bands, terms)
+        band = (bands.points, *bands.consistency)
+        label = band_label(bands.level, bands.method)
+        corp_diagram(ax, curve.points, curve.recalibrated, curve.counts, terms, band=band, band_label=label)
         tested = f", MCB test p = {brier.p_value:.3f}" if corp.resamples else ""
         ax.set_title(f"CORP reliability diagram, {corp.lens}{tested}", fontsize=9)
         ax.set_xlabel("P(class 1)" if corp.lens == "positive class" else "confidence (top label)")

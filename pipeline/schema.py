@@ -133,7 +133,15 @@ _POSITIVE = (
     "bandwidth", "bandwidths", "variance", "scale", "temperature", "temperatures", "monte_carlo_temperatures",
     "half_width", "learning_rate",
 )  # fmt: skip
-_FRACTIONS = ("prior1", "mismatch_prior", "alpha", "calibration_fraction", "test_fraction", "validation_fraction")
+_FRACTIONS = (
+    "prior1",
+    "mismatch_prior",
+    "alpha",
+    "level",
+    "calibration_fraction",
+    "test_fraction",
+    "validation_fraction",
+)
 
 VALUE_RULES: dict[str, Callable] = {
     **dict.fromkeys(_COUNTS, _int_at_least(1)),

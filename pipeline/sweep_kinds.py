@@ -10,6 +10,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from calib.calibration_errors.binned import BinnedCalibrationError
+from calib.calibration_errors.corp import corp_decomposition
 from calib.calibration_errors.smoothing import smooth_ece
 from calib.calibrators import calibrate
 from calib.calibrators.registry import make_calibrator
@@ -41,6 +42,17 @@ def ece_binning(exp: DictConfig, data: DataSources) -> list[dict]:
         for label, logp, y in _sets(exp, data)
         for strategy in ("width", "mass")
     ]
+
+
+def ece_against_mcb(exp: DictConfig, data: DataSources) -> list[dict]:
+    """Binned ECE of P(class 1) with ``n_bins`` equal-width bins, and the CORP miscalibration (MCB) of the
+    Brier score, which needs no bins, on each binary real set (Dimitriadis et al. (2021))."""
+    records = []
+    for label, logp, y in _sets(exp, data):
+        ece = BinnedCalibrationError("binary", n_bins=exp.n_bins)(logp, y, kind="logprobs")
+        mcb = corp_decomposition(np.exp(logp[:, 1]), y == 1).mcb
+        records += [{"row": label, "column": "binned ECE", "value": ece}, {"row": label, "column": "MCB", "value": mcb}]
+    return records
 
 
 def smooth_ece_bandwidth(exp: DictConfig, data: DataSources) -> list[dict]:
@@ -87,6 +99,7 @@ def calibrator_protocol(exp: DictConfig, data: DataSources) -> list[dict]:
 KINDS = (
     Kind("ece_binning", ("n_bins", "sets"), ece_binning),
     Kind("smooth_ece_bandwidth", ("bandwidth", "sets"), smooth_ece_bandwidth),
+    Kind("ece_against_mcb", ("n_bins", "sets"), ece_against_mcb),
     Kind("synthetic_metrics", ("generator", "seed", "systems"), synthetic_metrics),
     Kind(
         "calibrator_protocol",

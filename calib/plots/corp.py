@@ -10,26 +10,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from calib.calibration_errors.corp import CorpCurve
-from calib.calibration_errors.corp_bands import CorpBands
 from calib.scoring.murphy import MurphyDiagram
 
 HISTOGRAM_BINS = 20
 
 
-def corp_diagram(ax, curve: CorpCurve, bands: CorpBands | None, terms: dict[str, float], *, color="tab:red"):
+def corp_diagram(
+    ax, points, recalibrated, counts, terms: dict[str, float], *, band=None, band_label="", color="tab:red"
+):
     """Draw a CORP reliability diagram on ``ax``.
 
     Parameters
     ----------
     ax : matplotlib.axes.Axes
         The axes to draw on (set to [0, 1] x [0, 1], equal aspect).
-    curve : CorpCurve
-        The fitted curve: drawn as a step function through its distinct scores.
-    bands : CorpBands or None
-        Its bands: the consistency band is shaded around the diagonal. None: no band.
+    points, recalibrated, counts : arrays of shape (M,)
+        The curve (:class:`calib.calibration_errors.corp.CorpCurve`): distinct scores, their PAV
+        values (drawn as a step function) and how many samples hold each (the inset histogram).
     terms : dict of str -> float
         The lines of the corner box, e.g. {"BS": 0.166, "MCB": 0.001, "DSC": 0.08, "UNC": 0.25}.
+    band : tuple of three arrays, optional
+        (points, low, high) of the consistency band, shaded around the diagonal. Default: none.
+    band_label : str, default ""
+        Legend label of the band.
     color : color, default "tab:red"
         Colour of the curve.
 
@@ -43,23 +46,15 @@ def corp_diagram(ax, curve: CorpCurve, bands: CorpBands | None, terms: dict[str,
     >>> from matplotlib.figure import Figure
     >>> from calib.calibration_errors.corp import corp_curve
     >>> ax = Figure().add_subplot()
-    >>> corp_diagram(ax, corp_curve([0.1, 0.4, 0.7, 0.9], [0, 1, 0, 1]), None, {"BS": 0.2})
+    >>> c = corp_curve([0.1, 0.4, 0.7, 0.9], [0, 1, 0, 1])
+    >>> corp_diagram(ax, c.points, c.recalibrated, c.counts, {"BS": 0.2})
     >>> len(ax.lines)  # the curve and the diagonal
     2
     """
-    if bands is not None:
-        low, high = bands.consistency
-        ax.fill_between(
-            bands.points,
-            low,
-            high,
-            step="post",
-            color="tab:blue",
-            alpha=0.25,
-            linewidth=0,
-            label=f"{round(100 * bands.level)} % consistency band ({bands.method})",
-        )
-    ax.step(curve.points, curve.recalibrated, where="post", color=color, linewidth=1.5, label="CORP (PAV) curve")
+    if band is not None:
+        at, low, high = band
+        ax.fill_between(at, low, high, step="post", color="tab:blue", alpha=0.25, linewidth=0, label=band_label)
+    ax.step(points, recalibrated, where="post", color=color, linewidth=1.5, label="CORP (PAV) curve")
     ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
@@ -78,12 +73,17 @@ def corp_diagram(ax, curve: CorpCurve, bands: CorpBands | None, terms: dict[str,
         bbox={"facecolor": "white", "edgecolor": "grey", "alpha": 0.9},
     )
     inset = ax.inset_axes([0.04, 0.66, 0.3, 0.3])
-    counts, edges = np.histogram(curve.points, bins=HISTOGRAM_BINS, range=(0, 1), weights=curve.counts)
-    inset.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="grey", edgecolor="white")
+    histogram, edges = np.histogram(points, bins=HISTOGRAM_BINS, range=(0, 1), weights=counts)
+    inset.bar(edges[:-1], histogram, width=np.diff(edges), align="edge", color="grey", edgecolor="white")
     inset.set_xlim(0, 1)
     inset.set_xticks([])
     inset.set_yticks([])
     inset.set_title("scores", fontsize=6, pad=1)
+
+
+def band_label(level: float, method: str) -> str:
+    """The legend label of a consistency band."""
+    return f"{round(100 * level)} % consistency band ({method})"
 
 
 def murphy_lines(ax, diagram: MurphyDiagram, *, colors=None):
