@@ -22,7 +22,7 @@ from pipeline.config import compose_config
 
 ROOT = Path(__file__).resolve().parents[2]
 BIBLIOGRAPHY = ROOT / "calib" / "bibliography.toml"
-PAPER_IDS = ("ferrer2024", "silvafilho2023", "reassessing", "vaicenavicius2019", "ecd2025")
+PAPER_IDS = ("ferrer2024", "silvafilho2023", "reassessing", "vaicenavicius2019", "ecd2025", "dimitriadis2021")
 
 
 # --- (a) every entry has authors, year and title ------------------------------------------------
