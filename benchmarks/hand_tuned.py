@@ -1,7 +1,7 @@
 """Each hand-tuned path of calib against the plain numpy / scipy code it replaces, at the sizes users meet.
 
 Run: ``python benchmarks/hand_tuned.py`` (``--repeats R``, default 5; ``--quick`` for small sizes;
-``--only binning|rows|fits``); the last results are in ``benchmarks/hand_tuned.md``. One row per
+``--only binning|rows|fits|corp``); the last results are in ``benchmarks/hand_tuned.md``. One row per
 (path, size): median wall time of the tuned path and of the plain one on the same inputs, their
 ratio (plain / tuned, > 1: the tuned path is faster) and whether the results agree (bit for bit
 where the plain path is the reference, to the stated tolerance otherwise). A path is kept in calib
@@ -31,6 +31,7 @@ import calib._internal.rows as rows  # noqa: E402
 import calib.calibrators.matrix_scaling as matrix_scaling  # noqa: E402
 import calib.calibrators.scaling as scaling  # noqa: E402
 from calib.calibration_errors.binning import grid_edges, locate  # noqa: E402
+from calib.calibration_errors.corp import calibrated_positives, corp_curve  # noqa: E402
 from calib.calibrators import DirichletCalibrator, MatrixScaling, TemperatureScaling, VectorScaling  # noqa: E402
 
 
@@ -162,11 +163,40 @@ def newton_rows(sizes, repeats) -> list[dict]:
     return out
 
 
+def _binomial_moments(draws: np.ndarray) -> tuple[float, float]:
+    return float(draws.mean()), float(draws.var())
+
+
+def corp_draw_rows(sizes, repeats) -> list[dict]:
+    """CORP's draws under calibration (200 resamples): uniform < x for scores held by one sample against
+    numpy's binomial for every score. Different streams, so "same result" compares the draws' mean and
+    variance (both within 1 % of each other at these sizes)."""
+    out = []
+    for n in sizes:
+        x = np.random.default_rng(0).uniform(size=n)
+        curve = corp_curve(x, np.zeros(n))
+        counts = curve.counts
+
+        def tuned(curve=curve):
+            return np.array([d.sum() for d in calibrated_positives(curve, 200, np.random.default_rng(1))])
+
+        def plain(curve=curve, counts=counts):
+            rng = np.random.default_rng(1)
+            return np.array([rng.binomial(counts, curve.points).sum() for _ in range(200)], dtype=np.float64)
+
+        def agree(a, b):
+            (ma, va), (mb, vb) = _binomial_moments(a), _binomial_moments(b)
+            return abs(ma / mb - 1) < 0.01 and abs(va / vb - 1) < 0.3
+
+        out.append(row("CORP draws under calibration, 200 resamples", f"{n:.0e} scores", tuned, plain, agree, repeats))
+    return out
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="small sizes and one repeat")
-    parser.add_argument("--only", choices=("binning", "rows", "fits"), help="one group of paths")
+    parser.add_argument("--only", choices=("binning", "rows", "fits", "corp"), help="one group of paths")
     args = parser.parse_args(argv)
     repeats = 1 if args.quick else args.repeats
     big = [10**5] if args.quick else [10**5, 10**6, 10**7]
@@ -175,6 +205,7 @@ def main(argv=None) -> None:
         "binning": lambda: locate_rows(big, repeats),
         "rows": lambda: rows_rows(big, repeats),
         "fits": lambda: newton_rows(fits, repeats),
+        "corp": lambda: corp_draw_rows(big[:2], repeats),
     }
     found = [r for name, group in groups.items() if args.only in (None, name) for r in group()]
     print("| path | size | tuned s | plain s | gain (plain / tuned) | same result |")

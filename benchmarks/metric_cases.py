@@ -17,6 +17,7 @@ from scipy.spatial.distance import cdist
 from sklearn.calibration import calibration_curve
 
 from calib.calibration_errors.binned import BinnedCalibrationError
+from calib.calibration_errors.corp import corp_decomposition
 from calib.calibration_errors.kernel_calibration import median_bandwidth, mmce, skce
 from calib.calibration_errors.lenses import TopK
 from calib.calibration_errors.presets import ece_preset
@@ -30,6 +31,7 @@ netcal_metrics = optional_module("netcal.metrics")
 torchmetrics_classification = optional_module("torchmetrics.functional.classification")
 uncertainty_calibration = optional_module("calibration.utils")
 relplot = optional_module("relplot")
+model_diagnostics_scoring = optional_module("model_diagnostics.scoring")
 
 ECE_BINS = 15
 CLASSES = 10
@@ -142,6 +144,28 @@ def _smooth_ece_setup(n: int):
         else not_installed("relplot")
     )
     return (lambda: smooth_ece(confidence, outcome)), [peer]
+
+
+def corp_cases(sizes) -> list[Case]:
+    return [Case("CORP decomposition of the Brier score (PAV, ties pooled)", n, partial(_corp_setup, n)) for n in sizes]
+
+
+def _corp_setup(n: int):
+    confidence, outcome = confidence_problem(n)
+    outcome = outcome.astype(np.float64)
+
+    def theirs():
+        row = model_diagnostics_scoring.decompose(
+            y_obs=outcome, y_pred=confidence, scoring_function=model_diagnostics_scoring.SquaredError()
+        ).row(0, named=True)
+        return row["miscalibration"]
+
+    peer = (
+        Peer("model-diagnostics decompose", theirs, distance=absolute_difference, tolerance=1e-12)
+        if model_diagnostics_scoring
+        else not_installed("model-diagnostics")
+    )
+    return (lambda: corp_decomposition(confidence, outcome).mcb), [peer]
 
 
 def dense_skce(probs: np.ndarray, labels: np.ndarray, bandwidth: float) -> float:

@@ -35,6 +35,7 @@ from metric_cases import (  # noqa: E402
     binned_ece_cases,
     bootstrap_cases,
     consistency_cases,
+    corp_cases,
     mmce_cases,
     skce_cases,
     smooth_ece_cases,
@@ -87,6 +88,7 @@ def all_cases(sizes: Sizes) -> list:
     return [
         *binned_ece_cases(sizes.ece),
         *smooth_ece_cases(sizes.ece),
+        *corp_cases(sizes.ece[:3]),
         *skce_cases(sizes.kernel, sizes.dense_max),
         *mmce_cases(sizes.kernel, sizes.dense_max),
         *bootstrap_cases(sizes.bootstrap_n, sizes.n_boot),
