@@ -1,0 +1,74 @@
+"""The dimitriadis2021 kinds (CORP beyond the papers) on synthetic binary systems: the tables hold the
+library's numbers, the ranks order them, and the figure and tables are written."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+from scipy.stats import kendalltau
+
+import pipeline.papers.dimitriadis2021 as beyond
+from calib.calibration_errors.binned import BinnedCalibrationError
+from calib.calibration_errors.corp import corp_decomposition
+from calib.data.real import PosteriorSet
+from pipeline.io import values_frame
+from pipeline.targets import load_experiment
+
+SETS = {"sharp": 3.0, "soft": 0.5, "fair": 1.0}
+
+
+class FakeSources:
+    """Binary systems whose P(class 1) is the true probability raised to a power (1: calibrated)."""
+
+    def real(self, name):
+        rng = np.random.default_rng(len(name))
+        truth = rng.uniform(size=600)
+        labels = (rng.random(600) < truth).astype(int)
+        p1 = np.clip(truth ** SETS[name], 1e-6, 1 - 1e-6)
+        return PosteriorSet(name, np.column_stack([1 - p1, p1]), labels, "probs")
+
+
+def _experiment(name: str, **overrides):
+    exp = OmegaConf.to_container(load_experiment(name).experiment, resolve=True)
+    systems = [{"label": label, "set": label} for label in SETS]
+    key = "systems" if "systems" in exp else "system"
+    return OmegaConf.create({**exp, key: systems if key == "systems" else systems[1], "n_resamples": 49, **overrides})
+
+
+def test_decompositions_are_the_librarys_and_the_table_is_written(tmp_path):
+    exp = _experiment("dimitriadis2021_decompositions")
+    values = values_frame(beyond.decompositions(exp, FakeSources()))
+    raw = FakeSources().real("soft")
+    d = corp_decomposition(raw.scores[:, 1], raw.labels, score="log")
+    mine = values[values.row == "soft | raw"].set_index("column").value.astype(float)
+    assert (mine["LS mcb"], mine["LS dsc"], mine["LS unc"]) == pytest.approx((d.mcb, d.dsc, d.unc), rel=1e-12)
+    assert mine["BS p_value"] == 1 / 50  # x^0.5 is far from calibrated
+    paths = beyond.render_decompositions(exp, values, tmp_path / "decompositions")
+    table = pd.read_csv(paths[0])
+    assert list(table.columns[:4]) == ["system", "posteriors", "BS", "BS MCB"] and len(table) == 6
+
+
+def test_rankings_order_the_systems_and_give_kendalls_tau(tmp_path):
+    exp = _experiment("dimitriadis2021_rankings")
+    values = values_frame(beyond.rankings(exp, FakeSources()))
+    wide = values[~values.row.str.startswith("Kendall")].pivot(index="row", columns="column", values="value")
+    wide = wide.astype(float)
+    assert sorted(wide["rank ECE"]) == list(range(1, 7))
+    assert np.all(np.diff(wide.sort_values("rank MCB").MCB) >= 0)
+    assert np.all(np.diff(wide.sort_values("rank DSC").DSC) <= 0)
+    tau = values[values.row == "Kendall tau (ECE rank, MCB rank)"].value.astype(float).iloc[0]
+    assert tau == pytest.approx(kendalltau(wide["rank ECE"], wide["rank MCB"]).statistic)
+    raw = FakeSources().real("sharp")
+    ece = BinnedCalibrationError("binary", 15)(raw.scores, raw.labels, kind="probs")
+    assert wide.loc["sharp | raw", "ECE"] == pytest.approx(ece, rel=1e-12)
+    assert [p.suffix for p in beyond.render_rankings(exp, values, tmp_path / "rankings")] == [".csv", ".md", ".tex"]
+
+
+def test_the_diagrams_figure_is_drawn(tmp_path):
+    exp = _experiment("dimitriadis2021_corp_pneum_resnet_50")
+    values = values_frame(beyond.corp_diagrams(exp, FakeSources()))
+    assert set(values.row) == {"raw", "DP-xv"}
+    paths = beyond.render_corp_diagrams(exp, values, tmp_path / "corp")
+    assert all(p.stat().st_size > 10_000 for p in paths)
