@@ -1,4 +1,4 @@
-"""CORP reliability curves, their bands, and the decomposition of proper scores: Dimitriadis et al. (2021).
+"""CORP reliability curves, the decomposition of proper scores and the MCB test: Dimitriadis et al. (2021).
 
 CORP (consistent, optimally binned, reproducible, PAV-based) replaces the bins of a reliability
 diagram by isotonic regression: the recalibrated forecast xhat_i is the pool-adjacent-violators (PAV)
@@ -11,8 +11,8 @@ non-decreasing functions of x, minimizes every proper scoring rule at once; so f
 
 with MCB >= 0 (miscalibration) and DSC >= 0 (discrimination). Everything here works on the M
 distinct scores (counts and positives per score), so after one sort the fits, scores and resamples
-cost O(M): a resample under calibration draws Binomial(count_m, x_m) positives per distinct score, a
-bootstrap resample one multinomial draw of the (score, outcome) cells.
+cost O(M): a resample under calibration draws Binomial(count_m, x_m) positives per distinct score.
+The curve's bands are in :mod:`calib.calibration_errors.corp_bands`.
 """
 
 from __future__ import annotations

@@ -32,7 +32,9 @@ BAND_POINTS = 1000
 # "auto" resamples up to this many samples (two bands of 1000 resamples in about a second on one
 # core) and uses the asymptotic bands beyond it, where they cover at their level (see the tests).
 RESAMPLING_MAX_N = 20_000
-# A distinct score held by this many samples gets the normal (point-mass) asymptotic band.
+# A distinct score held by this many samples gets the normal (point-mass) asymptotic band: at 100
+# samples the normal 5 % and 95 % quantiles of a binomial frequency are within 0.007 of the exact ones
+# for every probability in [0.1, 0.9].
 DISCRETE_MIN_COUNT = 100
 # Quantiles of Chernoff's distribution at (1 + level) / 2, by the band's level (Groeneboom & Wellner (2001)).
 CHERNOFF_QUANTILES = {0.8: 0.6642, 0.9: 0.8451, 0.95: 0.9982, 0.98: 1.1715, 0.99: 1.2867}

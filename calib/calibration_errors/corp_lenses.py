@@ -83,8 +83,6 @@ def lens_decomposition(scores, labels, *, kind: str, lens: str = "one_vs_rest", 
     >>> round(d.total.score, 4), round(d.total.mcb - d.total.dsc + d.total.unc, 4)
     (0.33, 0.33)
     """
-    if lens not in LENSES:
-        raise CalibInputError(f"lens must be one of {LENSES}; got {lens!r}")
     probs, y = probs_and_labels(scores, labels, kind)
     parts = {name: corp_decomposition(x, o, score=score) for name, (x, o) in lens_forecasts(probs, y, lens).items()}
     terms = np.array([[d.score, d.mcb, d.dsc, d.unc] for d in parts.values()]).sum(axis=0)

@@ -42,6 +42,8 @@ def mean_elementary_scores(values: np.ndarray, counts: np.ndarray, positives: np
     """Mean S_theta at each threshold of forecasts grouped by value: ``values`` non-decreasing, each held
     by ``counts`` samples of which ``positives`` are positive. O((M + G) log M).
 
+    Source: Ehm et al. (2016) (the elementary scores of a probability forecast; see the module's text).
+
     Parameters
     ----------
     values : array of shape (M,)

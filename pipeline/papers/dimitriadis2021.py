@@ -18,7 +18,7 @@ from omegaconf import DictConfig
 from scipy.stats import kendalltau
 
 from calib.calibration_errors.binned import BinnedCalibrationError
-from calib.calibration_errors.corp import corp_curve, corp_report
+from calib.calibration_errors.corp import corp_curve, corp_decomposition, corp_report, decompose, mcb_test
 from calib.calibration_errors.corp_bands import corp_bands
 from calib.plots.corp import band_label, corp_diagram, murphy_lines
 from calib.plots.style import figure_style, save_figure
@@ -67,8 +67,9 @@ def corp_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
                 {"row": variant, "column": side, "x": p, "value": v} for p, v in zip(bands.points, values, strict=True)
             ]
         records.append({"row": variant, "column": "band method", "value": bands.method})
-        d = corp_report(x, labels, scores=("brier",), n_resamples=exp.n_resamples, seed=exp.seed)["brier"]
-        records += [{"row": variant, "column": f"BS {t}", "value": getattr(d, t)} for t in TERMS]
+        d, test = decompose(curve), mcb_test(curve, n_resamples=exp.n_resamples, seed=exp.seed)
+        terms = {"score": d.score, "mcb": d.mcb, "dsc": d.dsc, "unc": d.unc, "p_value": test.p_value}
+        records += [{"row": variant, "column": f"BS {t}", "value": v} for t, v in terms.items()]
     murphy = murphy_diagram(forecasts, labels)
     for variant in forecasts:
         for kind, values in (
@@ -157,7 +158,7 @@ def rankings(exp: DictConfig, data: DataSources) -> list[dict]:
     for system in exp.systems:
         forecasts, labels = _variants(system, exp.options, data)
         for variant, x in forecasts.items():
-            d = corp_report(x, labels, scores=("brier",), n_resamples=0)["brier"]
+            d = corp_decomposition(x, labels)
             rows[f"{system.label} | {variant}"] = {
                 "ECE": ece(np.column_stack([1 - x, x]), labels, kind="probs"),
                 "MCB": d.mcb,

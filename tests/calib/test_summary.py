@@ -165,6 +165,7 @@ def test_evaluate_decomposes_the_scores_of_its_binary_view(k):
         x, outcome = probs.max(axis=1), probs.argmax(axis=1) == y
     for score in ("brier", "log"):
         d = corp_decomposition(x, outcome, score=score)
+        # the same function of the same floats (exp of the validated log-posteriors): rounding only
         assert (corp.scores[score].mcb, corp.scores[score].dsc) == pytest.approx((d.mcb, d.dsc), rel=1e-12)
         assert 0 < corp.scores[score].p_value <= 1
     assert corp.lens == ("positive class" if k == 2 else "top label") and corp.resamples == 20

@@ -3,33 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from support import run_calib
 
 from calib.calibration_errors.corp import corp_decomposition
 from calib.scoring.decisions import normalized_risk, zero_one_costs
 from calib.scoring.scores import cross_entropy
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _calib(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "calib.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:
@@ -60,7 +47,7 @@ def test_console_script_is_declared():
 
 
 def test_evaluate_prints_the_summary_and_writes_files(user_csv, tmp_path):
-    done = _calib("evaluate", user_csv.name, "--bootstrap", "20", "--out", "report", cwd=tmp_path)
+    done = run_calib("evaluate", user_csv.name, "--bootstrap", "20", "--out", "report", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "accuracy" in done.stdout and "recommended calibrator" in done.stdout
     assert "calib: bootstrap" in done.stderr  # progress goes to stderr
@@ -76,7 +63,7 @@ def test_evaluate_prints_the_summary_and_writes_files(user_csv, tmp_path):
 
 
 def test_evaluate_json_and_quiet(user_csv, tmp_path):
-    done = _calib("evaluate", str(user_csv), "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
+    done = run_calib("evaluate", str(user_csv), "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
     assert done.returncode == 0 and done.stderr == ""
     parsed = json.loads(done.stdout)
     assert {m["metric"] for m in parsed["metrics"]} >= {"accuracy", "NCE", "NBS", "ECD", "smooth ECE"}
@@ -88,24 +75,25 @@ def test_evaluate_json_holds_the_corp_decompositions_of_a_binary_file(tmp_path):
     p1 = rng.uniform(size=400)
     labels = (rng.random(400) < p1**2).astype(int)
     pd.DataFrame({"no": 1 - p1, "yes": p1, "label": labels}).to_csv(tmp_path / "binary.csv", index=False)
-    done = _calib("evaluate", "binary.csv", "--json", "--quiet", "--bootstrap", "99", cwd=tmp_path)
+    done = run_calib("evaluate", "binary.csv", "--json", "--quiet", "--bootstrap", "99", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     corp = json.loads(done.stdout)["corp"]
     assert corp["lens"] == "positive class" and corp["resamples"] == 99
     for score in ("brier", "log"):
         d = corp_decomposition(p1, labels, score=score)
         assert set(corp[score]) == {"score", "mcb", "dsc", "unc", "p_value"}
+        # the command reads the CSV, takes logs and exponentiates back: the scores move by a few ulps
         assert [corp[score][k] for k in ("score", "mcb", "dsc", "unc")] == pytest.approx(
             [d.score, d.mcb, d.dsc, d.unc], rel=1e-12
         )
         assert corp[score]["p_value"] == 0.01  # p^2 against p: every resample under calibration has less MCB
-    text = _calib("evaluate", "binary.csv", "--quiet", "--bootstrap", "0", cwd=tmp_path).stdout
+    text = run_calib("evaluate", "binary.csv", "--quiet", "--bootstrap", "0", cwd=tmp_path).stdout
     assert "no MCB test (--bootstrap 0)" in text and f"{d.score:.4f} = {d.mcb:.4f} - {d.dsc:.4f}" in text
 
 
 def test_priors_and_cost_matrices(user_csv, tmp_path):
     (tmp_path / "costs.csv").write_text("0,1,1\n10,0,1\n1,1,0\n")
-    done = _calib(
+    done = run_calib(
         "evaluate", str(user_csv), "--priors", "0.2", "0.3", "0.5", "--abstain", "0.1", "--costs", "costs.csv",
         "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path,
     )  # fmt: skip
@@ -121,7 +109,7 @@ def test_priors_and_cost_matrices(user_csv, tmp_path):
         normalized_risk(probs, labels, abstain, kind="probs", priors=priors)
     )
     assert metrics["NCE"] == pytest.approx(cross_entropy(probs, labels, kind="probs", priors=priors, normalize=True))
-    bad = _calib("evaluate", str(user_csv), "--priors", "0.5", "0.6", "0.1", "--quiet", cwd=tmp_path)
+    bad = run_calib("evaluate", str(user_csv), "--priors", "0.5", "0.6", "0.1", "--quiet", cwd=tmp_path)
     assert bad.returncode == 1 and "priors must sum to 1" in bad.stderr
 
 
@@ -153,19 +141,19 @@ def _broken(tmp_path: Path, user_csv: Path, fault: str) -> Path:
     ],
 )
 def test_a_file_with_a_mistake_gives_one_clear_line_and_exit_1(user_csv, tmp_path, fault, hint):
-    done = _calib("evaluate", str(_broken(tmp_path, user_csv, fault)), "--quiet", cwd=tmp_path)
+    done = run_calib("evaluate", str(_broken(tmp_path, user_csv, fault)), "--quiet", cwd=tmp_path)
     assert done.returncode == 1 and done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("calib evaluate: error:") and hint in lines[0]
 
 
 def test_missing_file_and_bad_command_line(tmp_path):
-    done = _calib("evaluate", "nowhere.csv", cwd=tmp_path)
+    done = run_calib("evaluate", "nowhere.csv", cwd=tmp_path)
     assert done.returncode == 1 and "does not exist" in done.stderr
-    assert _calib("evaluate", cwd=tmp_path).returncode == 2
-    assert _calib("calibrate", "--apply", "a", cwd=tmp_path).returncode == 2  # --out is required
+    assert run_calib("evaluate", cwd=tmp_path).returncode == 2
+    assert run_calib("calibrate", "--apply", "a", cwd=tmp_path).returncode == 2  # --out is required
     (tmp_path / "a.csv").write_text("x,y,label\n0.5,0.5,1\n")
-    magic = _calib(
+    magic = run_calib(
         "calibrate", "--method", "magic", "--train", "a.csv", "--apply", "a.csv", "--out", "b.npz", cwd=tmp_path
     )
     assert magic.returncode == 1 and "--method 'magic' is not a calibrator; use one of dp, temperature" in magic.stderr
@@ -175,12 +163,12 @@ def test_calibrate_fits_saves_loads_and_applies(tmp_path):
     for name, seed in (("train.csv", 1), ("test.csv", 2)):
         probs, labels = _posteriors(seed, scale=3.0)  # over-confident: temperature scaling should help
         pd.DataFrame(probs, columns=["a", "b", "c"]).assign(label=labels).to_csv(tmp_path / name, index=False)
-    fit = _calib(
+    fit = run_calib(
         "calibrate", "--method", "temperature", "--train", "train.csv", "--apply", "test.csv",
         "--out", "fitted.npz", "--save-model", "ts.json", "--quiet", cwd=tmp_path,
     )  # fmt: skip
     assert fit.returncode == 0, fit.stderr
-    again = _calib("calibrate", "--model", "ts.json", "--apply", "test.csv", "--out", "again.npz", cwd=tmp_path)
+    again = run_calib("calibrate", "--model", "ts.json", "--apply", "test.csv", "--out", "again.npz", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     first, second = np.load(tmp_path / "fitted.npz"), np.load(tmp_path / "again.npz")
     np.testing.assert_array_equal(first["scores"], second["scores"])
@@ -191,10 +179,10 @@ def test_calibrate_fits_saves_loads_and_applies(tmp_path):
 
 
 def test_calibrate_rejects_a_bad_output_name_and_a_foreign_model(user_csv, tmp_path):
-    done = _calib("calibrate", "--method", "dp", "--train", str(user_csv), "--apply", str(user_csv),
+    done = run_calib("calibrate", "--method", "dp", "--train", str(user_csv), "--apply", str(user_csv),
                   "--out", "x.csv", "--quiet", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 1 and ".npz" in done.stderr and not (tmp_path / "x.csv").exists()
-    done = _calib("calibrate", "--model", str(user_csv), "--apply", str(user_csv), "--out", "y.npz", cwd=tmp_path)
+    done = run_calib("calibrate", "--model", str(user_csv), "--apply", str(user_csv), "--out", "y.npz", cwd=tmp_path)
     assert done.returncode == 1 and "calib reads calibrators from .json files" in done.stderr
 
 
@@ -203,7 +191,9 @@ def test_compare_gives_paired_intervals_and_checks_the_labels(user_csv, tmp_path
     sharper = np.exp(2 * np.log(probs))
     sharper /= sharper.sum(axis=1, keepdims=True)
     pd.DataFrame(sharper, columns=["cat", "dog", "bird"]).assign(label=labels).to_csv(tmp_path / "b.csv", index=False)
-    done = _calib("compare", str(user_csv), "b.csv", "--names", "A", "B", "--bootstrap", "50", "--quiet", cwd=tmp_path)
+    done = run_calib(
+        "compare", str(user_csv), "b.csv", "--names", "A", "B", "--bootstrap", "50", "--quiet", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     line = next(x for x in done.stdout.splitlines() if "B - A: NCE" in x)
     diff, low, high = (float(v) for v in re.findall(r"[+-]\d+\.\d+", line))
@@ -218,15 +208,15 @@ def test_compare_gives_paired_intervals_and_checks_the_labels(user_csv, tmp_path
     assert mcb == pytest.approx(expected_mcb, abs=5e-5)  # printed to 4 decimals
     other = pd.read_csv(user_csv).assign(label=np.roll(labels, 1))
     other.to_csv(tmp_path / "c.csv", index=False)
-    done = _calib("compare", str(user_csv), "c.csv", "--quiet", cwd=tmp_path)
+    done = run_calib("compare", str(user_csv), "c.csv", "--quiet", cwd=tmp_path)
     assert done.returncode == 1 and "labels differ" in done.stderr
 
 
 def test_fit_samples_caps_the_calibrators_data_and_says_so(user_csv, tmp_path):
-    capped = _calib(
+    capped = run_calib(
         "evaluate", str(user_csv), "--json", "--quiet", "--bootstrap", "20", "--fit-samples", "100", cwd=tmp_path
     )
-    full = _calib("evaluate", str(user_csv), "--json", "--quiet", "--bootstrap", "20", cwd=tmp_path)
+    full = run_calib("evaluate", str(user_csv), "--json", "--quiet", "--bootstrap", "20", cwd=tmp_path)
     capped, full = json.loads(capped.stdout), json.loads(full.stdout)
     assert capped["calibrator_gains"]["samples"] == 100 and full["calibrator_gains"]["samples"] == 300
     rcl = {m["metric"]: m["value"] for m in capped["metrics"] if m["metric"].startswith("RCL")}
@@ -234,12 +224,12 @@ def test_fit_samples_caps_the_calibrators_data_and_says_so(user_csv, tmp_path):
     # every other metric uses all samples
     others = [m for m in capped["metrics"] if not m["metric"].startswith("RCL")]
     assert others == [m for m in full["metrics"] if not m["metric"].startswith("RCL")]
-    text = _calib("evaluate", str(user_csv), "--quiet", "--bootstrap", "20", "--fit-samples", "100", cwd=tmp_path)
+    text = run_calib("evaluate", str(user_csv), "--quiet", "--bootstrap", "20", "--fit-samples", "100", cwd=tmp_path)
     assert "on a random 100 samples" in text.stdout
 
 
 def test_fit_samples_below_ten_is_refused_in_one_line(user_csv, tmp_path):
-    done = _calib("evaluate", str(user_csv), "--fit-samples", "3", cwd=tmp_path)
+    done = run_calib("evaluate", str(user_csv), "--fit-samples", "3", cwd=tmp_path)
     assert done.returncode == 1 and done.stderr.strip().splitlines() == [
         "calib evaluate: error: --fit-samples must be 0 (all samples) or at least 10; got 3"
     ]

@@ -12,7 +12,6 @@ import os
 import pickle
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,20 +19,10 @@ import pandas as pd
 import pytest
 from scipy.stats import entropy
 from sklearn.metrics import accuracy_score, log_loss
+from support import run_calib
 
 ROOT = Path(__file__).resolve().parents[2]
 K = 4
-
-
-def _calib(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "calib.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
 
 
 def _model(n: int = 600, k: int = K, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -85,7 +74,7 @@ def _frame(probs, labels, columns=None) -> pd.DataFrame:
 def test_to_csv_with_its_default_index_column(tmp_path):
     probs, labels = _model()
     _frame(probs, labels).to_csv(tmp_path / "scores.csv")  # pandas' default: the index as a first column
-    done = _calib("evaluate", "scores.csv", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
+    done = run_calib("evaluate", "scores.csv", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
     _assert_metrics(done, probs, labels)
     assert "dropped the unnamed first column" in done.stderr
     assert json.loads(done.stdout)["n_classes"] == K
@@ -94,9 +83,9 @@ def test_to_csv_with_its_default_index_column(tmp_path):
 def test_an_extra_feature_column_is_named_and_class_columns_select_the_scores(tmp_path):
     probs, labels = _model()
     _frame(probs, labels).assign(age=np.linspace(18, 90, labels.size)).to_csv(tmp_path / "s.csv", index=False)
-    line = _one_error_line(_calib("evaluate", "s.csv", "--quiet", cwd=tmp_path))
+    line = _one_error_line(run_calib("evaluate", "s.csv", "--quiet", cwd=tmp_path))
     assert "['age']" in line and "--class-columns" in line and "--kind" not in line
-    done = _calib(
+    done = run_calib(
         "evaluate", "s.csv", "--class-columns", "class_*", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path
     )
     _assert_metrics(done, probs, labels)
@@ -105,9 +94,9 @@ def test_an_extra_feature_column_is_named_and_class_columns_select_the_scores(tm
 def test_rounded_probabilities_are_renormalized_on_request_never_read_as_logits(tmp_path):
     probs, labels = _model()
     _frame(probs.round(3), labels).to_csv(tmp_path / "s.csv", index=False)
-    line = _one_error_line(_calib("evaluate", "s.csv", "--quiet", cwd=tmp_path))
+    line = _one_error_line(run_calib("evaluate", "s.csv", "--quiet", cwd=tmp_path))
     assert "--renormalize" in line and "logits" not in line and "largest deviation" in line
-    done = _calib("evaluate", "s.csv", "--renormalize", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
+    done = run_calib("evaluate", "s.csv", "--renormalize", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
     rounded = probs.round(3)
     _assert_metrics(done, rounded / rounded.sum(axis=1, keepdims=True), labels)
     assert "renormalized rows off 1 by up to" in done.stderr
@@ -117,16 +106,16 @@ def test_a_zero_probability_on_a_true_label_is_an_infinite_log_loss_not_a_crash(
     probs, labels = _model()
     probs[0] = np.eye(K)[(labels[0] + 1) % K]  # a hard, wrong prediction
     _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
-    done = _calib("evaluate", "s.csv", "--json", "--quiet", "--bootstrap", "20", cwd=tmp_path)
+    done = run_calib("evaluate", "s.csv", "--json", "--quiet", "--bootstrap", "20", cwd=tmp_path)
     document = json.loads(done.stdout)  # strict JSON: json.loads would reject a bare NaN or Infinity
     metrics = {m["metric"]: m for m in document["metrics"]}
     assert metrics["NCE"]["value"] == "inf" and metrics["ECD"]["value"] == "inf"
     assert metrics["accuracy"]["value"] == pytest.approx(accuracy_score(labels, probs.argmax(axis=1)))
     assert isinstance(metrics["NBS"]["value"], float) and isinstance(metrics["ECE top-label"]["low"], float)
     assert document["calibrator_gains"]["score"] == "Brier"  # the evidence falls back to the Brier score
-    text = _calib("evaluate", "s.csv", "--quiet", "--bootstrap", "0", cwd=tmp_path)
+    text = run_calib("evaluate", "s.csv", "--quiet", "--bootstrap", "0", cwd=tmp_path)
     assert text.returncode == 0 and "inf" in text.stdout
-    compared = _calib("compare", "s.csv", "s.csv", "--quiet", "--bootstrap", "10", cwd=tmp_path)
+    compared = run_calib("compare", "s.csv", "s.csv", "--quiet", "--bootstrap", "10", cwd=tmp_path)
     assert compared.returncode == 0 and "undefined: infinite for both" in compared.stdout
 
 
@@ -135,9 +124,9 @@ def test_a_binary_problem_stored_as_one_positive_class_column(tmp_path):
     pd.DataFrame({"p_default": probs[:, 1], "y": np.where(labels == 1, "default", "paid")}).to_csv(
         tmp_path / "s.csv", index=False
     )
-    line = _one_error_line(_calib("evaluate", "s.csv", "--labels", "y", "--quiet", cwd=tmp_path))
+    line = _one_error_line(run_calib("evaluate", "s.csv", "--labels", "y", "--quiet", cwd=tmp_path))
     assert "--positive-label" in line
-    done = _calib(
+    done = run_calib(
         "evaluate", "s.csv", "--labels", "y", "--positive-label", "default", "--json", "--quiet", "--bootstrap", "0",
         cwd=tmp_path,
     )  # fmt: skip
@@ -148,7 +137,7 @@ def test_one_logit_column(tmp_path):
     probs, labels = _model(k=2)
     logit = np.log(probs[:, 1]) - np.log(probs[:, 0])
     pd.DataFrame({"logit": logit, "label": labels}).to_csv(tmp_path / "s.csv", index=False)
-    done = _calib(
+    done = run_calib(
         "evaluate", "s.csv", "--kind", "logits", "--positive-label", "1", "--json", "--quiet", "--bootstrap", "0",
         cwd=tmp_path,
     )  # fmt: skip
@@ -159,17 +148,17 @@ def test_one_logit_column(tmp_path):
 def test_one_based_labels_and_labels_that_are_not_column_names(tmp_path):
     probs, labels = _model()
     _frame(probs, labels + 1).to_csv(tmp_path / "one.csv", index=False)
-    line = _one_error_line(_calib("evaluate", "one.csv", "--quiet", cwd=tmp_path))
+    line = _one_error_line(run_calib("evaluate", "one.csv", "--quiet", cwd=tmp_path))
     assert "--label-values 1-based" in line and "label_values" not in line
-    done = _calib(
+    done = run_calib(
         "evaluate", "one.csv", "--label-values", "1-based", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path
     )
     _assert_metrics(done, probs, labels)
     names = np.array(["cat", "dog", "owl", "fox"])
     _frame(probs, names[labels], columns=["p_cat", "p_dog", "p_owl", "p_fox"]).to_csv(tmp_path / "n.csv", index=False)
-    line = _one_error_line(_calib("evaluate", "n.csv", "--quiet", cwd=tmp_path))
+    line = _one_error_line(run_calib("evaluate", "n.csv", "--quiet", cwd=tmp_path))
     assert "--label-values LABEL=COLUMN" in line
-    done = _calib(
+    done = run_calib(
         "evaluate", "n.csv", "--label-values", "cat=p_cat", "dog=p_dog", "owl=p_owl", "fox=p_fox", "--json",
         "--quiet", "--bootstrap", "0", cwd=tmp_path,
     )  # fmt: skip
@@ -181,7 +170,7 @@ def test_string_labels_that_are_the_column_names_and_parquet(tmp_path):
     names = ["cat", "dog", "owl", "fox"]
     frame = _frame(probs, np.array(names)[labels], columns=names)
     frame.to_parquet(tmp_path / "s.parquet")
-    done = _calib("evaluate", "s.parquet", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
+    done = run_calib("evaluate", "s.parquet", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
     _assert_metrics(done, probs, labels)
 
 
@@ -199,7 +188,7 @@ MALFORMED = {
 @pytest.mark.parametrize("fault", sorted(MALFORMED))
 def test_a_malformed_table_gives_one_line(tmp_path, fault):
     MALFORMED[fault](tmp_path / "s.csv")
-    line = _one_error_line(_calib("evaluate", "s.csv", "--out", "report", "--quiet", cwd=tmp_path))
+    line = _one_error_line(run_calib("evaluate", "s.csv", "--out", "report", "--quiet", cwd=tmp_path))
     assert "s.csv" in line
     assert not (tmp_path / "report" / "metrics.json").exists()
 
@@ -209,29 +198,29 @@ def test_a_truncated_or_foreign_npz_and_a_folder_given_as_a_file(tmp_path):
     np.savez(tmp_path / "good.npz", scores=probs, labels=labels)
     data = (tmp_path / "good.npz").read_bytes()
     (tmp_path / "cut.npz").write_bytes(data[: len(data) // 2])
-    assert "cut.npz" in _one_error_line(_calib("evaluate", "cut.npz", "--quiet", cwd=tmp_path))
+    assert "cut.npz" in _one_error_line(run_calib("evaluate", "cut.npz", "--quiet", cwd=tmp_path))
     np.save(tmp_path / "array.npy", probs)
     (tmp_path / "array.npz").write_bytes((tmp_path / "array.npy").read_bytes())
-    assert "array.npz" in _one_error_line(_calib("evaluate", "array.npz", "--quiet", cwd=tmp_path))
+    assert "array.npz" in _one_error_line(run_calib("evaluate", "array.npz", "--quiet", cwd=tmp_path))
     (tmp_path / "folder.csv").mkdir()
-    assert "is a folder" in _one_error_line(_calib("evaluate", "folder.csv", "--quiet", cwd=tmp_path))
-    assert "does not exist" in _one_error_line(_calib("evaluate", "nowhere.csv", "--quiet", cwd=tmp_path))
+    assert "is a folder" in _one_error_line(run_calib("evaluate", "folder.csv", "--quiet", cwd=tmp_path))
+    assert "does not exist" in _one_error_line(run_calib("evaluate", "nowhere.csv", "--quiet", cwd=tmp_path))
 
 
 def test_output_paths_are_checked_before_any_work(tmp_path):
     probs, labels = _model()
     _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
     (tmp_path / "taken").write_text("keep me")
-    line = _one_error_line(_calib("evaluate", "s.csv", "--out", "taken", "--quiet", cwd=tmp_path))
+    line = _one_error_line(run_calib("evaluate", "s.csv", "--out", "taken", "--quiet", cwd=tmp_path))
     assert "is a file" in line and (tmp_path / "taken").read_text() == "keep me"
-    line = _one_error_line(_calib("evaluate", "s.csv", "--out", "taken/inside", "--quiet", cwd=tmp_path))
+    line = _one_error_line(run_calib("evaluate", "s.csv", "--out", "taken/inside", "--quiet", cwd=tmp_path))
     assert "cannot be created" in line
     (tmp_path / "model.json").mkdir()
     args = ("--method", "dp", "--train", "s.csv", "--apply", "s.csv", "--out", "c.npz", "--quiet")
-    line = _one_error_line(_calib("calibrate", *args, "--save-model", "model.json", cwd=tmp_path), "calibrate")
+    line = _one_error_line(run_calib("calibrate", *args, "--save-model", "model.json", cwd=tmp_path), "calibrate")
     assert "is a folder" in line and not (tmp_path / "c.npz").exists()
     line = _one_error_line(
-        _calib("calibrate", *args[:-3], "--out", "nowhere/c.npz", "--quiet", cwd=tmp_path), "calibrate"
+        run_calib("calibrate", *args[:-3], "--out", "nowhere/c.npz", "--quiet", cwd=tmp_path), "calibrate"
     )
     assert "does not exist" in line
 
@@ -247,14 +236,14 @@ def test_output_paths_are_checked_before_any_work(tmp_path):
 def test_run_options_out_of_range(tmp_path, args, expected):
     probs, labels = _model()
     _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
-    assert expected in _one_error_line(_calib("evaluate", "s.csv", *args, "--quiet", cwd=tmp_path))
+    assert expected in _one_error_line(run_calib("evaluate", "s.csv", *args, "--quiet", cwd=tmp_path))
 
 
 def test_compare_needs_two_files_and_version(tmp_path):
     probs, labels = _model()
     _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
-    assert "at least two files" in _one_error_line(_calib("compare", "s.csv", "--quiet", cwd=tmp_path), "compare")
-    done = _calib("--version", cwd=tmp_path)
+    assert "at least two files" in _one_error_line(run_calib("compare", "s.csv", "--quiet", cwd=tmp_path), "compare")
+    done = run_calib("--version", cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.startswith("calib ")
 
 
@@ -274,7 +263,7 @@ def test_a_crafted_pickle_is_refused_without_being_loaded(tmp_path):
     (tmp_path / "model.pkl").write_bytes(pickle.dumps(Payload()))
     for name in ("model.json", "model.pkl"):
         line = _one_error_line(
-            _calib("calibrate", "--model", name, "--apply", "s.csv", "--out", "c.npz", "--quiet", cwd=tmp_path),
+            run_calib("calibrate", "--model", name, "--apply", "s.csv", "--out", "c.npz", "--quiet", cwd=tmp_path),
             "calibrate",
         )
         assert "never loads pickles" in line or "not a calibrator" in line
@@ -288,13 +277,13 @@ def test_a_saved_calibrator_applies_to_unlabelled_scores(tmp_path):
     test_probs, _ = _model(seed=2)
     test_sharp = test_probs**3 / (test_probs**3).sum(axis=1, keepdims=True)
     pd.DataFrame(test_sharp, columns=[f"class_{k}" for k in range(K)]).to_csv(tmp_path / "new.csv", index=False)
-    fit = _calib(
+    fit = run_calib(
         "calibrate", "--method", "temperature", "--train", "train.csv", "--apply", "train.csv", "--out", "t.npz",
         "--save-model", "ts.json", "--quiet", cwd=tmp_path,
     )  # fmt: skip
     assert fit.returncode == 0, fit.stderr
     assert json.loads((tmp_path / "ts.json").read_text())["method"] == "temperature"
-    done = _calib("calibrate", "--model", "ts.json", "--apply", "new.csv", "--out", "new.npz", cwd=tmp_path)
+    done = run_calib("calibrate", "--model", "ts.json", "--apply", "new.csv", "--out", "new.npz", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     with np.load(tmp_path / "new.npz") as saved:
         assert "labels" not in saved.files and saved["scores"].shape == test_sharp.shape
@@ -305,13 +294,13 @@ def test_a_saved_calibrator_applies_to_unlabelled_scores(tmp_path):
 def test_no_calibrator_is_recommended_for_noise(tmp_path):
     probs, labels = _model(n=5000, seed=4)  # labels drawn from the probabilities: calibrated
     _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
-    document = json.loads(_calib("evaluate", "s.csv", "--json", "--quiet", cwd=tmp_path).stdout)
+    document = json.loads(run_calib("evaluate", "s.csv", "--json", "--quiet", cwd=tmp_path).stdout)
     assert document["recommended"].startswith("none: no calibrator lowers the log loss beyond noise")
     gains = {g["calibrator"]: g for g in document["calibrator_gains"]["gains"]}
     assert all(g["low"] <= 0 for g in gains.values())
     over = probs**2 / (probs**2).sum(axis=1, keepdims=True)
     _frame(over, labels).to_csv(tmp_path / "over.csv", index=False)
-    document = json.loads(_calib("evaluate", "over.csv", "--json", "--quiet", cwd=tmp_path).stdout)
+    document = json.loads(run_calib("evaluate", "over.csv", "--json", "--quiet", cwd=tmp_path).stdout)
     chosen = document["recommended"]
     assert not chosen.startswith("none")
     assert {g["calibrator"]: g for g in document["calibrator_gains"]["gains"]}[chosen]["low"] > 0
@@ -321,7 +310,7 @@ def test_a_small_or_incomplete_training_set_is_noted(tmp_path):
     probs, labels = _model(n=40)
     keep = labels != 3
     _frame(probs[keep], labels[keep]).to_csv(tmp_path / "train.csv", index=False)
-    done = _calib(
+    done = run_calib(
         "calibrate", "--method", "dp", "--train", "train.csv", "--apply", "train.csv", "--out", "c.npz", "--quiet",
         cwd=tmp_path,
     )  # fmt: skip
@@ -344,7 +333,7 @@ def test_the_figure_shows_the_positive_class_for_two_classes_and_the_top_label_b
     assert [w for _, w in panels] == ["every class, one-vs-rest", "confidence (top label)"]
     assert panels[0][0].counts.sum() == labels.size * K and panels[1][0].counts.sum() == labels.size
     _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
-    done = _calib("evaluate", "s.csv", "--out", "report", "--bootstrap", "0", "--quiet", cwd=tmp_path)
+    done = run_calib("evaluate", "s.csv", "--out", "report", "--bootstrap", "0", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     for name in ("reliability.png", "reliability.pdf", "metrics.json", "metrics.csv"):
         assert (tmp_path / "report" / name).stat().st_size > 0
@@ -380,7 +369,7 @@ def test_every_fix_is_said_in_the_words_of_the_interface_that_shows_it(tmp_path)
     python_words = re.compile(r"\b(kind|label_values|class_columns|label_column|positive_label|renormalize|"
                               r"scores_key|labels_key)=")  # fmt: skip
     for name, path in _bad_files(tmp_path).items():
-        line = _one_error_line(_calib("evaluate", path.name, "--quiet", cwd=tmp_path))
+        line = _one_error_line(run_calib("evaluate", path.name, "--quiet", cwd=tmp_path))
         assert not python_words.search(line), (name, line)
         with pytest.raises(CalibInputError) as caught:
             load_posteriors(path, kind="probs").logprobs()

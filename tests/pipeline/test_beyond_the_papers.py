@@ -43,6 +43,7 @@ def test_decompositions_are_the_librarys_and_the_table_is_written(tmp_path):
     raw = FakeSources().real("soft")
     d = corp_decomposition(raw.scores[:, 1], raw.labels, score="log")
     mine = values[values.row == "soft | raw"].set_index("column").value.astype(float)
+    # the raw variant is exp(log p) of the set's probabilities: a few ulps from them
     assert (mine["LS mcb"], mine["LS dsc"], mine["LS unc"]) == pytest.approx((d.mcb, d.dsc, d.unc), rel=1e-12)
     assert mine["BS p_value"] == 1 / 50  # x^0.5 is far from calibrated
     paths = beyond.render_decompositions(exp, values, tmp_path / "decompositions")
@@ -66,9 +67,15 @@ def test_rankings_order_the_systems_and_give_kendalls_tau(tmp_path):
     assert [p.suffix for p in beyond.render_rankings(exp, values, tmp_path / "rankings")] == [".csv", ".md", ".tex"]
 
 
-def test_the_diagrams_figure_is_drawn(tmp_path):
+def test_the_diagrams_figure_is_drawn(tmp_path, monkeypatch):
     exp = _experiment("dimitriadis2021_corp_pneum_resnet_50")
     values = values_frame(beyond.corp_diagrams(exp, FakeSources()))
     assert set(values.row) == {"raw", "DP-xv"}
-    paths = beyond.render_corp_diagrams(exp, values, tmp_path / "corp")
-    assert all(p.stat().st_size > 10_000 for p in paths)
+    drawn = {}
+    monkeypatch.setattr(beyond, "save_figure", lambda fig, stem: drawn.setdefault("fig", fig) and [stem])
+    beyond.render_corp_diagrams(exp, values, tmp_path / "corp")
+    corp_raw, corp_dp, murphy = drawn["fig"].axes[:3]
+    for ax in (corp_raw, corp_dp):  # the PAV step curve and the diagonal; the band; the inset histogram
+        assert len(ax.lines) == 2 and len(ax.collections) == 1 and len(ax.child_axes) == 1
+        assert ax.get_title().split(":")[0] in ("raw", "DP-xv")
+    assert len(murphy.lines) == 4  # raw and CORP-recalibrated, for both variants

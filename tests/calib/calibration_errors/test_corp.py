@@ -12,6 +12,8 @@ import pytest
 from peer_fixtures import corp_recipes, load_json
 
 from calib.calibration_errors.corp import (
+    SCORES,
+    _raw_score_of_draws,
     calibrated_positives,
     corp_curve,
     corp_decomposition,
@@ -179,8 +181,10 @@ def test_decompose_accepts_a_fitted_curve():
 
 
 def test_draws_under_calibration_have_the_binomial_mean_and_variance():
-    """2000 resamples: per distinct score, mean n x and variance n x (1 - x) within 5 standard errors,
-    for scores held by one sample (the uniform draw) and by many (numpy's binomial)."""
+    """2000 resamples: per distinct score, mean n x within 5 standard errors and variance n x (1 - x)
+    within 5 sqrt(2 / 2000) relative, for scores held by one sample (the uniform draw) and by many
+    (numpy's binomial). The variance bound is 5 standard errors of a sample variance for the counts of
+    50 (nearly normal) and 2.65 for a single sample at x = 0.1 or 0.9 (Bernoulli kurtosis 8.1)."""
     x = np.concatenate([np.repeat([0.2, 0.7], 50), [0.1, 0.5, 0.9]])
     curve = corp_curve(x, np.zeros(x.size))
     draws = np.array(list(calibrated_positives(curve, 2000, np.random.default_rng(3))))
@@ -204,3 +208,26 @@ def test_report_tests_a_bounded_subset_and_keeps_every_sample_in_the_terms():
     report = corp_report(x, y, n_resamples=49, test_samples=300)
     assert report["brier"].mcb == pytest.approx(corp_decomposition(x, y).mcb, rel=1e-12)
     assert report["brier"].p_value == 1 / 50  # x^3 is far from calibrated: even 300 samples reject
+
+
+@pytest.mark.parametrize(
+    "score",
+    [
+        SCORES["log"],  # infinite at forecasts 0 and 1, where no draw under calibration can land: one dot product
+        lambda p, y: np.where(p == 0.5, np.inf, (p - y) ** 2),  # infinite inside: the general sum
+    ],
+)
+def test_raw_score_of_draws_is_the_mean_score_of_each_draw(score):
+    """The resamples' raw mean score, whichever way it is computed, equals the mean over the samples
+    of s(x_i, y_i) with y_i rebuilt from the drawn positives (a mean of 600 terms: rounding only)."""
+    x = np.concatenate([[0.0, 1.0], np.repeat([0.25, 0.5], 40), np.linspace(0.05, 0.95, 518)])
+    curve = corp_curve(x, np.zeros(x.size))
+    raw = _raw_score_of_draws(score, curve)
+    for positives in calibrated_positives(curve, 5, np.random.default_rng(6)):
+        negatives = curve.counts - positives
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_sample = np.concatenate(
+                [np.repeat(score(curve.points, 1.0), positives.astype(int)),
+                 np.repeat(score(curve.points, 0.0), negatives.astype(int))]
+            )  # fmt: skip
+        assert raw(positives) == pytest.approx(np.mean(per_sample), rel=1e-12)

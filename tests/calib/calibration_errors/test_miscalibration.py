@@ -13,6 +13,7 @@ from numpy.testing import assert_allclose
 from scipy.integrate import quad
 from scipy.special import expit
 from scipy.stats import norm
+from support import draw_labels
 
 from calib.calibration_errors.binned import BinnedCalibrationError
 from calib.calibration_errors.lenses import Canonical, TopK
@@ -29,12 +30,6 @@ from calib.validation import CalibInputError
 
 # Identities between two computations of the same float sums: rounding of O(N) terms of size <= 1.
 EXACT_TOL = 1e-12
-
-
-def _draw_labels(probs, rng):
-    """y_i ~ Cat(probs_i) by inverse CDF (independent of the library's sampler)."""
-    cdf = np.cumsum(probs, axis=1)
-    return np.minimum((rng.random(probs.shape[0])[:, None] >= cdf).sum(axis=1), probs.shape[1] - 1)
 
 
 def _eta_by_definition(probs, labels, ids, name):
@@ -88,7 +83,7 @@ def test_binary_tv_is_first_column_histogram_gap():
 def test_estimate_matches_definition(name, lens, binning):
     rng = np.random.default_rng(2)
     probs = rng.dirichlet(np.ones(3), size=600) if lens == Canonical() else rng.dirichlet(np.ones(5), size=600)
-    labels = _draw_labels(probs**2 / (probs**2).sum(axis=1, keepdims=True), rng)
+    labels = draw_labels(probs**2 / (probs**2).sum(axis=1, keepdims=True), rng)
     binning = binning or UniformGrid(5)
     problem = lens(probs, labels, kind="probs")
     ids, _ = binning.cells(problem.probs)

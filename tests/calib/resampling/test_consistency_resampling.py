@@ -13,6 +13,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import softmax
 from scipy.stats import binom, kstest
+from support import draw_labels
 
 from calib.calibration_errors.lenses import Canonical, TopK
 from calib.calibration_errors.miscalibration import expected_miscalibration
@@ -30,16 +31,10 @@ from calib.validation import CalibInputError
 EXACT_TOL = 1e-12
 
 
-def _draw_labels(probs, rng):
-    """y_i ~ Cat(probs_i) by inverse CDF, independent of the library's sampler."""
-    cdf = np.cumsum(probs, axis=1)
-    return np.minimum((rng.random(probs.shape[0])[:, None] >= cdf).sum(axis=1), probs.shape[1] - 1)
-
-
 def _calibrated(seed, n=300, n_classes=3):
     rng = np.random.default_rng([7, seed])
     probs = rng.dirichlet(np.ones(n_classes), size=n)
-    return probs, _draw_labels(probs, rng)
+    return probs, draw_labels(probs, rng)
 
 
 @dataclass(frozen=True)
@@ -88,7 +83,7 @@ def test_strong_miscalibration_is_rejected():
     for s in range(20):
         rng = np.random.default_rng([11, s])
         logits = rng.normal(size=(300, 3))
-        labels = _draw_labels(softmax(3.0 * logits, axis=1), rng)
+        labels = draw_labels(softmax(3.0 * logits, axis=1), rng)
         for lens in (TopK(1), Canonical()):
             result = miscalibration_resampling(
                 softmax(logits, axis=1),
@@ -172,7 +167,7 @@ def test_consistency_null_mean_single_cell_closed_form():
     # Monte Carlo sd of the mean of 8000 resamples is ~1.1% of it; tolerance 6% (> 5 sd).
     rng = np.random.default_rng(4)
     probs = rng.dirichlet(np.ones(3), size=50)
-    labels = _draw_labels(probs, rng)
+    labels = draw_labels(probs, rng)
     result = miscalibration_resampling(
         probs, labels, kind="probs", binning=UniformGrid(1), distances="sq_l2", n_resamples=8000, seed=5
     )
@@ -186,7 +181,7 @@ def test_bootstrap_mean_single_cell_closed_form():
     # bootstrap mean, ddof 0). Monte Carlo sd of the mean of 8000 resamples ~1.1%; tolerance 5% (4.5 sd).
     rng = np.random.default_rng(6)
     probs = rng.dirichlet(np.ones(3), size=80)
-    labels = _draw_labels(probs**3 / (probs**3).sum(axis=1, keepdims=True), rng)
+    labels = draw_labels(probs**3 / (probs**3).sum(axis=1, keepdims=True), rng)
     result = miscalibration_resampling(
         probs, labels, kind="probs", binning=UniformGrid(1), distances="sq_l2", method="bootstrap", n_resamples=8000
     )
@@ -235,7 +230,7 @@ def test_canonical_grid_is_biased_for_diffuse_calibrated_predictions():
     # cells, so eta_hat is large although eta = 0 (the paper's LeNet 0.219 vs null 0.215).
     rng = np.random.default_rng(12)
     probs = rng.dirichlet(np.ones(10), size=2000)
-    labels = _draw_labels(probs, rng)
+    labels = draw_labels(probs, rng)
     result = miscalibration_resampling(probs, labels, kind="probs", binning=UniformGrid(10), n_resamples=50)
     assert result.observed[0] > 0.1
     assert result.mean[0] > 0.1
@@ -252,7 +247,7 @@ def test_labels_method_is_the_exact_null_given_the_predictions():
     # method="labels" redraws labels only: the same null as the loop above, vectorized.
     rng = np.random.default_rng(12)
     probs = rng.dirichlet(np.ones(10), size=2000)
-    labels = _draw_labels(probs, rng)
+    labels = draw_labels(probs, rng)
     result = miscalibration_resampling(
         probs, labels, kind="probs", binning=UniformGrid(10), method="labels", n_resamples=200, seed=3
     )
@@ -265,7 +260,7 @@ def test_consistency_null_is_low_when_cells_are_sparse():
     # lies below the labels-only null by many of its sds (0.665 vs 0.769 in our measurements).
     rng = np.random.default_rng(12)
     probs = rng.dirichlet(np.ones(10), size=2000)
-    labels = _draw_labels(probs, rng)
+    labels = draw_labels(probs, rng)
     common = {"kind": "probs", "binning": UniformGrid(10), "n_resamples": 100, "seed": 5}
     paper = miscalibration_resampling(probs, labels, method="consistency", **common)
     given = miscalibration_resampling(probs, labels, method="labels", **common)
@@ -282,7 +277,7 @@ def test_labels_method_holds_its_size_on_sparse_cells(lens):
         probs = rng.dirichlet(np.ones(10), size=300)
         result = miscalibration_resampling(
             probs,
-            _draw_labels(probs, rng),
+            draw_labels(probs, rng),
             kind="probs",
             lens=lens,
             binning=UniformGrid(10),
@@ -299,7 +294,7 @@ def test_observed_lies_in_consistency_null_for_repeated_diffuse_predictions():
     # large (> 0.1) under calibration and the consistency null reproduces it.
     rng = np.random.default_rng([21, 0])
     probs = np.repeat(rng.dirichlet(np.ones(10), size=50), 40, axis=0)
-    labels = _draw_labels(probs, rng)
+    labels = draw_labels(probs, rng)
     result = miscalibration_resampling(probs, labels, kind="probs", binning=UniformGrid(10), n_resamples=200)
     assert result.mean[0] > 0.1
     assert result.resampled.min() <= result.observed[0] <= result.resampled.max()
@@ -318,7 +313,7 @@ def test_deviation_diagram_cells(lens, binning, column):
     rng = np.random.default_rng(14)
     n_classes = 2 if column == 0 and lens is None else 4
     probs = rng.dirichlet(np.ones(n_classes), size=600)
-    labels = _draw_labels(probs, rng)
+    labels = draw_labels(probs, rng)
     diagram = deviation_diagram(
         probs, labels, kind="probs", binning=binning, lens=lens, column=column, n_resamples=100, seed=1
     )
@@ -348,7 +343,7 @@ def test_deviation_diagram_binary_columns_mirror():
     # so (same seed) deviations flip and the 5th/95th percentiles swap with a sign change.
     rng = np.random.default_rng(15)
     probs = rng.dirichlet(np.ones(5), size=800)
-    labels = _draw_labels(probs, rng)
+    labels = draw_labels(probs, rng)
     kwargs = {"kind": "probs", "binning": UniformGrid(10), "lens": TopK(1), "n_resamples": 200, "seed": 3}
     col0 = deviation_diagram(probs, labels, column=0, **kwargs)
     col1 = deviation_diagram(probs, labels, column=1, **kwargs)

@@ -27,6 +27,7 @@ def test_raw_and_recalibrated_curves_are_the_mean_elementary_scores(seed, digits
     d = murphy_diagram({"s": x}, y, thresholds=thresholds)
     curve = corp_curve(x, y)
     xhat = curve.recalibrated[curve.index]
+    # means of 500 terms of at most 1, summed in another order: a few 2^-53 apart (measured 2.8e-17)
     np.testing.assert_allclose(d.raw["s"], [elementary(x, y, t) for t in thresholds], rtol=0, atol=1e-15)
     np.testing.assert_allclose(d.recalibrated["s"], [elementary(xhat, y, t) for t in thresholds], rtol=0, atol=1e-15)
 
@@ -46,6 +47,8 @@ def test_it_is_the_binary_bayes_risk_times_theta_one_minus_theta():
     grid = np.linspace(0.01, 0.99, 99)
     d = murphy_diagram({"s": x}, y, thresholds=grid)
     risk = bayes_risk_curve(np.column_stack([1 - x, x]), y.astype(int), grid, kind="probs")
+    # the same counts, divided by a and 1 - a and multiplied back: a few ulps (measured 4.4e-16); one
+    # sample read on the other side of a threshold would move a value by at least 1e-2 / 600 relative
     np.testing.assert_allclose(d.raw["s"], grid * (1 - grid) * risk, rtol=1e-9)
 
 
@@ -54,6 +57,7 @@ def test_recalibration_lowers_every_elementary_score():
     y = _draw(4, 1000)[1]
     d = murphy_diagram(systems, y)
     for name in systems:
+        # a theorem, checked up to the rounding of a mean of 1000 terms (measured: never above, exactly)
         assert np.all(d.recalibrated[name] <= d.raw[name] + 1e-15)
 
 

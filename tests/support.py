@@ -1,0 +1,30 @@
+"""Helpers several test modules share (``tests`` is on pytest's path, so ``from support import ...``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_calib(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``python -m calib.cli *args`` in ``cwd``, running this checkout's calib, with its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "calib.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+def draw_labels(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """y_i ~ Cat(probs_i) by inverse CDF, independent of the library's samplers."""
+    cdf = np.cumsum(probs, axis=1)
+    return np.minimum((rng.random(probs.shape[0])[:, None] >= cdf).sum(axis=1), probs.shape[1] - 1)
