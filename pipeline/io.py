@@ -83,6 +83,18 @@ def write_text(path: Path, text: str) -> Path:
     return atomic_write(path, lambda tmp: tmp.write_text(text))
 
 
+def write_if_changed(path: Path, text: str) -> Path:
+    """Atomically write ``text`` unless ``path`` already holds it, so its mtime changes only with its content."""
+    path = Path(path)
+    try:
+        if path.read_text() == text:
+            return path
+    except (OSError, UnicodeDecodeError):
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_text(path, text)
+
+
 def write_table(stem: Path, table: pd.DataFrame, caption: str) -> list[Path]:
     """Write a presentation table as ``stem``.csv, .md and .tex."""
     stem = Path(stem)

@@ -5,8 +5,8 @@ declares ``KINDS``, one :class:`Kind` per experiment kind: the config keys it ta
 that computes its tidy values, the function that draws or lays it out, and whether it is a table.
 Kinds that only sweeps run and no paper owns live in :mod:`pipeline.sweep_kinds`.
 
-Each workflow job runs one experiment, in its own process: a lookup imports only the module of that
-experiment's paper, not every paper's dependencies (scikit-learn, scipy.stats, matplotlib, ...).
+A lookup imports only the module of the experiment's paper, not every paper's dependencies
+(scikit-learn, scipy.stats, matplotlib, ...).
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ class Kind:
     the data sources; ``render(exp, values, stem)`` writes the figure (``stem``.pdf, .png) or the
     table (``stem``.csv, .md, .tex) and returns the paths. A kind without ``render`` runs only as a
     sweep point (the sweep's aggregate draws the points). ``calibrators`` are the names its
-    ``calibrator`` key may take.
+    ``calibrator`` key may take. The workflow builds a paper's artifacts in one job (one process
+    start-up for all of them); a kind with ``own_job`` computes for seconds per artifact, so each of
+    its artifacts gets a job of its own and they run in parallel (pipeline/targets.py).
     """
 
     name: str
@@ -38,6 +40,7 @@ class Kind:
     render: Callable | None = None
     is_table: bool = False
     calibrators: tuple[str, ...] = ()
+    own_job: bool = False
 
 
 def papers() -> list[str]:

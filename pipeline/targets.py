@@ -15,7 +15,7 @@ import pipeline.config
 import pipeline.kinds
 import pipeline.schema
 from calib.data.registry import REAL_SETS
-from pipeline.config import CONFIG_DIR, compose_config, experiment_files, experiment_names
+from pipeline.config import CONFIG_DIR, compose_experiment, experiment_files, experiment_names
 from pipeline.io import atomic_write
 from pipeline.kinds import PAPERS_DIR, kind_of
 from pipeline.schema import check_experiment
@@ -47,6 +47,7 @@ class Experiment:
     real_sets: tuple[str, ...] = ()
     configs: tuple[str, ...] = ()
     caption: str = ""
+    job: str = ""
 
     @property
     def suffixes(self) -> tuple[str, ...]:
@@ -55,7 +56,7 @@ class Experiment:
 
 def load_experiment(name: str) -> DictConfig:
     """The composed and schema-checked config of one experiment; its file name must be ``<paper>_<artifact>``."""
-    cfg = compose_config([f"experiment={name}"])
+    cfg = compose_experiment(name)
     exp = cfg.experiment
     check_experiment(exp, f"experiment {name}")
     if name != f"{exp.paper}_{exp.artifact}":
@@ -98,10 +99,10 @@ def caption(exp: DictConfig, sets: tuple[str, ...]) -> str:
 def experiments() -> list[Experiment]:
     """Every configured experiment.
 
-    Composing ~160 configs with Hydra takes ~15 s, which every ``snakemake`` call would pay before
-    building its DAG; the list is therefore cached in ``.snakemake/calib/``, keyed by the sha256 of
-    every config file and of the modules that derive it. A missing, stale or unreadable cache is
-    simply recomputed; the cache is written atomically.
+    Composing ~170 configs and importing every paper's module takes a few seconds, which every
+    ``snakemake`` call would pay before building its DAG; the list is therefore cached in
+    ``.snakemake/calib/``, keyed by the sha256 of every config file and of the modules that derive it.
+    A missing, stale or unreadable cache is simply recomputed; the cache is written atomically.
     """
     path = CACHE_DIR / f"experiments-{_list_key()}.json"
     try:
@@ -128,16 +129,30 @@ def _list_key() -> str:
 
 
 def composed_experiments() -> list[Experiment]:
-    """Every configured experiment, composed afresh with Hydra."""
+    """Every configured experiment, composed afresh."""
     out = []
     for name in experiment_names():
         exp = load_experiment(name).experiment
+        kind = kind_of(exp)
         datasets = tuple(exp.get("datasets", []))
         configs = tuple(str(p.relative_to(CONFIG_DIR.parent)) for p in experiment_files(name))
         sets = tuple(real_sets(exp))
+        job = f"{exp.paper}/{exp.artifact}" if kind.own_job else exp.paper
         out.append(
-            Experiment(
-                name, exp.paper, exp.artifact, datasets, kind_of(exp).is_table, sets, configs, caption(exp, sets)
-            )
+            Experiment(name, exp.paper, exp.artifact, datasets, kind.is_table, sets, configs, caption(exp, sets), job)
         )
+    return out
+
+
+def jobs(experiments: list[Experiment]) -> dict[str, list[Experiment]]:
+    """The workflow's artifact jobs: name -> the experiments it builds, in name order.
+
+    A job is ``<paper>``: every artifact of the paper whose kind is not ``own_job``, built one after
+    another in one process, which starts Python, imports the libraries and matplotlib once instead
+    of once per artifact (most artifacts compute for well under a second); or ``<paper>/<artifact>``:
+    one artifact of an ``own_job`` kind (seconds of resampling), so those run in parallel.
+    """
+    out: dict[str, list[Experiment]] = {}
+    for e in experiments:
+        out.setdefault(e.job, []).append(e)
     return out

@@ -213,6 +213,7 @@ KINDS = (
         decompositions,
         render_decompositions,
         is_table=True,
+        own_job=True,
     ),
     Kind("corp_rankings", ("n_bins", "options", "systems"), rankings, render_rankings, is_table=True),
 )

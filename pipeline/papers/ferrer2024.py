@@ -540,6 +540,7 @@ KINDS = (
         ("alpha", "calibration", "datasets", "n_boot", "options", "overall", "seed", "systems"),
         bootstrap_panels,
         render_bootstrap_panels,
+        own_job=True,
     ),
     Kind(
         "real_metrics_table",
@@ -547,6 +548,7 @@ KINDS = (
         real_metrics_table,
         render_real_metrics_table,
         is_table=True,
+        own_job=True,
     ),
     Kind("real_set_summary", ("systems",), real_set_summary, render_real_set_summary, is_table=True),
     Kind("heldout_table", ("calibrators", "options", "systems"), heldout_table, render_heldout_table, is_table=True),

@@ -622,6 +622,7 @@ KINDS = (
         ("n_bins", "n_resamples", "n_seeds", "reference", "seed"),
         resampling_null,
         render_resampling_null,
+        own_job=True,
     ),
     Kind("survey_densities", ("n_points", "x_max", "x_min"), survey_densities, render_survey_densities),
     Kind(

@@ -508,6 +508,7 @@ KINDS = (
         miscalibration_table,
         render_miscalibration_table,
         is_table=True,
+        own_job=True,
     ),
     Kind("group_simplex_diagrams", ("groups", "ks", "set"), group_simplex_diagrams, render_group_simplex_diagrams),
     Kind(
@@ -528,5 +529,6 @@ KINDS = (
         ),
         training_pvalues,
         render_training_pvalues,
+        own_job=True,
     ),
 )

@@ -1,57 +1,45 @@
-# One job per artifact evaluates the experiment (values CSV) and renders it in the same process:
-# `python -m pipeline.steps.evaluate` and `python -m pipeline.steps.render` rerun either stage by hand.
-# Captions are relative to this file; the artifact's own text comes from its params.caption.
-CAPTION = "../report/artifact.rst"
+# The artifact jobs (pipeline.targets.jobs): one job per paper builds its artifacts one after another in one
+# process, and each artifact of a costly kind (own_job) has a job of its own. A job runs
+# `python -m pipeline.steps.batch`; `python -m pipeline.steps.artifact experiment=<paper>_<artifact>` builds
+# one artifact by hand, with the same bytes. Each figure and table carries its own caption in the HTML report
+# (written by common.smk under .snakemake/calib/captions/).
 
 
-rule figure:
-    input:
-        experiment_inputs,
-        CODE_STAMP,
-    output:
-        f"{RESULTS}/{{figure}}_values.csv",
-        f"{RESULTS}/{{figure}}.pdf",
-        report(f"{RESULTS}/{{figure}}.png", caption=CAPTION, category=paper_title, subcategory="Figures"),
-    params:
-        caption=lambda wildcards: EXPERIMENTS[wildcards.figure].caption,
-        experiment=lambda wildcards: EXPERIMENTS[wildcards.figure].name,
-        results=lambda wildcards, output: Path(output[0]).parents[1],
-    log:
-        "logs/artifacts/{figure}.log",
-    benchmark:
-        "logs/benchmarks/figure/{figure}.tsv",
-    conda:
-        "../envs/calib.yaml"
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    shell:
-        "python -m pipeline.steps.artifact experiment={params.experiment} paths.results={params.results} > {log} 2>&1"
+def artifact_outputs(members):
+    """Every file a job writes: each member's values CSV, then its figure or table files marked for the report."""
+    out = []
+    for e in members:
+        stem = f"{RESULTS}/{e.paper}/{e.artifact}"
+        shown = f"{stem}.csv" if e.is_table else f"{stem}.png"
+        out.append(f"{stem}_values.csv")
+        section = "Tables" if e.is_table else "Figures"
+        mark = lambda path: report(path, caption=CAPTIONS[e.name], category=paper_title(e), subcategory=section)
+        out += [mark(path) if path == shown else path for path in (f"{stem}{suffix}" for suffix in e.suffixes)]
+    return out
 
 
-rule table:
-    input:
-        experiment_inputs,
-        CODE_STAMP,
-    output:
-        f"{RESULTS}/{{table}}_values.csv",
-        report(f"{RESULTS}/{{table}}.csv", caption=CAPTION, category=paper_title, subcategory="Tables"),
-        f"{RESULTS}/{{table}}.md",
-        f"{RESULTS}/{{table}}.tex",
-    params:
-        caption=lambda wildcards: EXPERIMENTS[wildcards.table].caption,
-        experiment=lambda wildcards: EXPERIMENTS[wildcards.table].name,
-        results=lambda wildcards, output: Path(output[0]).parents[1],
-    log:
-        "logs/artifacts/{table}.log",
-    benchmark:
-        "logs/benchmarks/table/{table}.tsv",
-    conda:
-        "../envs/calib.yaml"
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    shell:
-        "python -m pipeline.steps.artifact experiment={params.experiment} paths.results={params.results} > {log} 2>&1"
+for job, members in JOBS.items():
+
+    rule:
+        name:
+            rule_name(job)
+        input:
+            sorted({f for e in members for f in experiment_inputs(e)}),
+            CODE_STAMP,
+        output:
+            artifact_outputs(members),
+        params:
+            experiments=[e.name for e in members],
+            results=RESULTS,
+        log:
+            f"logs/artifacts/{job}.log",
+        benchmark:
+            f"logs/benchmarks/artifacts/{job}.tsv"
+        conda:
+            "../envs/calib.yaml"
+        threads: 1
+        resources:
+            mem_mb=4000,
+            runtime=30,
+        shell:
+            "python -m pipeline.steps.batch --results {params.results} {params.experiments} > {log} 2>&1"

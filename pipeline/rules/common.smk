@@ -10,10 +10,10 @@ from calib.bibliography import cite, load_bibliography
 from calib.data.registry import REAL_SETS
 from calib.data.zoo import DATASETS as ZOO_DATASETS, MODELS as ZOO_MODELS, SPLITS as ZOO_SPLITS
 from pipeline.config import compose_config
-from pipeline.io import discard_corrupt, write_code_stamp
+from pipeline.io import discard_corrupt, write_code_stamp, write_if_changed
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.sweeps import load_sweep, points, sweep_names
-from pipeline.targets import experiments
+from pipeline.targets import CACHE_DIR, experiments, jobs
 
 
 RESULTS = config["results"]
@@ -36,9 +36,15 @@ if any(MISSING.values()):
         file=sys.stderr,
     )
 EXPERIMENTS = {key: e for key, e in ALL_EXPERIMENTS.items() if not MISSING[key]}
-FIGURES = [key for key, e in EXPERIMENTS.items() if not e.is_table]
 TABLES = [key for key, e in EXPERIMENTS.items() if e.is_table]
 ARTIFACTS = [f"{RESULTS}/{key}{suffix}" for key, e in EXPERIMENTS.items() for suffix in e.suffixes]
+JOBS = jobs(list(EXPERIMENTS.values()))
+# The HTML report's caption of each artifact: a file per artifact (a report caption is a file), rewritten only
+# when its text changes.
+CAPTIONS = {
+    e.name: str(write_if_changed(CACHE_DIR / "captions" / f"{e.name}.rst", e.caption).resolve())
+    for e in EXPERIMENTS.values()
+}
 PAPER_TITLES = {paper: f"{cite(paper)}, {load_bibliography()[paper].title}" for paper in SETTINGS.papers}
 FETCHABLE = [name for name, entry in REAL_SETS.items() if not entry.unavailable]
 DATASETS = sorted(p.stem for p in Path("configs/dataset").glob("*.yaml"))
@@ -46,8 +52,6 @@ SWEEPS = {name: load_sweep(name) for name in sweep_names()}
 
 
 wildcard_constraints:
-    figure="|".join(FIGURES) or "^$",
-    table="|".join(TABLES) or "^$",
     real_set="|".join(re.escape(name) for name in FETCHABLE),
     dataset="|".join(DATASETS),
     zoo_dataset="|".join(ZOO_DATASETS),
@@ -55,21 +59,19 @@ wildcard_constraints:
     point=r"\d+",
 
 
-def artifact_key(wildcards):
-    """The ``<paper>/<artifact>`` an artifact job builds."""
-    return getattr(wildcards, "figure", None) or wildcards.table
+def rule_name(job):
+    """The rule of an artifact job: ``artifacts_<paper>`` or ``artifact_<paper>_<artifact>``."""
+    return f"artifact_{job.replace('/', '_')}" if "/" in job else f"artifacts_{job}"
 
 
-def experiment_inputs(wildcards):
+def experiment_inputs(exp):
     """The config files, synthetic datasets and real posterior sets an experiment reads."""
-    exp = EXPERIMENTS[artifact_key(wildcards)]
     data = [f"{RESULTS}/data/{d}.npz" for d in exp.datasets] + [f"{RESULTS}/data/real/{s}.npz" for s in exp.real_sets]
     return list(exp.configs) + data
 
 
-def paper_title(wildcards):
+def paper_title(exp):
     """The report category of an artifact: its paper."""
-    exp = EXPERIMENTS[artifact_key(wildcards)]
     return PAPER_TITLES.get(exp.paper, exp.paper)
 
 
