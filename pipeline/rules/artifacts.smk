@@ -30,7 +30,7 @@ for job, members in JOBS.items():
             artifact_outputs(members),
         params:
             experiments=[e.name for e in members],
-            results=RESULTS,
+            results=lambda wildcards, output: Path(output[0]).parents[1],
         log:
             f"logs/artifacts/{job}.log",
         benchmark:

@@ -17,7 +17,7 @@ from calib._internal.files import atomic_write, checksum_matches, checksum_path
 from pipeline.io import discard_corrupt, load_dataset, save_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
-# A dataset and an experiment whose evaluate job runs a few seconds (100 bootstrap resamples).
+# A dataset and an experiment whose job (its own: an own_job kind) runs a few seconds (100 bootstrap resamples).
 DATASET = "ferrer2024_k2_n400"
 EXPERIMENT = "ferrer2024_fig8"
 VALUES = "ferrer2024/fig8_values.csv"
@@ -157,9 +157,7 @@ def test_a_run_killed_midway_leaves_nothing_half_written_and_resumes(reference, 
     results = tmp_path / "results"
     target = results / VALUES
     proc, log = _snakemake(results, str(target), start_new_session=True)
-    step = _wait_for_step(
-        proc, log, f"^python -m pipeline.steps.artifact experiment={EXPERIMENT} paths.results={results}"
-    )
+    step = _wait_for_step(proc, log, f"^python -m pipeline.steps.batch --results {results} {EXPERIMENT}")
     time.sleep(1.0)  # let it get into its computation
     if victim == "step":
         os.kill(step, signal.SIGKILL)

@@ -372,13 +372,13 @@ def test_html_report_has_every_artifact_with_its_caption(results, tmp_path):
 
 
 def test_second_run_has_nothing_to_do_and_one_deleted_figure_rebuilds_alone(results):
-    # One `figure` job evaluates and renders the artifact; no other artifact, dataset or table reruns.
+    # The job of ferrer2024's cheap artifacts rebuilds them; no other artifact job and no dataset reruns.
     assert "Nothing to be done" in _snakemake(results)
     (results / "ferrer2024" / "fig5.png").unlink()
     log = _snakemake(results)
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", log, flags=re.MULTILINE))
-    assert jobs.get("figure") == "1"
-    assert "table" not in jobs and "simulate" not in jobs
+    assert [rule for rule in jobs if rule.startswith("artifact")] == ["artifacts_ferrer2024"]
+    assert jobs["artifacts_ferrer2024"] == "1" and "simulate" not in jobs and "fetch" not in jobs
     assert (results / "ferrer2024" / "fig5.png").exists()
 
 

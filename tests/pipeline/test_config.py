@@ -1,0 +1,65 @@
+"""pipeline.config.compose_experiment: the same config Hydra composes, for every experiment, or a clear refusal."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from omegaconf import OmegaConf
+
+from pipeline import config
+from pipeline.config import UnsupportedDefaults, compose_config, compose_experiment, experiment_names
+from pipeline.targets import jobs
+
+
+@pytest.mark.parametrize("name", experiment_names())
+def test_every_experiment_composes_as_hydra_composes_it(name):
+    ours = compose_experiment(name, results="/tmp/elsewhere")
+    hydra = compose_config([f"experiment={name}", "paths.results=/tmp/elsewhere"])
+    assert OmegaConf.to_yaml(ours) == OmegaConf.to_yaml(hydra)  # values, key order and interpolations
+    assert OmegaConf.is_struct(ours) and OmegaConf.is_struct(hydra)
+    assert ours.paths.data == hydra.paths.data == "/tmp/elsewhere/data"
+
+
+@pytest.fixture
+def configs(tmp_path, monkeypatch):
+    """A copy of configs/ that compose_experiment reads instead."""
+    root = tmp_path / "configs"
+    shutil.copytree(config.CONFIG_DIR, root)
+    monkeypatch.setattr(config, "CONFIG_DIR", root)
+    return root
+
+
+@pytest.mark.parametrize(
+    "entry", ["- optional /metric_options@options: calib_defaults", "- metric_options@options: calib_defaults"]
+)
+def test_a_defaults_entry_it_does_not_merge_is_refused_not_guessed(configs, entry):
+    path = configs / "experiment" / "ferrer2024_fig1.yaml"
+    path.write_text(f"defaults:\n  {entry}\n  - _self_\n" + path.read_text())
+    with pytest.raises(UnsupportedDefaults, match="ferrer2024_fig1.yaml"):
+        compose_experiment("ferrer2024_fig1")
+
+
+def test_an_unknown_experiment_names_the_missing_file(configs):
+    with pytest.raises(FileNotFoundError, match="no_such_paper_fig1.yaml does not exist"):
+        compose_experiment("no_such_paper_fig1")
+
+
+def test_each_experiment_is_in_exactly_one_job_and_costly_kinds_have_their_own():
+    from pipeline.targets import experiments
+
+    listed = experiments()
+    grouped = jobs(listed)
+    assert sorted(e.name for members in grouped.values() for e in members) == sorted(e.name for e in listed)
+    tables = grouped["vaicenavicius2019/tables_lenet5"]
+    assert [e.name for e in tables] == ["vaicenavicius2019_tables_lenet5"]
+    assert len(grouped["reassessing"]) > 30 and all(e.paper == "reassessing" for e in grouped["reassessing"])
+
+
+def test_the_batch_step_refuses_an_unknown_experiment_before_building_anything(tmp_path):
+    cmd = [sys.executable, "-m", "pipeline.steps.batch", "--results", str(tmp_path), "ferrer2024_fig1", "nope_fig9"]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=config.CONFIG_DIR.parent)
+    assert done.returncode == 2 and "['nope_fig9']" in done.stderr and "ls configs/experiment" in done.stderr
+    assert not list(tmp_path.iterdir())
