@@ -156,3 +156,9 @@ def jobs(experiments: list[Experiment]) -> dict[str, list[Experiment]]:
     for e in experiments:
         out.setdefault(e.job, []).append(e)
     return out
+
+
+def rule_name(job: str) -> str:
+    """The Snakemake rule of an artifact job: ``artifacts_<paper>`` or ``artifact_<paper>_<artifact>``."""
+    paper, _, artifact = job.partition("/")
+    return f"artifact_{paper}_{artifact}" if artifact else f"artifacts_{paper}"

@@ -5,19 +5,6 @@
 # (written by common.smk under .snakemake/calib/captions/).
 
 
-def artifact_outputs(members):
-    """Every file a job writes: each member's values CSV, then its figure or table files marked for the report."""
-    out = []
-    for e in members:
-        stem = f"{RESULTS}/{e.paper}/{e.artifact}"
-        shown = f"{stem}.csv" if e.is_table else f"{stem}.png"
-        out.append(f"{stem}_values.csv")
-        section = "Tables" if e.is_table else "Figures"
-        mark = lambda path: report(path, caption=CAPTIONS[e.name], category=paper_title(e), subcategory=section)
-        out += [mark(path) if path == shown else path for path in (f"{stem}{suffix}" for suffix in e.suffixes)]
-    return out
-
-
 for job, members in JOBS.items():
 
     rule:

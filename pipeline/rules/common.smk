@@ -13,7 +13,7 @@ from pipeline.config import compose_config
 from pipeline.io import discard_corrupt, write_code_stamp, write_if_changed
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.sweeps import load_sweep, points, sweep_names
-from pipeline.targets import CACHE_DIR, experiments, jobs
+from pipeline.targets import CACHE_DIR, experiments, jobs, rule_name
 
 
 RESULTS = config["results"]
@@ -59,11 +59,6 @@ wildcard_constraints:
     point=r"\d+",
 
 
-def rule_name(job):
-    """The rule of an artifact job: ``artifacts_<paper>`` or ``artifact_<paper>_<artifact>``."""
-    return f"artifact_{job.replace('/', '_')}" if "/" in job else f"artifacts_{job}"
-
-
 def experiment_inputs(exp):
     """The config files, synthetic datasets and real posterior sets an experiment reads."""
     data = [f"{RESULTS}/data/{d}.npz" for d in exp.datasets] + [f"{RESULTS}/data/real/{s}.npz" for s in exp.real_sets]
@@ -83,3 +78,17 @@ def sweep_sets(wildcards):
 def sweep_points(wildcards):
     """Every point file of a sweep, in grid order."""
     return [f"{RESULTS}/sweeps/{wildcards.sweep}/point_{i}.csv" for i in range(len(points(SWEEPS[wildcards.sweep])))]
+
+
+def artifact_outputs(members):
+    """Every file a job writes: each member's values CSV, then its figure or table files marked for the report."""
+    out = []
+    for e in members:
+        stem = f"{RESULTS}/{e.paper}/{e.artifact}"
+        shown = f"{stem}.csv" if e.is_table else f"{stem}.png"
+        out.append(f"{stem}_values.csv")
+        section = "Tables" if e.is_table else "Figures"
+        for path in (f"{stem}{suffix}" for suffix in e.suffixes):
+            marked = report(path, caption=CAPTIONS[e.name], category=paper_title(e), subcategory=section)
+            out.append(marked if path == shown else path)
+    return out
