@@ -277,3 +277,27 @@ def test_fit_and_predict_leave_the_callers_scores_alone(make, kind):
     labels = rng.integers(0, 2, 500)
     make().fit(scores, labels, kind=kind).predict_proba(scores, kind=kind)
     np.testing.assert_array_equal(scores, before)
+
+
+@pytest.mark.parametrize("scores", ["continuous", "rounded", "closer_than_1e-15", "one_ulp_apart"])
+def test_isotonic_fit_and_map_are_scikit_learns_to_the_last_bit(scores):
+    """Independent implementation: scikit-learn's IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip"),
+    including its pooling of scores less than 1e-15 above a pool's first score."""
+    from sklearn.isotonic import IsotonicRegression
+
+    from calib.calibrators.isotonic import interpolate, isotonic_thresholds
+
+    rng = np.random.default_rng(7)
+    x = {
+        "continuous": rng.normal(size=3000),
+        "rounded": np.round(rng.normal(size=3000), 2),
+        "closer_than_1e-15": rng.normal(size=3000) * 1e-14,
+        "one_ulp_apart": 1.0 + rng.integers(0, 20, 3000) * np.finfo(float).eps,
+    }[scores]
+    y = (rng.random(x.size) < 1 / (1 + np.exp(-x / x.std()))).astype(np.float64)
+    theirs = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(x, y)
+    thresholds = isotonic_thresholds(x, y)
+    np.testing.assert_array_equal(thresholds[0], theirs.X_thresholds_)
+    np.testing.assert_array_equal(thresholds[1], theirs.y_thresholds_)
+    new = np.concatenate([x, rng.normal(size=100) * 3 * x.std() + x.mean(), np.nextafter(x, np.inf)])
+    np.testing.assert_array_equal(interpolate(*thresholds, new), theirs.predict(new))
