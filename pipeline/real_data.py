@@ -48,3 +48,8 @@ def obtainable(cfg: DictConfig, name: str) -> bool:
         return True
     mirror = mirror_dir(cfg)
     return mirror is not None and all((mirror / f).is_file() for f in entry.files)
+
+
+def real_set_path(data_dir: str | Path, name: str) -> Path:
+    """Where the materialized real posterior set ``name`` lives under the data folder."""
+    return Path(data_dir) / "real" / f"{name}.npz"

@@ -10,6 +10,7 @@ from omegaconf import DictConfig
 
 from calib.data.real import PosteriorSet, one_vs_other, read_posterior_set
 from pipeline.io import load_dataset, require_intact
+from pipeline.real_data import real_set_path
 
 
 class DataSources:
@@ -25,11 +26,6 @@ class DataSources:
 
     def _real(self, name: str) -> PosteriorSet:
         return read_posterior_set(require_intact(real_set_path(self.data_dir, name), "real posterior set"))
-
-
-def real_set_path(data_dir: str | Path, name: str) -> Path:
-    """Where the materialized real posterior set ``name`` lives under the data folder."""
-    return Path(data_dir) / "real" / f"{name}.npz"
 
 
 def system_set(system: DictConfig, data: DataSources) -> PosteriorSet:

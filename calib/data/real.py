@@ -17,7 +17,6 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import numpy as np
-from scipy.special import logsumexp
 
 from calib._internal.files import atomic_write
 from calib.validation import (
@@ -96,6 +95,8 @@ def one_vs_other(pset: PosteriorSet, positive: int) -> PosteriorSet:
         raise CalibInputError(f"positive must be a class index in [0, {pset.n_classes}); got {positive}")
     logp = pset.logprobs()
     others = np.delete(logp, positive, axis=1)
+    from scipy.special import logsumexp  # 0.4 s of import a fetch job, which never needs it, would pay
+
     binary = np.column_stack([logsumexp(others, axis=1), logp[:, positive]])
     name = pset.class_names[positive] if pset.class_names else str(positive)
     return replace(

@@ -12,12 +12,11 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
+from calib._internal.files import atomic_write  # not pipeline.io's: that one loads pandas, which a fetch does not need
 from calib.data.real import save_posterior_set
 from calib.data.registry import RealDataError, materialize
-from pipeline.io import atomic_write
-from pipeline.real_data import locate_options
+from pipeline.real_data import locate_options, real_set_path
 from pipeline.schema import check_config
-from pipeline.sources import real_set_path
 
 
 @hydra.main(version_base=None, config_path="../../configs", config_name="config")

@@ -11,8 +11,8 @@ from omegaconf import DictConfig
 from calib.data.real import save_posterior_set
 from calib.data.zoo import DATASETS, MODELS, zoo_posteriors
 from pipeline.io import atomic_write
+from pipeline.real_data import real_set_path
 from pipeline.schema import check_config
-from pipeline.sources import real_set_path
 
 
 @hydra.main(version_base=None, config_path="../../configs", config_name="config")
