@@ -1,4 +1,4 @@
-"""Step: evaluate an experiment and render its figure or table in one process (what the workflow runs).
+"""Step: evaluate an experiment and render its figure or table in one process (``batch`` runs it per experiment).
 
 Same outputs as ``pipeline.steps.evaluate`` followed by ``pipeline.steps.render``, which stay available to rerun
 either stage by hand; one process saves the start-up (Python, imports, Hydra) of a second job. The

@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 
 from pipeline import config
 from pipeline.config import UnsupportedDefaults, compose_config, compose_experiment, experiment_names
-from pipeline.targets import jobs
+from pipeline.targets import experiments, jobs
 
 
 @pytest.mark.parametrize("name", experiment_names())
@@ -48,8 +48,6 @@ def test_an_unknown_experiment_names_the_missing_file(configs):
 
 
 def test_each_experiment_is_in_exactly_one_job_and_costly_kinds_have_their_own():
-    from pipeline.targets import experiments
-
     listed = experiments()
     grouped = jobs(listed)
     assert sorted(e.name for members in grouped.values() for e in members) == sorted(e.name for e in listed)

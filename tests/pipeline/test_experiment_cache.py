@@ -47,5 +47,5 @@ def test_editing_any_config_file_changes_the_key(monkeypatch, tmp_path):
     assert targets._list_key() != before
 
 
-def test_the_cached_list_equals_a_fresh_hydra_composition():
+def test_the_cached_list_equals_a_fresh_composition():
     assert targets.experiments() == targets.composed_experiments()

@@ -608,3 +608,22 @@ def test_platt_on_the_raw_score_is_a_sigmoid_in_s():
     assert fitted.coef_ == pytest.approx(4, abs=0.3) and fitted.intercept_ == pytest.approx(-2, abs=0.2)
     with pytest.raises(CalibInputError, match="feature"):
         PlattCalibrator(feature="logit").fit(np.column_stack([1 - s, s]), y, kind="probs")
+
+
+def test_logistic_objective_with_label_targets_is_the_weighted_sum_to_the_last_bit():
+    """Identity behind the 0/1 shortcut: y softplus(-u) + (1 - y) softplus(u) is softplus(-u) or softplus(u)
+    exactly, and (1 - y) sigmoid(u) - y sigmoid(-u) is sigmoid(u) or -sigmoid(-u); a cached loss is reused only
+    at the same point."""
+    from calib.calibrators.platt import LogisticObjective
+
+    rng = np.random.default_rng(3)
+    x = np.column_stack([rng.normal(size=500) * 4, np.ones(500)])
+    y = (rng.random(500) < 0.4).astype(np.float64)
+    problem = LogisticObjective(x, y)
+    for theta in (np.array([0.7, -0.2]), np.array([-3.0, 1.5]), np.array([0.7, -0.2])):
+        u = x @ theta
+        loss = np.mean(y * np.logaddexp(0.0, -u) + (1.0 - y) * np.logaddexp(0.0, u))
+        resid = (1.0 - y) * expit(u) - y * expit(-u)
+        ours, grad, _ = problem.derivatives(theta)
+        assert problem.loss(theta) == ours == float(loss)
+        np.testing.assert_array_equal(grad, x.T @ resid / 500)
