@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DATASET = "ferrer2024_k2_n400"
 EXPERIMENT = "ferrer2024_fig8"
 VALUES = "ferrer2024/fig8_values.csv"
-# In the pytest-xdist worker of the workflow tests: they rebuild this experiment too, and two runs of one
-# job would share its log and benchmark files under logs/.
-pytestmark = pytest.mark.xdist_group("workflow")
+# One pytest-xdist worker runs these one after the other (their runs of this job share its log files under
+# logs/); the workflow tests, in another, never rebuild this experiment.
+pytestmark = pytest.mark.xdist_group("crash_safety")
 
 
 def test_a_failing_writer_leaves_the_previous_file_and_no_litter(tmp_path):
