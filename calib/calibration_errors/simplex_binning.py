@@ -6,7 +6,7 @@ Three schemes, each a small object whose ``cells(probs)`` returns ``(ids, n_cell
 - :class:`UniformGrid`: equal-size bins on each of the first m - 1 coordinates (the last is fixed by
   the others), half-open [k/M, (k+1)/M) with 1 in the last bin, the edges k/M exact as in
   :mod:`calib.calibration_errors.binning`. Only occupied cells exist: each point's per-coordinate bins are folded into a
-  mixed-radix key that is compacted with ``np.unique`` whenever it could overflow, so 10 classes at
+  mixed-radix key that is renumbered by rank (``_compact``) whenever it could overflow, so 10 classes at
   10 bins (10^9 potential cells) cost O(N) memory. Cells are numbered in lexicographic order of their
   bin tuples. For two classes this is ordinary binning of the first coordinate.
 - :class:`Triangles`: the k^2 congruent triangles obtained by cutting every edge of the 2-simplex into
@@ -45,7 +45,16 @@ def _check_probs(probs) -> np.ndarray:
     return p
 
 
-def _compact(keys: np.ndarray) -> tuple[np.ndarray, int]:
+def _compact(keys: np.ndarray, bound: int) -> tuple[np.ndarray, int]:
+    """Keys in [0, ``bound``) renumbered 0, 1, ... in increasing order of key (the occupied ones only).
+
+    When the keys can take no more values than there are keys, a table of the occupied keys gives each
+    key its rank in one O(N + bound) pass; otherwise ``np.unique`` sorts them, O(N log N).
+    """
+    if bound <= max(keys.size, 1024):
+        occupied = np.bincount(keys, minlength=bound) > 0
+        rank = np.cumsum(occupied) - 1
+        return rank[keys], int(rank[-1]) + 1
     unique, ids = np.unique(keys, return_inverse=True)
     return ids.ravel().astype(np.int64), int(unique.size)
 
@@ -67,10 +76,10 @@ class UniformGrid:
         keys, bound = np.zeros(p.shape[0], dtype=np.int64), 1
         for j in range(p.shape[1] - 1):
             if bound * m >= _KEY_LIMIT:
-                keys, bound = _compact(keys)
+                keys, bound = _compact(keys, bound)
             keys = keys * m + self.coordinate_bins(p[:, j])
             bound *= m
-        return _compact(keys)
+        return _compact(keys, bound)
 
 
 @dataclass(frozen=True)
@@ -186,7 +195,7 @@ class DataDependent:
         while stack:
             members, node = stack.pop()
             if members.size >= min_size:
-                sub = p[members]
+                sub = np.take(p, members, axis=0)  # the same rows as p[members], in a third of the time
                 j, t = _split(sub, centre)
                 below = _below(sub[:, j], t)
                 n_below = int(np.count_nonzero(below))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
-from calib.calibration_errors.simplex_binning import DataDependent, Triangles, UniformGrid
+from calib.calibration_errors.simplex_binning import DataDependent, Triangles, UniformGrid, _compact
 from calib.validation import CalibInputError
 
 
@@ -269,3 +269,14 @@ def test_median_threshold_odd_count_differs_by_one():
 def test_data_dependent_rejects_bad_parameters(kwargs):
     with pytest.raises(CalibInputError):
         DataDependent(**kwargs).cells(np.full((4, 2), 0.5))
+
+
+@pytest.mark.parametrize(("n_keys", "bound"), [(5000, 7), (5000, 5000), (300, 10**12), (0, 10)])
+def test_key_compaction_numbers_keys_by_rank_as_unique_does(n_keys, bound):
+    # A table of the occupied keys (bound <= N) and np.unique's sort (bound > N) give the same ids.
+    keys = np.random.default_rng(n_keys).integers(0, bound, size=n_keys)
+    ids, n_cells = _compact(keys, bound)
+    unique, expected = np.unique(keys, return_inverse=True)
+    assert n_cells == unique.size
+    assert ids.dtype == np.int64
+    assert_array_equal(ids, expected)
