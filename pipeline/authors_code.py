@@ -58,26 +58,30 @@ class UpstreamAffine(Calibrator):
     def __init__(self, bias: bool = True):
         self.bias = bias
 
-    def _map(self, params: np.ndarray, x: np.ndarray) -> np.ndarray:
+    def _map(self, params: np.ndarray, x: np.ndarray, x64: np.ndarray | None = None) -> np.ndarray:
+        """t * x + b in float64, or t * x in float32; ``x64``: x already in float64 (the same products)."""
         if self.bias:
-            return params[0] * x.astype(np.float64) + params[1:]
+            return params[0] * (x.astype(np.float64) if x64 is None else x64) + params[1:]
         return np.float32(params[0]) * x
 
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
         x = np.where(np.isneginf(logp), np.finfo(np.float32).min, logp).astype(np.float32)
         n, k = x.shape
-        rows = np.arange(n)
+        # The loss is evaluated hundreds of times: the float64 copy of the scores (what PyTorch's promotion
+        # computes in each call) and the positions of the labels' entries are made once.
+        x64 = x.astype(np.float64) if self.bias else None
+        at_labels = np.arange(n) * k + labels
 
         def loss_and_gradient(params: np.ndarray) -> tuple[float, np.ndarray]:
-            z = self._map(params, x)
+            z = self._map(params, x, x64)
             z -= z.max(axis=1, keepdims=True)
             residual = np.exp(z)
             sums = residual.sum(axis=1, keepdims=True)
-            loss = np.mean(np.log(sums[:, 0]) - z[rows, labels])
+            loss = np.mean(np.log(sums[:, 0]) - z.ravel()[at_labels])
             residual /= sums
-            residual[rows, labels] -= 1
+            residual.ravel()[at_labels] -= 1
             residual /= n
-            gradient = [np.sum(residual * x, dtype=residual.dtype)]
+            gradient = [np.sum(residual * (x if x64 is None else x64), dtype=residual.dtype)]
             if self.bias:
                 gradient += list(residual.sum(axis=0))
             return float(loss), np.asarray(gradient, dtype=np.float64)
