@@ -1,8 +1,8 @@
 """End to end: the Snakemake workflow builds every paper's artifacts and reproduces their numbers.
 
 One complete build serves every test here: the one ``CALIB_TEST_BUILD`` names (CI's own
-``snakemake --cores 2``, brought up to date), else a new one in a temporary folder (about 4 minutes
-on 2 cores). The real posterior sets come from the default mirror, ../shared/real_posteriors. The
+``snakemake --cores 2``, brought up to date), else a new one in a temporary folder (about 3½
+minutes on 2 cores). The real posterior sets come from the default mirror, ../shared/real_posteriors. The
 tests that change files work on copies, except the second-run test, which deletes one figure and
 rebuilds it.
 """
