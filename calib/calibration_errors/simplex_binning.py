@@ -195,7 +195,7 @@ class DataDependent:
         while stack:
             members, node = stack.pop()
             if members.size >= min_size:
-                sub = np.take(p, members, axis=0)  # the same rows as p[members], in a third of the time
+                sub = np.take(p, members, axis=0)  # p[members] without fancy indexing's general path
                 j, t = _split(sub, centre)
                 below = _below(sub[:, j], t)
                 n_below = int(np.count_nonzero(below))

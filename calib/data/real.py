@@ -95,7 +95,7 @@ def one_vs_other(pset: PosteriorSet, positive: int) -> PosteriorSet:
         raise CalibInputError(f"positive must be a class index in [0, {pset.n_classes}); got {positive}")
     logp = pset.logprobs()
     others = np.delete(logp, positive, axis=1)
-    from scipy.special import logsumexp  # 0.4 s of import a fetch job, which never needs it, would pay
+    from scipy.special import logsumexp  # here, not at the top: a fetch job imports this module and never needs it
 
     binary = np.column_stack([logsumexp(others, axis=1), logp[:, positive]])
     name = pset.class_names[positive] if pset.class_names else str(positive)

@@ -566,7 +566,7 @@ def _resampled_estimates(probs, labels, binning, distances, n_resamples, seed, m
             continue
         whole = np.arange(probs.shape[0])[None, :]
         for r, y_r in zip(rows, y, strict=True):
-            drawn = np.take(probs, r, axis=0)  # probs[r], in a third of the time
+            drawn = np.take(probs, r, axis=0)  # probs[r] without fancy indexing's general path
             ids_r, n_r = binning.cells(drawn)
             out.append(batch_estimates(drawn, ids_r, n_r, whole, y_r[None, :], distances))
     return np.concatenate(out, axis=0)
