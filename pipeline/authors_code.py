@@ -58,30 +58,39 @@ class UpstreamAffine(Calibrator):
     def __init__(self, bias: bool = True):
         self.bias = bias
 
-    def _map(self, params: np.ndarray, x: np.ndarray, x64: np.ndarray | None = None) -> np.ndarray:
-        """t * x + b in float64, or t * x in float32; ``x64``: x already in float64 (the same products)."""
+    def _map(self, params: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """t * x + b in float64, or t * x in float32 (the fit's loss computes the same products in place)."""
         if self.bias:
-            return params[0] * (x.astype(np.float64) if x64 is None else x64) + params[1:]
+            return params[0] * x.astype(np.float64) + params[1:]
         return np.float32(params[0]) * x
 
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
         x = np.where(np.isneginf(logp), np.finfo(np.float32).min, logp).astype(np.float32)
         n, k = x.shape
         # The loss is evaluated hundreds of times: the float64 copy of the scores (what PyTorch's promotion
-        # computes in each call) and the positions of the labels' entries are made once.
+        # computes in each call), the positions of the labels' entries and the (n, k) work arrays are made
+        # once, so no evaluation allocates (a fresh large array costs its page faults every time). The
+        # arithmetic is the same, operation by operation, as allocating each intermediate anew.
         x64 = x.astype(np.float64) if self.bias else None
+        scores = x if x64 is None else x64
         at_labels = np.arange(n) * k + labels
+        z, residual = np.empty(scores.shape, scores.dtype), np.empty(scores.shape, scores.dtype)
 
         def loss_and_gradient(params: np.ndarray) -> tuple[float, np.ndarray]:
-            z = self._map(params, x, x64)
-            z -= z.max(axis=1, keepdims=True)
-            residual = np.exp(z)
+            if self.bias:
+                np.multiply(params[0], x64, out=z)
+                np.add(z, params[1:], out=z)
+            else:
+                np.multiply(np.float32(params[0]), x, out=z)
+            np.subtract(z, z.max(axis=1, keepdims=True), out=z)
+            np.exp(z, out=residual)
             sums = residual.sum(axis=1, keepdims=True)
             loss = np.mean(np.log(sums[:, 0]) - z.ravel()[at_labels])
-            residual /= sums
+            np.divide(residual, sums, out=residual)
             residual.ravel()[at_labels] -= 1
-            residual /= n
-            gradient = [np.sum(residual * (x if x64 is None else x64), dtype=residual.dtype)]
+            np.divide(residual, n, out=residual)
+            np.multiply(residual, scores, out=z)  # z is spent: it holds the products now
+            gradient = [np.sum(z, dtype=residual.dtype)]
             if self.bias:
                 gradient += list(residual.sum(axis=0))
             return float(loss), np.asarray(gradient, dtype=np.float64)
