@@ -18,7 +18,6 @@ The same small logistic-regression solver is reused by :mod:`calib.calibrators.b
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
 
 from calib.calibrators.base import Calibrator
 from calib.calibrators.line_search import armijo_step
@@ -132,7 +131,7 @@ def softplus_pair(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     Both share the term log(1 + e^-|u|): softplus(v) = max(v, 0) + log(1 + e^-|v|), which is how
     numpy's logaddexp evaluates it (its exp and log1p inside), so one logaddexp serves both signs
-    and the last bit of every fit and prediction stays as it was.
+    and the predicted log-posteriors have the bits of the two logaddexp calls they replace.
 
     Parameters
     ----------
@@ -152,50 +151,59 @@ class LogisticObjective:
 
     L(theta) = mean_i [ y_i softplus(-u_i) + (1 - y_i) softplus(u_i) ],  u = x @ theta,
     with gradient x^T (sigmoid(u) - y) / N and Hessian x^T diag(sigmoid(u) sigmoid(-u)) x / N.
-    Written with softplus of both signs so the loss stays accurate when it is near 0. For 0/1
-    targets each term is one softplus, softplus(-u_i) or softplus(u_i), computed alone (the same
-    values as the weighted sum, at half its cost); the last loss is kept, so Newton's derivatives at
-    the point its line search accepted do not evaluate it again.
+    Everything comes from one exponential per sample, e_i = exp(-|u_i|): softplus(+-u) = max(+-u, 0)
+    + log1p(e), sigmoid(|u|) = 1 / (1 + e) and sigmoid(-|u|) = e / (1 + e). Neither form subtracts
+    nearly equal numbers, so the loss stays accurate near 0 and sigmoid(u) - y has no cancellation
+    when y is 0 or 1. (u, e) of the last point evaluated are kept: Newton's derivatives at the point
+    its line search accepted reuse them.
     """
 
     def __init__(self, x: np.ndarray, targets: np.ndarray):
-        self.x = np.asarray(x, dtype=np.float64)
+        self.x = np.asfortranarray(x, dtype=np.float64)  # column-major: x^T v reads each feature contiguously
         self.targets = np.asarray(targets, dtype=np.float64)
         self.n = self.x.shape[0]
         positive = self.targets == 1.0
         self._labels = positive if np.all(positive | (self.targets == 0.0)) else None
-        self._last: tuple[np.ndarray, float] | None = None
+        self._last: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None = None
+
+    def _at(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """(theta, u, e, loss) at ``theta``, computed once per point."""
+        if self._last is not None and np.array_equal(self._last[0], theta):
+            return self._last
+        u = self.x @ theta
+        e = np.exp(-np.abs(u))
+        shared = np.log1p(e)
+        if self._labels is not None:  # each term is softplus(-u) (y = 1) or softplus(u) (y = 0)
+            loss = float(np.mean(np.maximum(np.where(self._labels, -u, u), 0.0) + shared))
+        else:
+            y = self.targets
+            loss = float(np.mean(y * np.maximum(-u, 0.0) + (1.0 - y) * np.maximum(u, 0.0) + shared))
+        self._last = (np.array(theta, dtype=np.float64), u, e, loss)
+        return self._last
 
     def loss(self, theta: np.ndarray) -> float:
-        return self._loss(theta, self.x @ theta)
-
-    def _loss(self, theta: np.ndarray, u: np.ndarray) -> float:
-        if self._last is not None and np.array_equal(self._last[0], theta):
-            return self._last[1]
-        y = self.targets
-        if self._labels is not None:
-            loss = float(np.mean(np.logaddexp(0.0, np.where(self._labels, -u, u))))
-        else:
-            softplus_u, softplus_minus_u = softplus_pair(u)
-            loss = float(np.mean(y * softplus_minus_u + (1.0 - y) * softplus_u))
-        self._last = (np.array(theta, dtype=np.float64), loss)
-        return loss
+        return self._at(theta)[3]
 
     def loss_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         loss, grad, _ = self.derivatives(theta, hessian=False)
         return loss, grad
 
     def derivatives(self, theta: np.ndarray, hessian: bool = True):
-        u = self.x @ theta
-        y = self.targets
-        loss = self._loss(theta, u)
-        p, q = expit(u), expit(-u)
-        # sigmoid(u) - y, without cancellation when y is 0 or 1
-        resid = np.where(self._labels, -q, p) if self._labels is not None else (1.0 - y) * p - y * q
+        _, u, e, loss = self._at(theta)
+        big = 1.0 / (1.0 + e)  # sigmoid(|u|)
+        small = e * big  # sigmoid(-|u|)
+        positive_u = u >= 0
+        if self._labels is not None:
+            # sigmoid(u) - y: sigmoid(u) for y = 0, -sigmoid(-u) for y = 1; each is big or small by the sign of u
+            magnitude = np.where(positive_u != self._labels, big, small)
+            resid = np.where(self._labels, -magnitude, magnitude)
+        else:
+            y = self.targets
+            resid = (1.0 - y) * np.where(positive_u, big, small) - y * np.where(positive_u, small, big)
         grad = self.x.T @ resid / self.n
         if not hessian:
             return loss, grad, None
-        hess = (self.x * (p * q)[:, None]).T @ self.x / self.n
+        hess = self.x.T @ (self.x * (big * small)[:, None]) / self.n
         return loss, grad, hess
 
 

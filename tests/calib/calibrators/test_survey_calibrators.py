@@ -629,18 +629,25 @@ def test_platt_on_the_raw_score_is_a_sigmoid_in_s():
 
 def test_logistic_objective_with_label_targets_is_the_weighted_sum_to_the_last_bit():
     """Identity behind the 0/1 shortcut: y softplus(-u) + (1 - y) softplus(u) is softplus(-u) or softplus(u)
-    exactly, and (1 - y) sigmoid(u) - y sigmoid(-u) is sigmoid(u) or -sigmoid(-u); a cached loss is reused only
-    at the same point."""
+    exactly, and (1 - y) sigmoid(u) - y sigmoid(-u) is sigmoid(u) or -sigmoid(-u); a cached point is reused only
+    at the same point. Both agree with scipy's expit and numpy's logaddexp to rounding."""
     from calib.calibrators.platt import LogisticObjective
 
     rng = np.random.default_rng(3)
     x = np.column_stack([rng.normal(size=500) * 4, np.ones(500)])
     y = (rng.random(500) < 0.4).astype(np.float64)
-    problem = LogisticObjective(x, y)
+    problem, weighted = LogisticObjective(x, y), LogisticObjective(x, y)
+    weighted._labels = None  # the general path of soft targets, on the same 0/1 targets
     for theta in (np.array([0.7, -0.2]), np.array([-3.0, 1.5]), np.array([0.7, -0.2])):
+        ours, grad, hess = problem.derivatives(theta)
+        assert problem.loss(theta) == ours
+        weighted_loss, weighted_grad, weighted_hess = weighted.derivatives(theta)
+        assert ours == weighted_loss
+        np.testing.assert_array_equal(grad, weighted_grad)
+        np.testing.assert_array_equal(hess, weighted_hess)
         u = x @ theta
         loss = np.mean(y * np.logaddexp(0.0, -u) + (1.0 - y) * np.logaddexp(0.0, u))
         resid = (1.0 - y) * expit(u) - y * expit(-u)
-        ours, grad, _ = problem.derivatives(theta)
-        assert problem.loss(theta) == ours == float(loss)
-        np.testing.assert_array_equal(grad, x.T @ resid / 500)
+        np.testing.assert_allclose(ours, loss, rtol=1e-15)
+        np.testing.assert_allclose(grad, x.T @ resid / 500, rtol=1e-14)
+        np.testing.assert_allclose(hess, (x * (expit(u) * expit(-u))[:, None]).T @ x / 500, rtol=1e-14)
