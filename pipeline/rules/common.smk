@@ -23,7 +23,7 @@ from pipeline.targets import CACHE_DIR, experiments, jobs, rule_name
 RESULTS = config["results"]
 # Every job inherits these. By default glibc's malloc gives each freed array of more than ~128 KB back to the
 # kernel and maps fresh zero-filled pages for the next one, so numpy code that makes large temporaries in a
-# loop (the resampling tables, the CORP and upstream fits) pays page faults on every iteration. Served from a
+# loop (the resampling tables, the upstream L-BFGS fits) pays page faults on every iteration. Served from a
 # heap that is neither unmapped nor trimmed (mallopt(3): M_MMAP_THRESHOLD, whose maximum on 64-bit is 32 MiB,
 # and M_TRIM_THRESHOLD), the jobs compute the same bytes in less time (README, "Benchmarks"). Other C
 # libraries ignore the variables; a value the caller set is kept.
