@@ -25,9 +25,9 @@ RESULTS = config["results"]
 # kernel and maps fresh zero-filled pages for the next one, so numpy code that makes large temporaries in a
 # loop (the resampling tables and figures, the upstream L-BFGS fits) pays page faults on every iteration.
 # Served from a heap that is neither unmapped nor trimmed (mallopt(3): M_MMAP_THRESHOLD, M_TRIM_THRESHOLD;
-# glibc 2.36 takes 1 GiB, and arrays of more than 32 MiB occur), the jobs compute the same bytes in less
-# time: vaicenavicius2019's batch 34.8 s (9.3 s of it in the kernel) -> 27.3 s (2.3 s). Other C libraries
-# ignore the variables; a value the caller set is kept.
+# 1 GiB because some arrays exceed 32 MiB), the jobs compute the same bytes with far less time in the kernel,
+# at the price of peaks that stay at their high-water mark (pipeline/rules/memory.tsv is measured with it).
+# Other C libraries ignore the variables; a value the caller set is kept.
 os.environ.setdefault("MALLOC_MMAP_THRESHOLD_", str(2**30))
 os.environ.setdefault("MALLOC_TRIM_THRESHOLD_", str(2**30))
 CODE = sorted(str(p) for folder in ("calib", "pipeline") for p in Path(".").glob(f"{folder}/**/*.py"))
