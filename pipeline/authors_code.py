@@ -71,17 +71,16 @@ class UpstreamAffine(Calibrator):
         # computes in each call), the positions of the labels' entries and the (n, k) work arrays are made
         # once, so no evaluation allocates (a fresh large array costs its page faults every time). The
         # arithmetic is the same, operation by operation, as allocating each intermediate anew.
-        x64 = x.astype(np.float64) if self.bias else None
-        scores = x if x64 is None else x64
+        scores = x.astype(np.float64) if self.bias else x
         at_labels = np.arange(n) * k + labels
         z, residual = np.empty(scores.shape, scores.dtype), np.empty(scores.shape, scores.dtype)
 
         def loss_and_gradient(params: np.ndarray) -> tuple[float, np.ndarray]:
             if self.bias:
-                np.multiply(params[0], x64, out=z)
+                np.multiply(params[0], scores, out=z)
                 np.add(z, params[1:], out=z)
             else:
-                np.multiply(np.float32(params[0]), x, out=z)
+                np.multiply(np.float32(params[0]), scores, out=z)
             np.subtract(z, z.max(axis=1, keepdims=True), out=z)
             np.exp(z, out=residual)
             sums = residual.sum(axis=1, keepdims=True)

@@ -48,6 +48,8 @@ SWEEP_RULES = frozenset({"sweep_point", "sweep_aggregate"})
 
 def artifact_rules() -> set[str]:
     """The Snakemake rule of every artifact job of the workflow (pipeline.targets.jobs)."""
+    # Imported on call: the library's and the CLI's tests import this module too, and need neither Hydra nor
+    # the workflow's experiment list.
     from pipeline.targets import experiments, jobs, rule_name
 
     return {rule_name(job) for job in jobs(experiments())}

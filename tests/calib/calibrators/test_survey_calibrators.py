@@ -648,6 +648,8 @@ def test_logistic_objective_with_label_targets_is_the_weighted_sum_to_the_last_b
         u = x @ theta
         loss = np.mean(y * np.logaddexp(0.0, -u) + (1.0 - y) * np.logaddexp(0.0, u))
         resid = (1.0 - y) * expit(u) - y * expit(-u)
+        # Rounding only: the loss, a mean of positive terms, within a few ulps (eps = 2.2e-16); the gradient and
+        # Hessian sum 500 products of signed terms, so 1e-14 leaves room for their cancellation.
         np.testing.assert_allclose(ours, loss, rtol=1e-15)
         np.testing.assert_allclose(grad, x.T @ resid / 500, rtol=1e-14)
         np.testing.assert_allclose(hess, (x * (expit(u) * expit(-u))[:, None]).T @ x / 500, rtol=1e-14)
