@@ -82,7 +82,11 @@ def _cell_sums(probs, ids, n_cells, rows, labels):
     flat = (ids[rows] + n_cells * np.arange(b)[:, None]).ravel()
     size = b * n_cells
     counts = np.bincount(flat, minlength=size).reshape(b, n_cells)
-    sums = np.stack([np.bincount(flat, weights=probs[rows, j].ravel(), minlength=size) for j in range(m)], axis=1)
+    if probs.flags.f_contiguous:  # resampling code passes column-major predictions: gather from whole columns
+        weights = (probs[:, j].take(rows).ravel() for j in range(m))
+    else:  # row-major: index column by column rather than copy a possibly large array on every call
+        weights = (probs[rows, j].ravel() for j in range(m))
+    sums = np.stack([np.bincount(flat, weights=w, minlength=size) for w in weights], axis=1)
     hits = np.bincount(flat * m + labels.ravel(), minlength=size * m)
     return counts, sums.reshape(b, n_cells, m), hits.reshape(b, n_cells, m)
 

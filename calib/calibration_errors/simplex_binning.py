@@ -161,14 +161,15 @@ def _below(values: np.ndarray, threshold) -> np.ndarray:
     return values < threshold - _THRESHOLD_TIE
 
 
-def _split(points: np.ndarray, centre) -> tuple[int, float]:
+def _split(columns: np.ndarray, centre) -> tuple[int, float]:
     """Coordinate of highest variance (variances equal to ``_VARIANCE_TIE``: the lowest index) and its
-    centre. Rounding of the centre with the sample order is absorbed by the ``_THRESHOLD_TIE`` band."""
-    mean = np.einsum("ij->j", points) / points.shape[0]  # a quarter of the time of mean(axis=0)
-    centred = points - mean
-    variances = np.einsum("ij,ij->j", centred, centred)  # N times the variances: same order, same ties
+    centre, for a node's points given as ``columns`` (m, n), one coordinate per row. Rounding of the
+    centre with the summation order is absorbed by the ``_THRESHOLD_TIE`` band."""
+    mean = columns.sum(axis=1) / columns.shape[1]
+    centred = columns - mean[:, None]
+    variances = np.einsum("ij,ij->i", centred, centred)  # n times the variances: same order, same ties
     j = int(np.argmax(variances >= variances.max() * (1.0 - _VARIANCE_TIE)))
-    return j, float(mean[j] if centre is np.mean else centre(points[:, j]))
+    return j, float(mean[j] if centre is np.mean else centre(columns[j]))
 
 
 @dataclass(frozen=True)
@@ -186,6 +187,9 @@ class DataDependent:
         if self.threshold not in THRESHOLDS:
             raise CalibInputError(f"threshold must be one of {THRESHOLDS}; got {self.threshold!r}")
         centre = np.mean if self.threshold == "mean" else np.median
+        # One coordinate per row: a node's sums and variances then run over contiguous memory. No copy
+        # when ``probs`` is already column-major (resampling code passes its draws that way).
+        columns = np.ascontiguousarray(p.T)
         axis, threshold, low, high, leaf = [], [], [], [], []
         ids = np.empty(p.shape[0], dtype=np.int64)
         stack = [(np.arange(p.shape[0]), 0)]
@@ -195,9 +199,9 @@ class DataDependent:
         while stack:
             members, node = stack.pop()
             if members.size >= min_size:
-                sub = np.take(p, members, axis=0)  # p[members] without fancy indexing's general path
+                sub = columns.take(members, axis=1)
                 j, t = _split(sub, centre)
-                below = _below(sub[:, j], t)
+                below = _below(sub[j], t)
                 n_below = int(np.count_nonzero(below))
                 if 0 < n_below < members.size:
                     lo, hi = len(axis), len(axis) + 1

@@ -330,14 +330,16 @@ _LINEAR_SCAN_MAX_K = 64
 
 
 def _cdf(probs: np.ndarray) -> np.ndarray:
+    """Row-wise CDF, column-major: the label draws read it one class column at a time."""
     cdf = np.cumsum(probs, axis=1)
     cdf = np.minimum(cdf / cdf[:, -1:], 1.0)
     cdf[:, -1] = 1.0
-    return cdf
+    return np.asfortranarray(cdf)
 
 
 def _inverse_cdf(cdf: np.ndarray, u: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-    """Smallest j with u < F_ij, for a (m, N) block of uniforms and the (N, K) non-decreasing CDF.
+    """Smallest j with u < F_ij, for a (m, N) block of uniforms and the (N, K) non-decreasing CDF
+    (column-major, as ``_cdf`` makes it; any layout gives the same labels).
 
     With ``rows`` (m, N), uniform u_li is compared with the CDF of row ``rows[l, i]`` instead of i.
     """
@@ -345,14 +347,14 @@ def _inverse_cdf(cdf: np.ndarray, u: np.ndarray, rows: np.ndarray | None = None)
     if k <= _LINEAR_SCAN_MAX_K:
         labels = np.zeros(u.shape, dtype=np.int64)
         for j in range(k - 1):
-            labels += u >= (cdf[:, j] if rows is None else cdf[rows, j])
+            labels += u >= (cdf[:, j] if rows is None else cdf[:, j].take(rows))
         return labels
-    flat, base = cdf.ravel(), (np.arange(n) if rows is None else rows) * k
+    flat, row = cdf.ravel(order="F"), (np.arange(n) if rows is None else rows)
     lo = np.zeros(u.shape, dtype=np.int64)
     hi = np.full(u.shape, k - 1, dtype=np.int64)
     for _ in range(int(np.ceil(np.log2(k)))):
         mid = (lo + hi) >> 1
-        right = u >= flat[base + mid]
+        right = u >= flat[mid * n + row]
         lo = np.where(right, mid + 1, lo)
         hi = np.where(right, hi, mid)
     return lo
@@ -559,14 +561,17 @@ def _resampled_estimates(probs, labels, binning, distances, n_resamples, seed, m
     fixed = binning.data_independent or method == "labels"
     if fixed:
         ids, n_cells = binning.cells(probs)
+    # Column-major: the cell sums gather each class from one contiguous column, and the refit reads
+    # each drawn sample column by column.
+    columns = np.ascontiguousarray(probs.T)
     out = []
     for rows, y in _resample_blocks(probs, labels, n_resamples, seed, method):
         if fixed:
-            out.append(batch_estimates(probs, ids, n_cells, rows, y, distances))
+            out.append(batch_estimates(columns.T, ids, n_cells, rows, y, distances))
             continue
         whole = np.arange(probs.shape[0])[None, :]
         for r, y_r in zip(rows, y, strict=True):
-            drawn = np.take(probs, r, axis=0)  # probs[r] without fancy indexing's general path
+            drawn = columns.take(r, axis=1).T
             ids_r, n_r = binning.cells(drawn)
             out.append(batch_estimates(drawn, ids_r, n_r, whole, y_r[None, :], distances))
     return np.concatenate(out, axis=0)
