@@ -144,15 +144,22 @@ def bin_ids_from_edges(
     ``one_in_extra_bin``, values past the last edge (for left-closed bins: on it, such as p = 1) get
     the id M of a bin of their own.
     """
-    inclusive = _inclusive(closed)
+    side = "right" if _inclusive(closed) else "left"
     edges = np.asarray(edges, dtype=np.float64)
-    v = np.asarray(values, dtype=np.float64)
-    if tolerance > 0:
-        above = np.clip(locate(edges, v), 1, edges.size - 1)
-        lower, upper = edges[above - 1], edges[above]
-        v = np.where(np.abs(v - lower) <= tolerance, lower, np.where(np.abs(v - upper) <= tolerance, upper, v))
+    values = np.asarray(values, dtype=np.float64)
     last = edges.size - 1 if one_in_extra_bin else edges.size - 2
-    return np.clip(locate(edges, v, side="right" if inclusive else "left") - 1, 0, last)
+    flat = values.ravel()
+    ids = np.empty(flat.size, dtype=np.intp)
+    # Block by block, as in locate(): the snapping's temporaries stay small and reused.
+    for start in range(0, flat.size, _LOCATE_BLOCK):
+        block = slice(start, start + _LOCATE_BLOCK)
+        v = flat[block]
+        if tolerance > 0:
+            above = np.clip(locate(edges, v), 1, edges.size - 1)
+            lower, upper = edges[above - 1], edges[above]
+            v = np.where(np.abs(v - lower) <= tolerance, lower, np.where(np.abs(v - upper) <= tolerance, upper, v))
+        ids[block] = np.clip(locate(edges, v, side=side) - 1, 0, last)
+    return ids.reshape(values.shape)
 
 
 def equal_width_statistics(values, outcomes, n_bins: int, *, closed: str) -> BinStatistics:
