@@ -39,6 +39,12 @@ def test_slurm_profile_dry_run_submits_every_job_with_its_rule_resources(tmp_pat
         )
 
 
+def test_every_run_reads_the_default_profile_and_schedules_greedily(tmp_path):
+    default = yaml.safe_load((ROOT / "profiles" / "default" / "config.yaml").read_text())
+    assert default == {"scheduler": "greedy"}
+    assert "workflow specific profile profiles/default" in _dry_run(["--cores", "2"], tmp_path / "results")
+
+
 def test_profiles_are_valid_and_the_local_overlay_names_the_local_clusters_account_and_partition():
     slurm = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
     overlay = yaml.safe_load((ROOT / "profiles" / "slurm-local" / "config.yaml").read_text())
