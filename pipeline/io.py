@@ -69,8 +69,17 @@ def values_frame(records: list[dict]) -> pd.DataFrame:
 
 
 def read_values(path: Path) -> pd.DataFrame:
-    """A values CSV with its ``row`` and ``column`` names as text (a row named 7 stays "7", as cells name it)."""
-    return pd.read_csv(path, dtype={"row": str, "column": str})
+    """A values CSV with its ``row`` and ``column`` names as text (a row named 7 stays "7", as cells name it).
+
+    ``value`` holds numbers, and text where a record stores a word (e.g. the name of a band's method).
+    The file is typed whole: by default pandas types each chunk of a large file on its own, and every
+    number in the chunk holding a word would come back as a string.
+    """
+    frame = pd.read_csv(path, dtype={"row": str, "column": str}, low_memory=False)
+    if not pd.api.types.is_numeric_dtype(frame.value):  # some word: numbers as floats, words as they are
+        numbers = pd.to_numeric(frame.value, errors="coerce")
+        frame["value"] = numbers.astype(object).where(numbers.notna() | frame.value.isna(), frame.value)
+    return frame
 
 
 def write_csv(path: Path, frame: pd.DataFrame) -> Path:
