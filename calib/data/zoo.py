@@ -13,60 +13,87 @@ cancer, digits, iris, wine); all four are here.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
-from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import train_test_split
-from sklearn.naive_bayes import GaussianNB
-from sklearn.neighbors import KNeighborsClassifier
-from sklearn.neural_network import MLPClassifier
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
-from sklearn.svm import SVC
 
 from calib.data.real import PosteriorSet
 from calib.validation import CalibInputError
 
-DATASETS: dict[str, Callable] = {
-    "breast_cancer": load_breast_cancer,
-    "digits": load_digits,
-    "iris": load_iris,
-    "wine": load_wine,
-}
+# scikit-learn is imported where a dataset is loaded or a model made, not here: the workflow names the
+# zoo's sets every time it builds its graph, and importing scikit-learn for that would cost more than
+# the rest of the graph.
+
+
+def _load(name: str):
+    """scikit-learn's bundled dataset ``name`` (``sklearn.datasets.load_<name>``)."""
+    import sklearn.datasets
+
+    return getattr(sklearn.datasets, f"load_{name}")()
+
+
+DATASETS: dict[str, Callable] = {name: partial(_load, name) for name in ("breast_cancer", "digits", "iris", "wine")}
+
+
+def _gaussian_nb(seed: int):
+    from sklearn.naive_bayes import GaussianNB
+
+    return GaussianNB()
+
+
+def _logistic_regression(seed: int):
+    from sklearn.linear_model import LogisticRegression
+
+    return _standardized(LogisticRegression(max_iter=5000))
+
+
+def _svm(seed: int):
+    from sklearn.svm import SVC
+
+    return _standardized(SVC(random_state=seed))
+
+
+def _random_forest(seed: int):
+    from sklearn.ensemble import RandomForestClassifier
+
+    return RandomForestClassifier(n_estimators=200, random_state=seed, n_jobs=1)
+
+
+def _boosting(seed: int):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    return HistGradientBoostingClassifier(random_state=seed)
+
+
+def _knn(seed: int):
+    from sklearn.neighbors import KNeighborsClassifier
+
+    return _standardized(KNeighborsClassifier(n_neighbors=10))
+
+
+def _mlp(seed: int):
+    from sklearn.neural_network import MLPClassifier
+
+    return _standardized(MLPClassifier(hidden_layer_sizes=(64,), max_iter=3000, random_state=seed))
+
+
+def _standardized(estimator):
+    """``estimator`` behind a StandardScaler fitted on the same training features."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), estimator)
+
 
 # name -> (estimator factory taking a seed, method giving the scores, kind of those scores)
 MODELS: dict[str, tuple[Callable[[int], object], str, str]] = {
-    "gaussian_nb": (lambda seed: GaussianNB(), "predict_log_proba", "logprobs"),
-    "logistic_regression": (
-        lambda seed: make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000)),
-        "predict_log_proba",
-        "logprobs",
-    ),
-    "svm": (lambda seed: make_pipeline(StandardScaler(), SVC(random_state=seed)), "decision_function", "logits"),
-    "random_forest": (
-        lambda seed: RandomForestClassifier(n_estimators=200, random_state=seed, n_jobs=1),
-        "predict_proba",
-        "probs",
-    ),
-    "boosting": (
-        lambda seed: HistGradientBoostingClassifier(random_state=seed),
-        "decision_function",
-        "logits",
-    ),
-    "knn": (
-        lambda seed: make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=10)),
-        "predict_proba",
-        "probs",
-    ),
-    "mlp": (
-        lambda seed: make_pipeline(
-            StandardScaler(), MLPClassifier(hidden_layer_sizes=(64,), max_iter=3000, random_state=seed)
-        ),
-        "predict_proba",
-        "probs",
-    ),
+    "gaussian_nb": (_gaussian_nb, "predict_log_proba", "logprobs"),
+    "logistic_regression": (_logistic_regression, "predict_log_proba", "logprobs"),
+    "svm": (_svm, "decision_function", "logits"),
+    "random_forest": (_random_forest, "predict_proba", "probs"),
+    "boosting": (_boosting, "decision_function", "logits"),
+    "knn": (_knn, "predict_proba", "probs"),
+    "mlp": (_mlp, "predict_proba", "probs"),
 }
 
 SPLITS = ("cal", "test")
@@ -91,6 +118,8 @@ def zoo_posteriors(
         raise CalibInputError(
             f"fractions must be three positive shares (train, cal, test) summing to 1; got {fractions}"
         )
+    from sklearn.model_selection import train_test_split
+
     bunch = DATASETS[dataset]()
     x, y = bunch.data, bunch.target
     train_share, cal_share, test_share = fractions
