@@ -6,18 +6,18 @@ kinds have no renderer. A sweep may also run any paper's kind by naming its ``pa
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from calib.calibration_errors.binned import BinnedCalibrationError
-from calib.calibration_errors.corp import corp_decomposition
-from calib.calibration_errors.smoothing import smooth_ece
-from calib.calibrators import calibrate
-from calib.calibrators.registry import make_calibrator
-from calib.data.synthetic import gaussian_posteriors
-from calib.scoring.scores import brier, cross_entropy
 from pipeline.kinds import Kind
-from pipeline.sources import DataSources
+
+if TYPE_CHECKING:
+    from pipeline.sources import DataSources
+
+# The library is imported inside each kind, when a sweep point runs it: the workflow imports this module
+# to check the sweep configs every time it builds its graph, and needs only the kinds' names and keys.
 
 # The calibrators a sweep may vary, by registry name (calib.calibrators.registry).
 SWEEP_CALIBRATORS = ("dp", "temperature", "vector", "dirichlet", "histogram", "isotonic")
@@ -31,6 +31,8 @@ def _sets(exp: DictConfig, data: DataSources):
 
 def ece_binning(exp: DictConfig, data: DataSources) -> list[dict]:
     """Top-label ECE with ``n_bins`` equal-width and equal-mass bins on each real set."""
+    from calib.calibration_errors.binned import BinnedCalibrationError
+
     return [
         {
             "row": label,
@@ -47,6 +49,9 @@ def ece_binning(exp: DictConfig, data: DataSources) -> list[dict]:
 def ece_against_mcb(exp: DictConfig, data: DataSources) -> list[dict]:
     """Binned ECE of P(class 1) with ``n_bins`` equal-width bins, and the CORP miscalibration (MCB) of the
     Brier score, which needs no bins, on each binary real set (Dimitriadis et al. (2021))."""
+    from calib.calibration_errors.binned import BinnedCalibrationError
+    from calib.calibration_errors.corp import corp_decomposition
+
     records = []
     for label, logp, y in _sets(exp, data):
         ece = BinnedCalibrationError("binary", n_bins=exp.n_bins)(logp, y, kind="logprobs")
@@ -57,6 +62,8 @@ def ece_against_mcb(exp: DictConfig, data: DataSources) -> list[dict]:
 
 def smooth_ece_bandwidth(exp: DictConfig, data: DataSources) -> list[dict]:
     """Top-label smooth ECE at a fixed kernel ``bandwidth`` on each real set (relplot's estimator)."""
+    from calib.calibration_errors.smoothing import smooth_ece
+
     records = []
     for label, logp, y in _sets(exp, data):
         confidence, correct = np.exp(logp.max(axis=1)), (logp.argmax(axis=1) == y).astype(float)
@@ -69,6 +76,12 @@ def smooth_ece_bandwidth(exp: DictConfig, data: DataSources) -> list[dict]:
 def synthetic_metrics(exp: DictConfig, data: DataSources) -> list[dict]:
     """NCE, top-label ECE and the RCL of DP (xv) of the Gaussian systems of Ferrer & Ramos (2024) at these
     generator settings."""
+    from calib.calibration_errors.binned import BinnedCalibrationError
+    from calib.calibrators import calibrate
+    from calib.calibrators.registry import make_calibrator
+    from calib.data.synthetic import gaussian_posteriors
+    from calib.scoring.scores import cross_entropy
+
     dataset = gaussian_posteriors(**OmegaConf.to_container(exp.generator), seed=exp.seed)
     records = []
     for system in exp.systems:
@@ -86,6 +99,10 @@ def synthetic_metrics(exp: DictConfig, data: DataSources) -> list[dict]:
 
 def calibrator_protocol(exp: DictConfig, data: DataSources) -> list[dict]:
     """Cross-entropy and Brier score after ``calibrator`` under ``protocol`` (tt or xv) on each real set."""
+    from calib.calibrators import calibrate
+    from calib.calibrators.registry import make_calibrator
+    from calib.scoring.scores import brier, cross_entropy
+
     records = []
     for label, logp, y in _sets(exp, data):
         cal = calibrate(make_calibrator(exp.calibrator), logp, y, kind="logprobs", protocol=exp.protocol, seed=0)
