@@ -48,7 +48,7 @@ def memory_kills(snakemake_log: str) -> list[str]:
                     f"calib-repro: SLURM killed rule {rule} for memory: it used {used:.0f} MB, over its request of "
                     f"{limit:.0f} MB (mem_mb; SLURM log: {log}). Rerun the same command with "
                     f"--set-resources {rule}:mem_mb={more}, and record the rule's new peak in "
-                    "pipeline/rules/memory.tsv (see pipeline/job_memory.py)."
+                    "pipeline/rules/job_costs.tsv (see pipeline/job_costs.py)."
                 )
                 break
     return messages

@@ -18,6 +18,7 @@ for job, members in JOBS.items():
         params:
             experiments=[e.name for e in members],
             results=lambda wildcards, output: Path(output[0]).parents[1],
+        priority: rule_priority(rule_name(job))
         log:
             f"logs/artifacts/{job}.log",
         benchmark:

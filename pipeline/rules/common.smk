@@ -1,7 +1,8 @@
 # The setup every file in pipeline/rules/ shares (the results folder, the code stamp, the targets derived
 # from configs/ by pipeline/targets.py, the wildcard constraints) and the input functions of several rules.
-# Each rule declares threads, memory (mem_mb, from the measured peaks of pipeline/job_memory.py) and runtime
-# (minutes) for cluster profiles (profiles/).
+# Each rule declares threads, memory (mem_mb, from the measured peaks of pipeline/job_costs.py) and runtime
+# (minutes) for cluster profiles (profiles/); the build's jobs declare a start order (priority, from the
+# measured seconds of pipeline/job_costs.py).
 
 import os
 import re
@@ -14,7 +15,7 @@ from calib.data.zoo import DATASETS as ZOO_DATASETS, MODELS as ZOO_MODELS, SPLIT
 from pipeline.cluster_failures import explain_memory_kills
 from pipeline.config import compose_config
 from pipeline.io import discard_corrupt, write_code_stamp, write_if_changed
-from pipeline.job_memory import rule_memory_mb
+from pipeline.job_costs import input_priorities, rule_memory_mb, rule_priority
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.sweeps import load_sweep, points, sweep_names
 from pipeline.targets import CACHE_DIR, experiments, jobs, rule_name
@@ -26,7 +27,7 @@ RESULTS = config["results"]
 # loop (the resampling tables and figures, the upstream L-BFGS fits) pays page faults on every iteration.
 # Served from a heap that is neither unmapped nor trimmed (mallopt(3): M_MMAP_THRESHOLD, M_TRIM_THRESHOLD;
 # 1 GiB because some arrays exceed 32 MiB), the jobs compute the same bytes with far less time in the kernel,
-# at the price of peaks that stay at their high-water mark (pipeline/rules/memory.tsv is measured with it).
+# at the price of peaks that stay at their high-water mark (pipeline/rules/job_costs.tsv is measured with it).
 # Other C libraries ignore the variables; a value the caller set is kept.
 os.environ.setdefault("MALLOC_MMAP_THRESHOLD_", str(2**30))
 os.environ.setdefault("MALLOC_TRIM_THRESHOLD_", str(2**30))
@@ -76,6 +77,18 @@ def experiment_inputs(exp):
     """The config files, synthetic datasets and real posterior sets an experiment reads."""
     data = [f"{RESULTS}/data/{d}.npz" for d in exp.datasets] + [f"{RESULTS}/data/real/{s}.npz" for s in exp.real_sets]
     return list(exp.configs) + data
+
+
+# The longest artifact jobs start first, and each file they read (a data set, the code stamp) is made before
+# the shorter jobs' (pipeline/job_costs.py).
+INPUT_PRIORITY = input_priorities(
+    {rule_name(job): [CODE_STAMP, *(f for e in members for f in experiment_inputs(e))] for job, members in JOBS.items()}
+)
+
+
+def start_priority(*files):
+    """The priority of a job that makes ``files``: the highest among the artifact jobs that read them."""
+    return max((INPUT_PRIORITY.get(f, 0) for f in files), default=0)
 
 
 def paper_title(exp):

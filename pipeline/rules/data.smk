@@ -7,6 +7,7 @@ rule code_stamp:
     output:
         CODE_STAMP,
     localrule: True
+    priority: start_priority(CODE_STAMP)
     log:
         "logs/code_stamp.log",
     threads: 1
@@ -22,6 +23,8 @@ rule simulate:
         CODE_STAMP,
     output:
         f"{RESULTS}/data/{{dataset}}.npz",
+    priority:
+        lambda wildcards: start_priority(f"{RESULTS}/data/{wildcards.dataset}.npz")
     params:
         results=lambda wildcards, output: Path(output[0]).parents[1],
     log:
@@ -43,6 +46,8 @@ rule fetch:
         "calib/data/real_checksums.tsv",
     output:
         f"{RESULTS}/data/real/{{real_set}}.npz",
+    priority:
+        lambda wildcards: start_priority(f"{RESULTS}/data/real/{wildcards.real_set}.npz")
     params:
         results=lambda wildcards, output: Path(output[0]).parents[2 + wildcards.real_set.count("/")],
     log:
@@ -65,6 +70,10 @@ rule zoo:
         CODE_STAMP,
     output:
         [f"{RESULTS}/data/real/zoo/{{zoo_dataset}}/{model}/{split}.npz" for model in ZOO_MODELS for split in ZOO_SPLITS],
+    priority:
+        lambda wildcards: start_priority(
+            *(f"{RESULTS}/data/real/zoo/{wildcards.zoo_dataset}/{m}/{s}.npz" for m in ZOO_MODELS for s in ZOO_SPLITS)
+        )
     params:
         results=lambda wildcards, output: Path(output[0]).parents[5],
     log:

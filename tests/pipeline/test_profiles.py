@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from support import artifact_rules
 
-from pipeline.job_memory import rule_memory_mb
+from pipeline.job_costs import rule_memory_mb
 
 ROOT = Path(__file__).resolve().parents[2]
 

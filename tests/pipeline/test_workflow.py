@@ -22,7 +22,7 @@ from support import BUILD_STEP_RULES, artifact_rules, given_build
 
 from pipeline.claims import REASSESSING
 from pipeline.config import experiment_names
-from pipeline.job_memory import JOBSTEP_MB, peaks_from_benchmarks, rule_memory_mb
+from pipeline.job_costs import JOBSTEP_MB, costs_from_benchmarks, rule_memory_mb
 from pipeline.references import half_unit, published_cells
 from pipeline.statuses import STATUSES, VERDICTS
 from pipeline.targets import load_experiment
@@ -204,9 +204,11 @@ def test_every_artifact_is_written(results):
 def test_each_rules_memory_request_is_right_for_what_its_jobs_measured(results):
     """Every job of the build (Snakemake's benchmark records, logs/benchmarks/) peaked within its rule's mem_mb
     less what a cluster job adds (JOBSTEP_MB), and no rule asks for more than twice what it needs: the table
-    pipeline/rules/memory.tsv still describes the code. (Records of rules the workflow no longer has are left out.)"""
+    pipeline/rules/job_costs.tsv still describes the code. (Records of rules the workflow no longer has are left
+    out.)"""
     rules = artifact_rules() | BUILD_STEP_RULES
-    peaks = {rule: peak for rule, peak in peaks_from_benchmarks(ROOT / "logs" / "benchmarks").items() if rule in rules}
+    measured = costs_from_benchmarks(ROOT / "logs" / "benchmarks")
+    peaks = {rule: cost.peak_mb for rule, cost in measured.items() if rule in rules}
     assert {"simulate", "fetch", "report", "artifacts_ferrer2024", "artifact_ferrer2024_table2"} <= set(peaks)
     for rule, peak in peaks.items():
         need = peak + JOBSTEP_MB

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from support import given_build
 
-from pipeline.job_memory import rule_memory_mb
+from pipeline.job_costs import rule_memory_mb
 from pipeline.targets import experiments, jobs
 
 ROOT = Path(__file__).resolve().parents[2]

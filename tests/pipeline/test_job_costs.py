@@ -1,4 +1,4 @@
-"""Each rule's memory request comes from its measured peak, and a memory kill on a cluster is explained."""
+"""Each rule's memory request and start order come from its measured cost; a memory kill on a cluster is explained."""
 
 from __future__ import annotations
 
@@ -9,7 +9,17 @@ from support import BUILD_STEP_RULES, SWEEP_RULES, artifact_rules
 
 from pipeline.cluster_failures import explain_memory_kills, memory_kills
 from pipeline.config import experiment_names
-from pipeline.job_memory import DEFAULT_MB, JOBSTEP_MB, main, measured_peaks, request_mb, rule_memory_mb, rule_of
+from pipeline.job_costs import (
+    DEFAULT_MB,
+    JOBSTEP_MB,
+    input_priorities,
+    main,
+    measured_costs,
+    request_mb,
+    rule_memory_mb,
+    rule_of,
+    rule_priority,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,10 +30,26 @@ def test_a_request_is_the_peak_and_the_jobstep_with_a_quarter_on_top_in_steps_of
     assert request_mb(peak) % 100 == 0 and need <= request_mb(peak) < need + 100
 
 
-def test_every_rule_that_runs_a_job_has_a_measured_peak():
+def test_every_rule_that_runs_a_job_has_a_measured_cost():
     rules = artifact_rules() | BUILD_STEP_RULES | SWEEP_RULES
-    assert experiment_names() and sorted(rules - set(measured_peaks())) == []
-    assert all(rule_memory_mb(rule) < DEFAULT_MB for rule in rules)
+    assert experiment_names() and sorted(rules - set(measured_costs())) == []
+    assert all(rule_memory_mb(rule) < DEFAULT_MB and rule_priority(rule) >= 0 for rule in rules)
+    assert rule_priority("never_measured") == 0 and rule_memory_mb("never_measured") == DEFAULT_MB
+
+
+def test_longer_jobs_start_first_and_a_file_before_the_longest_job_that_reads_it():
+    costs = measured_costs()
+    rules = sorted(artifact_rules(), key=lambda rule: costs[rule].seconds)
+    assert rule_priority(rules[-1]) > rule_priority(rules[0]) and rule_priority(rules[-1]) == round(
+        costs[rules[-1]].seconds
+    )
+    inputs = {rules[0]: ["stamp", "a.npz"], rules[-1]: ["stamp", "b.npz"], "never_measured": ["c.npz"]}
+    assert input_priorities(inputs) == {
+        "stamp": rule_priority(rules[-1]),
+        "a.npz": rule_priority(rules[0]),
+        "b.npz": rule_priority(rules[-1]),
+        "c.npz": 0,
+    }
 
 
 def test_benchmark_records_map_to_their_rules():
@@ -41,12 +67,13 @@ def test_benchmark_records_map_to_their_rules():
 def test_the_table_is_written_from_benchmark_records(tmp_path, capsys):
     header = "s\th:m:s\tmax_rss\tmax_vms\n"
     (tmp_path / "simulate").mkdir()
-    (tmp_path / "simulate" / "a.tsv").write_text(header + "1.0\t0:00:01\t120.4\t900\n")
+    (tmp_path / "simulate" / "a.tsv").write_text(header + "3.3\t0:00:03\t120.4\t900\n")
     (tmp_path / "simulate" / "b.tsv").write_text(header + "1.0\t0:00:01\t180.6\t900\n2.0\t0:00:02\t150.0\t900\n")
     (tmp_path / "report.tsv").write_text(header + "7.0\t0:00:07\t381.2\t1200\n")
     assert main([str(tmp_path)]) == 0
     rows = [line.split("\t") for line in capsys.readouterr().out.splitlines() if not line.startswith("#")]
-    assert rows == [["rule", "peak_mb"], ["report", "381"], ["simulate", "181"]]
+    # The largest peak and the longest time of each rule, each from whichever job had it.
+    assert rows == [["rule", "peak_mb", "seconds"], ["report", "381", "7.0"], ["simulate", "181", "3.3"]]
 
 
 def test_a_memory_kill_is_explained_with_the_option_that_fixes_it(tmp_path, capsys):
