@@ -75,20 +75,44 @@ def cell_statistics(probs: np.ndarray, labels: np.ndarray, ids: np.ndarray, n_ce
     return CellStatistics(counts[0], sums[0] / safe, hits[0] / safe)
 
 
-def _cell_sums(probs, ids, n_cells, rows, labels):
-    """For B resamples (``rows`` (B, N) indexes ``probs``/``ids``; ``labels`` (B, N)): counts (B, L),
-    summed predictions (B, L, m) and label counts (B, L, m) per cell."""
-    b, m = rows.shape[0], probs.shape[1]
-    flat = (ids[rows] + n_cells * np.arange(b)[:, None]).ravel()
-    size = b * n_cells
-    counts = np.bincount(flat, minlength=size).reshape(b, n_cells)
+def _flat_cell_sums(probs, cells, size: int, rows, labels):
+    """Counts (size,), summed predictions (size, m) and label counts (size, m) of ``size`` cells numbered
+    across B resamples: ``cells`` (B, N) is the cell of each drawn point ``rows`` (B, N) with ``labels``
+    (B, N). ``bincount`` adds each cell's points in draw order, so a cell's sums have the same bits
+    whether its resample is counted alone or with others."""
+    m = probs.shape[1]
+    flat = cells.ravel()
+    counts = np.bincount(flat, minlength=size)
     if probs.flags.f_contiguous:  # resampling code passes column-major predictions: gather from whole columns
         weights = (probs[:, j].take(rows).ravel() for j in range(m))
     else:  # row-major: index column by column rather than copy a possibly large array on every call
         weights = (probs[rows, j].ravel() for j in range(m))
     sums = np.stack([np.bincount(flat, weights=w, minlength=size) for w in weights], axis=1)
-    hits = np.bincount(flat * m + labels.ravel(), minlength=size * m)
-    return counts, sums.reshape(b, n_cells, m), hits.reshape(b, n_cells, m)
+    hits = np.bincount(flat * m + labels.ravel(), minlength=size * m).reshape(size, m)
+    return counts, sums, hits
+
+
+def _cell_sums(probs, ids, n_cells, rows, labels):
+    """For B resamples (``rows`` (B, N) indexes ``probs``/``ids``; ``labels`` (B, N)): counts (B, L),
+    summed predictions (B, L, m) and label counts (B, L, m) per cell."""
+    b, m = rows.shape[0], probs.shape[1]
+    counts, sums, hits = _flat_cell_sums(probs, ids[rows] + n_cells * np.arange(b)[:, None], b * n_cells, rows, labels)
+    return counts.reshape(b, n_cells), sums.reshape(b, n_cells, m), hits.reshape(b, n_cells, m)
+
+
+def _estimates(counts, sums, hits, owner, n_resamples: int, n_points: int, distances) -> np.ndarray:
+    """eta_hat of each resample (n_resamples, len(distances)) from per-cell sums; ``owner`` is each
+    cell's resample, and a resample's cells are consecutive and in order."""
+    occupied = counts > 0
+    n, owner = counts[occupied], owner[occupied]
+    mean, freq = sums[occupied] / n[:, None], hits[occupied] / n[:, None]
+    return (
+        np.stack(
+            [np.bincount(owner, weights=n * distance(freq, mean, d), minlength=n_resamples) for d in distances],
+            axis=1,
+        )
+        / n_points
+    )
 
 
 def batch_estimates(probs, ids, n_cells: int, rows, labels, distances: tuple[str, ...]) -> np.ndarray:
@@ -96,18 +120,23 @@ def batch_estimates(probs, ids, n_cells: int, rows, labels, distances: tuple[str
 
     Resample b holds the points ``rows[b]`` (their cells ``ids[rows[b]]``) with labels ``labels[b]``.
     """
-    counts, sums, hits = _cell_sums(probs, ids, n_cells, rows, labels)
-    occupied = counts > 0
-    n = counts[occupied]
-    mean, freq = sums[occupied] / n[:, None], hits[occupied] / n[:, None]
-    owner = np.nonzero(occupied)[0]
-    return (
-        np.stack(
-            [np.bincount(owner, weights=n * distance(freq, mean, d), minlength=rows.shape[0]) for d in distances],
-            axis=1,
-        )
-        / rows.shape[1]
-    )
+    b = rows.shape[0]
+    counts, sums, hits = _flat_cell_sums(probs, ids[rows] + n_cells * np.arange(b)[:, None], b * n_cells, rows, labels)
+    return _estimates(counts, sums, hits, np.repeat(np.arange(b), n_cells), b, rows.shape[1], distances)
+
+
+def refitted_estimates(probs, cells, n_cells, rows, labels, distances: tuple[str, ...]) -> np.ndarray:
+    """eta_hat of B resamples, each over a partition of its own, shape (B, len(distances)).
+
+    Resample b holds the points ``rows[b]`` with labels ``labels[b]``; ``cells[b]`` (N,) is the cell of
+    each of them in its partition of ``n_cells[b]`` cells (ids in [0, n_cells[b])). The same values,
+    bit for bit, as :func:`batch_estimates` of each resample alone over its drawn points.
+    """
+    n_cells = np.asarray(n_cells, dtype=np.int64)
+    offsets = np.cumsum(n_cells) - n_cells
+    counts, sums, hits = _flat_cell_sums(probs, cells + offsets[:, None], int(n_cells.sum()), rows, labels)
+    owner = np.repeat(np.arange(n_cells.size), n_cells)
+    return _estimates(counts, sums, hits, owner, n_cells.size, rows.shape[1], distances)
 
 
 def batch_deviations(probs, ids, n_cells: int, rows, labels, column: int) -> np.ndarray:

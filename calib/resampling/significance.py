@@ -25,7 +25,13 @@ from scipy.stats import chi2, norm
 
 from calib.calibration_errors.kernel_calibration import block_values, skce_kernel
 from calib.calibration_errors.lenses import Canonical
-from calib.calibration_errors.miscalibration import batch_deviations, batch_estimates, cell_statistics, check_distances
+from calib.calibration_errors.miscalibration import (
+    batch_deviations,
+    batch_estimates,
+    cell_statistics,
+    check_distances,
+    refitted_estimates,
+)
 from calib.validation import CalibInputError, as_binary_forecasts, as_probs, check_inputs, check_positive_int
 
 # Fagerland et al. (2008): the multinomial HL test has satisfactory power only above this N.
@@ -569,11 +575,11 @@ def _resampled_estimates(probs, labels, binning, distances, n_resamples, seed, m
         if fixed:
             out.append(batch_estimates(columns.T, ids, n_cells, rows, y, distances))
             continue
-        whole = np.arange(probs.shape[0])[None, :]
-        for r, y_r in zip(rows, y, strict=True):
-            drawn = columns.take(r, axis=1).T
-            ids_r, n_r = binning.cells(drawn)
-            out.append(batch_estimates(drawn, ids_r, n_r, whole, y_r[None, :], distances))
+        # The partition is refitted to each resample; the block's estimates are then counted at once.
+        cells, n_cells = np.empty(rows.shape, dtype=np.int64), np.empty(rows.shape[0], dtype=np.int64)
+        for b, r in enumerate(rows):
+            cells[b], n_cells[b] = binning.cells(columns.take(r, axis=1).T)
+        out.append(refitted_estimates(columns.T, cells, n_cells, rows, y, distances))
     return np.concatenate(out, axis=0)
 
 
@@ -614,7 +620,8 @@ def miscalibration_resampling(
     The ``lens`` (default canonical) is applied first; drawing induced targets from the induced
     predictions has the same null distribution as drawing labels and then applying the lens. Index
     and label draws come from two streams spawned from ``seed``. Fixed partitions evaluate whole
-    blocks of resamples through ``bincount``; the recursive scheme refits one resample at a time.
+    blocks of resamples through ``bincount``; the recursive scheme refits one resample at a time, then
+    counts a block of them at once.
     """
     names = check_distances(distances)
     n_resamples = check_positive_int(n_resamples, "n_resamples")

@@ -23,6 +23,7 @@ from calib.calibration_errors.miscalibration import (
     check_distances,
     distance,
     expected_miscalibration,
+    refitted_estimates,
 )
 from calib.calibration_errors.simplex_binning import DataDependent, Triangles, UniformGrid
 from calib.data.gaussian_mixture import LogisticModel, sample
@@ -182,6 +183,33 @@ def test_batch_estimates_equal_loop_of_single_computations():
     )
     assert_allclose(batch, loop, rtol=0, atol=EXACT_TOL)
     assert np.unique(batch[:, 0]).size > 1  # the resamples differ
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_refitted_estimates_are_each_resample_over_its_own_partition_bit_for_bit(order):
+    rng = np.random.default_rng(7)
+    n, n_resamples = 3000, 12
+    probs = np.asarray(rng.dirichlet(np.ones(3), size=n), order=order)
+    rows = rng.integers(0, n, size=(n_resamples, n))
+    labels = rng.integers(0, 3, size=(n_resamples, n))
+    binning = DataDependent(min_size=250)
+    fitted = [binning.cells(probs[r]) for r in rows]
+    cells = np.array([ids for ids, _ in fitted])
+    n_cells = np.array([k for _, k in fitted])
+    assert np.unique(n_cells).size > 1  # partitions of different sizes, numbered across resamples
+    names = ("tv", "l2", "sq_l2")
+    together = refitted_estimates(probs, cells, n_cells, rows, labels, names)
+    whole = np.arange(n)[None, :]
+    alone = [
+        batch_estimates(probs[r], ids, k, whole, y[None, :], names)[0]
+        for r, (ids, k), y in zip(rows, fitted, labels, strict=True)
+    ]
+    assert np.array_equal(together, np.array(alone))  # the same sums in the same order: the same bits
+    by_definition = [
+        [_eta_by_definition(probs[r], y, ids, d) for d in names]
+        for r, (ids, _), y in zip(rows, fitted, labels, strict=True)
+    ]
+    assert_allclose(together, by_definition, rtol=0, atol=EXACT_TOL)
 
 
 # --- Gaussian mixture (Sect. 5.1) and Theorem 2 ---------------------------------------------------
