@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 from omegaconf import OmegaConf
 
 from pipeline import config
@@ -61,3 +62,30 @@ def test_the_batch_step_refuses_an_unknown_experiment_before_building_anything(t
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=config.CONFIG_DIR.parent)
     assert done.returncode == 2 and "['nope_fig9']" in done.stderr and "ls configs/experiment" in done.stderr
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("path", sorted(config.CONFIG_DIR.rglob("*.yaml")), ids=lambda p: p.name)
+def test_each_config_file_reads_as_omegaconf_reads_it(path):
+    assert config._read(path) == OmegaConf.to_container(OmegaConf.load(path))
+
+
+SCALARS = ["1e-3", "1E3", "-2.5e+4", "1.0e3", "1.", ".5", ".5e-1", ".5e3", "+1_000.5", "1_000", "12", "0x1F", "0o7",
+           ".inf", "-.Inf", ".nan", "1:30", "1:30.5", "2019-01-01", "2019-01-01 10:00:00", "yes", "off", "null", "~",
+           "1e", "e3", "1.2.3", "'1e-3'", "${paths.results}/x"]  # fmt: skip
+
+
+@pytest.mark.parametrize("scalar", SCALARS)
+def test_a_scalar_reads_as_omegaconf_reads_it(tmp_path, scalar):
+    path = tmp_path / "c.yaml"
+    path.write_text(f"a: {scalar}\nb:\n  - {scalar}\n")
+    ours, theirs = config._read(path), OmegaConf.to_container(OmegaConf.load(path))
+    assert ours == theirs and type(ours["a"]) is type(theirs["a"])
+
+
+def test_a_key_given_twice_is_refused(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("a: 1\nb: 2\na: 3\n")
+    with pytest.raises(yaml.constructor.ConstructorError, match="duplicate key a"):
+        config._read(path)
+    with pytest.raises(yaml.constructor.ConstructorError):  # as OmegaConf refuses it
+        OmegaConf.load(path)
