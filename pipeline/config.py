@@ -21,10 +21,13 @@ class _ConfigLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
     YAML 1.2, where YAML 1.1 wants ``1.0e-3``), a date stays text, and a key given twice is an error."""
 
     def construct_mapping(self, node, deep=False):
-        keys = [key.value for key, _ in node.value if key.tag == yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG]
-        twice = sorted({k for k in keys if keys.count(k) > 1})
-        if twice:
-            raise yaml.constructor.ConstructorError(None, None, f"found duplicate key {twice[0]}", node.start_mark)
+        seen = set()
+        for key, _ in node.value:
+            if key.tag != yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG:
+                continue
+            if key.value in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"found duplicate key {key.value}", key.start_mark)
+            seen.add(key.value)
         return super().construct_mapping(node, deep=deep)
 
 
@@ -80,9 +83,9 @@ def compose_experiment(name: str, results: str | None = None) -> DictConfig:
     when absent), ``/<group>@<package>: <option>`` (package relative to the including one, ``_here_``
     for the same), a bare name for another config of the same group, and ``null`` options. Any other
     entry raises :class:`UnsupportedDefaults`. The files are merged as plain mappings (as OmegaConf
-    merges them: mappings key by key, anything else replaced) and made a config once, a tenth of the
-    time of merging configs. tests/pipeline/test_config.py checks that the result equals Hydra's
-    composition for every experiment config.
+    merges them: mappings key by key, anything else replaced) and made a config once: making a config of
+    each file and merging configs was most of a composition's time. tests/pipeline/test_config.py checks
+    that the result equals Hydra's composition for every experiment config.
 
     Example: ``compose_experiment("ferrer2024_fig1", results="/tmp/out").paths.data`` is ``/tmp/out/data``.
     """
