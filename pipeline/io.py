@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -128,9 +127,3 @@ def latex_table(table: pd.DataFrame, caption: str, label: str) -> str:
         f"\\begin{{tabular}}{{{spec}}}\n\\toprule\n{header}\n\\midrule\n{body}\n\\bottomrule\n"
         "\\end{tabular}\n\\end{table}\n"
     )
-
-
-def write_code_stamp(paths, out: str | Path) -> Path:
-    """Write ``sha256  path`` for every code file (``sha256sum`` format): the code the results were built with."""
-    lines = "".join(f"{hashlib.sha256(Path(p).read_bytes()).hexdigest()}  {p}\n" for p in sorted(map(str, paths)))
-    return write_text(out, lines)

@@ -14,7 +14,7 @@ from calib.data.registry import REAL_SETS
 from calib.data.zoo import DATASETS as ZOO_DATASETS, MODELS as ZOO_MODELS, SPLITS as ZOO_SPLITS
 from pipeline.cluster_failures import explain_memory_kills
 from pipeline.config import compose_config
-from pipeline.io import discard_corrupt, write_code_stamp, write_if_changed
+from pipeline.io import discard_corrupt, write_if_changed
 from pipeline.job_costs import input_priorities, rule_memory_mb, rule_priority
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.sweeps import load_sweep, points, sweep_names

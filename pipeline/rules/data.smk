@@ -10,12 +10,14 @@ rule code_stamp:
     priority: start_priority(CODE_STAMP)
     log:
         "logs/code_stamp.log",
+    conda:
+        "../envs/calib.yaml"
     threads: 1
     resources:
         mem_mb=200,
         runtime=1,
-    run:
-        write_code_stamp(input, output[0])
+    shell:
+        "python -m pipeline.code_stamp {output} {input} > {log} 2>&1"
 
 
 rule simulate:
