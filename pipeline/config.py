@@ -9,11 +9,12 @@ import re
 from pathlib import Path
 
 import yaml
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig, OmegaConf
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+# The groups of the root config's defaults list, in its merge order (after the root's own keys): what a
+# command line chooses with ``<group>=<option>``.
+ROOT_GROUPS = ("experiment", "dataset", "sweep")
 
 
 class _ConfigLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
@@ -48,7 +49,10 @@ def _read(path: Path) -> dict:
 
 
 def compose_config(overrides: list[str] | None = None) -> DictConfig:
-    """The root config with ``overrides`` applied, exactly as a step would see it."""
+    """The root config with ``overrides`` applied, exactly as a step would see it (Hydra's compose API)."""
+    from hydra import compose, initialize_config_dir  # Hydra starts in ~0.3 s: only callers that need it pay
+    from hydra.core.global_hydra import GlobalHydra
+
     if GlobalHydra.instance().is_initialized():  # inside a Hydra app: reuse its config search path
         return compose(config_name="config", overrides=overrides or [])
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
@@ -89,17 +93,75 @@ def compose_experiment(name: str, results: str | None = None) -> DictConfig:
 
     Example: ``compose_experiment("ferrer2024_fig1", results="/tmp/out").paths.data`` is ``/tmp/out/data``.
     """
-    root = _read(CONFIG_DIR / "config.yaml")
-    root.pop("defaults", None)
-    root.pop("hydra", None)
     merged: dict = {}
-    for package, node in [("", root), *_pieces(CONFIG_DIR / "experiment" / f"{name}.yaml", "experiment")]:
+    for package, node in [("", _root()), *_pieces(CONFIG_DIR / "experiment" / f"{name}.yaml", "experiment")]:
         merged = _merged(merged, _nest(package, node))
     cfg = OmegaConf.create(merged)
     if results is not None:
         cfg.paths.results = results
     OmegaConf.set_struct(cfg, True)
     return cfg
+
+
+def compose_command_line(overrides: list[str]) -> tuple[DictConfig, dict[str, str]] | None:
+    """The root config with Hydra command-line ``overrides``, and the group options they choose, composed
+    without starting a Hydra app; None for a command line that needs Hydra itself.
+
+    Hydra's own parser reads the overrides, so every value means what it means to Hydra (``1e-3`` a
+    float, ``yes`` a string, ``null`` None). Merged here: ``<group>=<option>`` for the root's groups
+    (:data:`ROOT_GROUPS`, by the rules of :func:`compose_experiment`), then ``<dotted.key>=<value>`` with
+    a single value for a key the config has that holds no mapping or list. Anything else (``+key``,
+    ``~key``, ``key=a,b`` sweeps, lists, an unknown key or option, ``--cfg``, ``--help``, a syntax
+    error) returns None: the caller runs Hydra, which applies it or reports it in its own words.
+    tests/pipeline/test_config.py checks the result against Hydra's composition.
+
+    Example: ``compose_command_line(["dataset=ferrer2024_k2_n400"])[1]`` is ``{"dataset": "ferrer2024_k2_n400"}``.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser  # the grammar only, not an app
+    from hydra.core.override_parser.types import OverrideType, ValueType
+    from hydra.errors import HydraException
+
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException:
+        return None
+    choices, values = {}, []
+    for override in parsed:
+        if override.type != OverrideType.CHANGE or override.value_type != ValueType.ELEMENT or override.package:
+            return None
+        key, value = override.key_or_group, override.value()
+        if key in ROOT_GROUPS:
+            if not isinstance(value, str) or not (CONFIG_DIR / key / f"{value}.yaml").is_file():
+                return None
+            choices[key] = value
+        elif value is None or isinstance(value, str | int | float | bool):
+            values.append((key, value))
+        else:
+            return None
+    merged = _root()
+    for group in ROOT_GROUPS:
+        if group in choices:
+            for package, node in _pieces(CONFIG_DIR / group / f"{choices[group]}.yaml", group):
+                merged = _merged(merged, _nest(package, node))
+    for key, value in values:
+        *parents, leaf = key.split(".")
+        node = merged
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or leaf not in node or isinstance(node[leaf], dict | list):
+            return None
+        node[leaf] = value
+    cfg = OmegaConf.create(merged)
+    OmegaConf.set_struct(cfg, True)
+    return cfg, choices
+
+
+def _root() -> dict:
+    """The root config's own keys (configs/config.yaml without its defaults list and Hydra's settings)."""
+    root = _read(CONFIG_DIR / "config.yaml")
+    root.pop("defaults", None)
+    root.pop("hydra", None)
+    return root
 
 
 class UnsupportedDefaults(ValueError):

@@ -1,4 +1,5 @@
-"""The workflow's steps: ``python -m pipeline.steps.<step> key=value ...`` (Hydra apps), and ``batch``.
+"""The workflow's steps: ``python -m pipeline.steps.<step> key=value ...`` (Hydra's command line, read by
+``command_line``), and ``batch``.
 
 simulate, fetch and zoo make the data; evaluate and render one experiment's values and artifact
 (artifact does both in one process); batch builds several experiments as artifact does, one after

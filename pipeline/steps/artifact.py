@@ -8,13 +8,14 @@ and any file already rendered are removed, so no later run mistakes them for a f
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
-import hydra
 from omegaconf import DictConfig
 
 from pipeline.kinds import kind_of
 from pipeline.schema import check_config
+from pipeline.steps.command_line import step
 from pipeline.steps.evaluate import evaluate
 from pipeline.steps.render import render
 from pipeline.targets import FIGURE_SUFFIXES, TABLE_SUFFIXES
@@ -34,8 +35,8 @@ def build(cfg: DictConfig) -> None:
         raise
 
 
-@hydra.main(version_base=None, config_path="../../configs", config_name="config")
-def main(cfg: DictConfig) -> None:
+@step
+def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
     check_config(cfg)
     build(cfg)
 

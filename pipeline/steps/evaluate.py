@@ -6,15 +6,16 @@ Writes ``<paths.results>/<paper>/<artifact>_values.csv``; the rendered figure or
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
-import hydra
 from omegaconf import DictConfig
 
 from pipeline.io import values_frame, values_path, write_csv
 from pipeline.kinds import kind_of
 from pipeline.schema import check_config
 from pipeline.sources import DataSources
+from pipeline.steps.command_line import step
 
 
 def evaluate(cfg: DictConfig) -> Path:
@@ -32,8 +33,8 @@ def evaluate(cfg: DictConfig) -> Path:
     return path
 
 
-@hydra.main(version_base=None, config_path="../../configs", config_name="config")
-def main(cfg: DictConfig) -> None:
+@step
+def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
     check_config(cfg)
     evaluate(cfg)
 

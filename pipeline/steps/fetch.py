@@ -8,8 +8,8 @@ with a message naming the file and the fix; nothing is written then.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 
-import hydra
 from omegaconf import DictConfig
 
 from calib._internal.files import atomic_write  # not pipeline.io's: that one loads pandas, which a fetch does not need
@@ -17,10 +17,11 @@ from calib.data.real import save_posterior_set
 from calib.data.registry import RealDataError, materialize
 from pipeline.real_data import locate_options, real_set_path
 from pipeline.schema import check_config
+from pipeline.steps.command_line import step
 
 
-@hydra.main(version_base=None, config_path="../../configs", config_name="config")
-def main(cfg: DictConfig) -> None:
+@step
+def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
     check_config(cfg)
     name = cfg.get("real_set")
     if not name:

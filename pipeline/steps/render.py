@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
-import hydra
 import pandas as pd
 from omegaconf import DictConfig
 
 from pipeline.io import values_path
 from pipeline.kinds import kind_of
 from pipeline.schema import check_config
+from pipeline.steps.command_line import step
 
 
 def render(cfg: DictConfig) -> list[Path]:
@@ -29,8 +30,8 @@ def render(cfg: DictConfig) -> list[Path]:
     return paths
 
 
-@hydra.main(version_base=None, config_path="../../configs", config_name="config")
-def main(cfg: DictConfig) -> None:
+@step
+def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
     check_config(cfg)
     render(cfg)
 

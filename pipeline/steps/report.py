@@ -10,9 +10,9 @@ numbers are listed with the authors' figure to compare by eye.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
-import hydra
 import pandas as pd
 from omegaconf import DictConfig
 
@@ -26,6 +26,7 @@ from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.references import REPORT_COLUMNS, compare
 from pipeline.schema import check_config
 from pipeline.statuses import NON_VERDICTS, STATUSES, VERDICTS
+from pipeline.steps.command_line import step
 from pipeline.targets import load_experiment, real_sets
 
 AUTHOR_FIGURES = "../shared/reference/figures"
@@ -156,8 +157,8 @@ def build(cfg: DictConfig) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     return frame, claims, "\n".join(lines)
 
 
-@hydra.main(version_base=None, config_path="../../configs", config_name="config")
-def main(cfg: DictConfig) -> None:
+@step
+def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
     check_config(cfg)
     frame, claims, text = build(cfg)
     results = Path(cfg.paths.results)

@@ -6,22 +6,22 @@ In paper-exact mode (``rng: paper``) the file also carries the authors' replayed
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
-import hydra
-from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from calib.data.ferrer2024_folds import authors_xv_folds
 from calib.data.synthetic import gaussian_posteriors
 from pipeline.io import save_dataset
 from pipeline.schema import check_config
+from pipeline.steps.command_line import step
 
 
-@hydra.main(version_base=None, config_path="../../configs", config_name="config")
-def main(cfg: DictConfig) -> None:
+@step
+def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
     check_config(cfg)
-    name = HydraConfig.get().runtime.choices.get("dataset")
+    name = choices.get("dataset")
     if cfg.get("dataset") is None or name is None:
         raise SystemExit(
             "simulate needs a dataset: python -m pipeline.steps.simulate dataset=<name> (see configs/dataset/)"

@@ -5,20 +5,21 @@ See :mod:`pipeline.sweeps` for what a sweep declares and what the aggregate draw
 
 from __future__ import annotations
 
-import hydra
-from hydra.core.hydra_config import HydraConfig
+from collections.abc import Mapping
+
 from omegaconf import DictConfig, OmegaConf
 
 from pipeline.io import write_csv
 from pipeline.schema import check_config
 from pipeline.sources import DataSources
+from pipeline.steps.command_line import step
 from pipeline.sweeps import aggregate, point_path, run_point, sweep_names
 
 
-@hydra.main(version_base=None, config_path="../../configs", config_name="config")
-def main(cfg: DictConfig) -> None:
+@step
+def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
     check_config(cfg)
-    name = HydraConfig.get().runtime.choices.get("sweep")
+    name = choices.get("sweep")
     if cfg.get("sweep") is None or name is None:
         raise SystemExit(f"sweep needs sweep=<name>; declared sweeps: {sweep_names()}")
     sweep = cfg.sweep

@@ -5,7 +5,8 @@ Writes ``<paths.data>/real/zoo/<dataset>/<model>/<split>.npz``, the layout of ma
 
 from __future__ import annotations
 
-import hydra
+from collections.abc import Mapping
+
 from omegaconf import DictConfig
 
 from calib.data.real import save_posterior_set
@@ -13,10 +14,11 @@ from calib.data.zoo import DATASETS, MODELS, zoo_posteriors
 from pipeline.io import atomic_write
 from pipeline.real_data import real_set_path
 from pipeline.schema import check_config
+from pipeline.steps.command_line import step
 
 
-@hydra.main(version_base=None, config_path="../../configs", config_name="config")
-def main(cfg: DictConfig) -> None:
+@step
+def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
     check_config(cfg)
     dataset = cfg.get("zoo_dataset")
     if dataset not in DATASETS:

@@ -89,3 +89,52 @@ def test_a_key_given_twice_is_refused(tmp_path):
         config._read(path)
     with pytest.raises(yaml.constructor.ConstructorError):  # as OmegaConf refuses it
         OmegaConf.load(path)
+
+
+DATASETS = sorted(p.stem for p in (config.CONFIG_DIR / "dataset").glob("*.yaml"))
+SWEEPS = sorted(p.stem for p in (config.CONFIG_DIR / "sweep").glob("*.yaml"))
+COMMAND_LINES = (
+    [[], ["paths.results=/tmp/x y"], ["experiment=ferrer2024_fig1", "experiment.title=other"]]
+    + [[f"dataset={name}", "paths.results=/tmp/r"] for name in DATASETS]
+    + [[f"sweep={name}", "point=3"] for name in SWEEPS]
+    + [
+        ["real_set=ferrer2024/sst2_gpt2", "real_data.download=true", "real_data.timeout_seconds=1e-3"],
+        ["zoo_dataset=digits", "zoo.seed=7", "real_data.mirror=null", "real_data.url=yes"],
+        ["real_set='1.5'", "paths.data=${paths.results}/elsewhere"],
+    ]
+)
+
+
+@pytest.mark.parametrize("overrides", COMMAND_LINES, ids=" ".join)
+def test_a_plain_command_line_composes_as_hydra_composes_it(overrides):
+    cfg, choices = config.compose_command_line(overrides)
+    hydra = compose_config(overrides)
+    assert OmegaConf.to_yaml(cfg) == OmegaConf.to_yaml(hydra)  # values, their types, key order, interpolations
+    assert OmegaConf.is_struct(cfg) and OmegaConf.is_struct(hydra)
+    assert choices == {o.split("=")[0]: o.split("=")[1] for o in overrides if o.split("=")[0] in config.ROOT_GROUPS}
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["--cfg", "job"],
+        ["--help"],
+        ["-m", "dataset=ferrer2024_k2_n400"],
+        ["+extra=1"],
+        ["~zoo"],
+        ["++zoo.seed=1"],
+        ["zoo.seed=1,2"],
+        ["zoo.fractions=[0.5,0.5]"],
+        ["zoo=1"],
+        ["no_such_key=1"],
+        ["zoo.no_such_key=1"],
+        ["dataset=no_such_dataset"],
+        ["dataset=null"],
+        ["experiment@elsewhere=ferrer2024_fig1"],
+        ["hydra.run.dir=/tmp"],
+        ["paths.results"],
+    ],
+    ids=" ".join,
+)
+def test_any_other_command_line_is_left_to_hydra(overrides):
+    assert config.compose_command_line(overrides) is None
