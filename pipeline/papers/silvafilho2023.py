@@ -396,14 +396,27 @@ def _mlp(n_classes: int, train: int, seed: int):
     return MLPClassifier(hidden_layer_sizes=(128, 128), random_state=seed).fit(x[:, None], y)
 
 
-def _model_probs(model: str, x: np.ndarray, data: DictConfig, n_classes: int) -> np.ndarray:
+def _model_probs(model: str, data: DictConfig, n_classes: int, split: str) -> np.ndarray:
+    """The predictions of ``model`` on the ``split`` ("calibration" or "test") sample of ``data`` (read-only).
+
+    Computed once per process: Figs. 12-16 share their data, as do Figs. 17-20, and the MLP's predictions
+    on the test sample are the largest part of each of these figures' work."""
+    return _predictions(model, n_classes, data.train, data.calibration, data.test, data.seed, split)
+
+
+@cache
+def _predictions(model: str, n_classes: int, train: int, calibration: int, test: int, seed: int, split: str):
+    x = _splits(n_classes, train, calibration, test, seed)[("train", "calibration", "test").index(split)][0]
     if model == "under":
-        return gen.pseudo_model(x, gen.UNDER_SLOPE)
-    if model == "over":
-        return gen.pseudo_model(x, gen.OVER_SLOPE)
-    if model == "mlp":
-        return _mlp(n_classes, data.train, data.seed).predict_proba(x[:, None])
-    raise ValueError(f"unknown model {model!r}; known: under, over, mlp")
+        probs = gen.pseudo_model(x, gen.UNDER_SLOPE)
+    elif model == "over":
+        probs = gen.pseudo_model(x, gen.OVER_SLOPE)
+    elif model == "mlp":
+        probs = _mlp(n_classes, train, seed).predict_proba(x[:, None])
+    else:
+        raise ValueError(f"unknown model {model!r}; known: under, over, mlp")
+    probs.setflags(write=False)
+    return probs
 
 
 def _logs(probs: np.ndarray) -> np.ndarray:
@@ -453,12 +466,12 @@ def render_survey_densities(exp: DictConfig, values: pd.DataFrame, stem: Path) -
 def binary_calibration(exp: DictConfig, data: DataSources) -> list[dict]:
     """Figs. 12-16: per model, the true reliability curve, the fitted map g(s) and the curve after calibration."""
     d = exp.data
-    (_, _), (x_cal, y_cal), (x_test, y_test) = _splits(2, d.train, d.calibration, d.test, d.seed)
+    (_, _), (_, y_cal), (_, y_test) = _splits(2, d.train, d.calibration, d.test, d.seed)
     grid = np.linspace(0.0005, 0.9995, exp.grid_points)
     grid_probs = np.column_stack([1.0 - grid, grid])
     records = []
     for model in exp.models:
-        test = _model_probs(model, x_test, d, 2)
+        test = _model_probs(model, d, 2, "test")
         bins = reliability_bins(test[:, 1], y_test == 1, n_bins=exp.n_bins)
         records += _curve_records(model, "reliability raw", bins, exp.min_count)
         records += [
@@ -473,7 +486,7 @@ def binary_calibration(exp: DictConfig, data: DataSources) -> list[dict]:
         ]
         if exp.calibrator is None:
             continue
-        cal = _model_probs(model, x_cal, d, 2)
+        cal = _model_probs(model, d, 2, "calibration")
         fitted = _calibrator(exp.calibrator).fit(_logs(cal), y_cal, kind="logprobs")
         mapped = fitted.predict_proba(_logs(grid_probs), kind="logprobs")[:, 1]
         after = fitted.predict_proba(_logs(test), kind="logprobs")
@@ -531,8 +544,8 @@ def render_binary_calibration(exp: DictConfig, values: pd.DataFrame, stem: Path)
 def multiclass_calibration(exp: DictConfig, data: DataSources) -> list[dict]:
     """Figs. 17-20: the change g_j(s) - s_j over the simplex and classwise reliability after calibration."""
     d = exp.data
-    (_, _), (x_cal, y_cal), (x_test, y_test) = _splits(3, d.train, d.calibration, d.test, d.seed)
-    cal, test = _model_probs("mlp", x_cal, d, 3), _model_probs("mlp", x_test, d, 3)
+    (_, _), (_, y_cal), (_, y_test) = _splits(3, d.train, d.calibration, d.test, d.seed)
+    cal, test = _model_probs("mlp", d, 3, "calibration"), _model_probs("mlp", d, 3, "test")
     fitted = _calibrator(exp.calibrator).fit(_logs(cal), y_cal, kind="logprobs")
     points = simplex_grid(exp.simplex_resolution)
     change = fitted.predict_proba(np.log(points), kind="logprobs") - points
