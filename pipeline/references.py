@@ -233,6 +233,11 @@ CHECKS: dict[str, Callable[[DictConfig, Cell, pd.Series, dict], tuple[bool, str]
 }
 
 
+def consults_other_experiments(exp: DictConfig) -> bool:
+    """Whether a ``reading`` check of ``exp`` looks up the verdicts of another experiment."""
+    return any(_check_kind(rule.check) == "reading" for rule in exp.reference.get("deviations", []))
+
+
 def _check_kind(check) -> str:
     if isinstance(check, str):
         return check

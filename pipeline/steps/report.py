@@ -14,20 +14,20 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from calib.bibliography import reference
 from calib.data.registry import REAL_SETS
 from pipeline.claims import CLAIM_COLUMNS, claims_table
-from pipeline.config import experiment_names
+from pipeline.config import compose_experiment, experiment_names
 from pipeline.io import read_values, values_path, write_csv, write_text
-from pipeline.kinds import kind_of
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
-from pipeline.references import REPORT_COLUMNS, compare
+from pipeline.references import REPORT_COLUMNS, compare, consults_other_experiments
 from pipeline.schema import check_config
 from pipeline.statuses import NON_VERDICTS, STATUSES, VERDICTS
 from pipeline.steps.command_line import step
-from pipeline.targets import load_experiment, real_sets
+from pipeline.targets import experiments as listed_experiments
+from pipeline.targets import real_sets
 
 AUTHOR_FIGURES = "../shared/reference/figures"
 SUMMARY_COLUMNS = ["paper", "published", *STATUSES]
@@ -48,16 +48,40 @@ def _values(cfg: DictConfig, exp: DictConfig) -> tuple[pd.DataFrame | None, str]
     return None, f"the real posterior sets {missing} are not available here; {HOW_TO_PROVIDE}"
 
 
-def comparisons(cfg: DictConfig, experiments: list[DictConfig]) -> pd.DataFrame:
-    """Every published cell of every experiment, compared (two passes, so ``reading`` checks see all verdicts)."""
-    loaded = {f"{e.paper}_{e.artifact}": (e, *_values(cfg, e)) for e in experiments if "reference" in e}
+def _experiment_configs() -> list[DictConfig]:
+    """Every experiment's config, composed for reading: the workflow checked each one before building it, and
+    the comparisons look up many keys a config may lack (quick on a config that is not in struct mode)."""
+    out = []
+    for name in experiment_names():
+        exp = compose_experiment(name).experiment
+        OmegaConf.set_struct(exp, False)
+        OmegaConf.set_readonly(exp, True)
+        out.append(exp)
+    return out
+
+
+def comparisons(cfg: DictConfig, experiments: list[DictConfig], loaded: Mapping | None = None) -> pd.DataFrame:
+    """Every published cell of every experiment, compared.
+
+    ``loaded`` maps each experiment's ``<paper>_<artifact>`` to :func:`_values` of it (read here when not
+    given). A ``reading`` check consults the verdicts of another experiment, which may come later: the
+    experiments that declare one are compared again once every verdict is known.
+    """
+    loaded = loaded or {}
+    referenced = [e for e in experiments if "reference" in e]
+    inputs = {}
+    for exp in referenced:
+        name = f"{exp.paper}_{exp.artifact}"
+        inputs[name] = (exp, *(loaded[name] if name in loaded else _values(cfg, exp)))
     verdicts: dict = {}
-    for _ in range(2):
-        frames = [
-            compare(exp, values, Path(cfg.paths.references), verdicts, missing=why)
-            for exp, values, why in loaded.values()
-        ]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=REPORT_COLUMNS)
+    references = Path(cfg.paths.references)
+    frames = {
+        name: compare(exp, values, references, verdicts, missing=why) for name, (exp, values, why) in inputs.items()
+    }
+    for name, (exp, values, why) in inputs.items():
+        if consults_other_experiments(exp):
+            frames[name] = compare(exp, values, references, verdicts, missing=why)
+    return pd.concat(frames.values(), ignore_index=True) if frames else pd.DataFrame(columns=REPORT_COLUMNS)
 
 
 def summary(frame: pd.DataFrame, papers: list[str]) -> pd.DataFrame:
@@ -98,12 +122,11 @@ def _claims_section(claims: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _artifact_section(cfg: DictConfig, exp: DictConfig, frame: pd.DataFrame) -> list[str]:
+def _artifact_section(cfg: DictConfig, exp: DictConfig, frame: pd.DataFrame, values, why: str, is_table: bool):
     results = Path(cfg.paths.results)
     lines = [f"### {exp.artifact}: {exp.title}", ""]
     if "note" in exp:
         lines += [f"Note: {exp.note}", ""]
-    values, why = _values(cfg, exp)
     if values is None:
         lines += [f"Not built: {why}.", ""]
     if "reference" in exp:
@@ -113,7 +136,7 @@ def _artifact_section(cfg: DictConfig, exp: DictConfig, frame: pd.DataFrame) -> 
         lines += [_table(mine.drop(columns=["paper", "artifact", "tolerance_basis"])), ""]
     elif values is not None:
         stem = results / exp.paper / exp.artifact
-        if kind_of(exp).is_table:
+        if is_table:
             table = Path(f"{stem}.md")
             shown = table.read_text().split("\n", 2)[-1] if table.exists() else f"(see `{table}`)"
             lines += ["No published numbers: this table is ours.", "", shown, ""]
@@ -126,8 +149,10 @@ def _artifact_section(cfg: DictConfig, exp: DictConfig, frame: pd.DataFrame) -> 
 
 def build(cfg: DictConfig) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """The cell-by-cell comparison, the claims table and the Markdown report."""
-    experiments = [load_experiment(name).experiment for name in experiment_names()]
-    frame = comparisons(cfg, experiments)
+    experiments = _experiment_configs()
+    loaded = {f"{e.paper}_{e.artifact}": _values(cfg, e) for e in experiments}
+    tables = {e.name for e in listed_experiments() if e.is_table}
+    frame = comparisons(cfg, experiments, loaded)
     claims = claims_table(cfg, experiments)
     papers = list(cfg.papers)
     counts = summary(frame, papers)
@@ -153,7 +178,8 @@ def build(cfg: DictConfig) -> tuple[pd.DataFrame, pd.DataFrame, str]:
         if not mine:
             lines += ["No experiments of this paper are configured yet.", ""]
         for exp in mine:
-            lines += _artifact_section(cfg, exp, frame)
+            name = f"{exp.paper}_{exp.artifact}"
+            lines += _artifact_section(cfg, exp, frame, *loaded[name], is_table=name in tables)
     return frame, claims, "\n".join(lines)
 
 

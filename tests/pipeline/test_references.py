@@ -20,7 +20,7 @@ from pipeline.references import (
     tolerance_for,
 )
 from pipeline.statuses import STATUSES
-from pipeline.steps.report import misses, summary
+from pipeline.steps.report import comparisons, misses, summary
 
 
 def _write(tmp_path, name: str, text: str):
@@ -295,6 +295,27 @@ def test_reading_check_consults_the_other_reading(tmp_path):
     primary = compare(exp, _values({("A raw", "NCE"): 0.9}), tmp_path, verdicts)
     assert primary[primary.column == "NCE"].status.item() == "deviation"
     assert primary[primary.column == "ECE"].status.item() == "fail"
+
+
+def test_the_report_resolves_a_reading_check_on_an_experiment_compared_after_it(tmp_path):
+    _write(tmp_path, "t.csv", DEVIATING)
+    primary = _experiment(
+        cells=[], deviations=[{"cause": "the text's generator", "check": {"reading": "p000_table9b"}}]
+    )
+    other = OmegaConf.create(
+        {"paper": "p000", "artifact": "table9b", "reference": {**_experiment(cells=[]).reference, "reading": "second",
+                                                                "reading_cause": "the other generator"}}
+    )  # fmt: skip
+    cfg = OmegaConf.create({"paths": {"results": str(tmp_path), "references": str(tmp_path)}})
+    loaded = {
+        "p000_table9": (_values({("A raw", "NCE"): 0.9}), ""),
+        "p000_table9b": (_values({("A raw", "NCE"): 0.5002}), ""),
+    }
+    frame = comparisons(cfg, [primary, other], loaded)  # the primary reading first: its check looks ahead
+    mine = frame[frame.artifact == "table9"]
+    assert mine[mine.column == "NCE"].status.item() == "deviation"
+    assert "p000_table9b gives 0.5002, within its tolerance" in mine[mine.column == "NCE"].cause.item()
+    assert list(frame.artifact.drop_duplicates()) == ["table9", "table9b"]  # in the experiments' order
 
 
 def test_second_readings_are_listed_beside_the_primary_cell(tmp_path):
