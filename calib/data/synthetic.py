@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import log_softmax
-from scipy.stats import multivariate_normal
 
 from calib.validation import CalibInputError, check_positive_int
 
@@ -68,10 +67,10 @@ def _features(sizes: np.ndarray, variance: float, seed: int, legacy: np.random.R
     k = sizes.size
     means = np.sqrt(0.5) * np.eye(k)
     if legacy is not None:
+        # The draws of scipy.stats.multivariate_normal.rvs(mean, cov, size, random_state=legacy) (the authors'
+        # call), which hands the same arguments to the generator's own method.
         draws = [
-            np.reshape(
-                multivariate_normal.rvs(means[i], variance * np.eye(k), size=int(m), random_state=legacy), (m, k)
-            )
+            np.reshape(legacy.multivariate_normal(means[i], variance * np.eye(k), size=int(m)), (m, k))
             for i, m in enumerate(sizes)
             if m > 0
         ]

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy.stats import multivariate_normal
 
 from calib.data.synthetic import (
     class_priors,
@@ -121,6 +122,29 @@ def test_paper_mode_returns_the_legacy_stream_after_the_draw():
     assert data.legacy_rng.random_sample() != np.random.RandomState(0).random_sample()
     default = gaussian_posteriors(n_classes=2, n_samples=100, prior1=0.8, variance=0.15, seed=0)
     assert default.legacy_rng is None
+
+
+@pytest.mark.parametrize(("n_classes", "n_samples", "variance"), [(2, 400, 0.15), (3, 1000, 0.5), (10, 2000, 0.19)])
+def test_paper_mode_features_are_scipys_multivariate_normal_draws(n_classes, n_samples, variance):
+    # The authors draw each class with scipy.stats.multivariate_normal.rvs from one legacy RandomState(seed).
+    prior1 = 0.8
+    data = gaussian_posteriors(n_classes=n_classes, n_samples=n_samples, prior1=prior1, variance=variance, seed=4,
+                               rng="paper")  # fmt: skip
+    legacy, means = np.random.RandomState(4), np.sqrt(0.5) * np.eye(n_classes)
+    sizes = class_sizes(class_priors(n_classes, prior1), n_samples, "paper")
+    features = np.concatenate(
+        [
+            np.reshape(
+                multivariate_normal.rvs(means[i], variance * np.eye(n_classes), size=int(m), random_state=legacy),
+                (m, n_classes),
+            )  # fmt: skip
+            for i, m in enumerate(sizes)
+        ]
+    )
+    expected = gaussian_log_likelihoods(features, variance)
+    priors = np.log(class_priors(n_classes, prior1))
+    cal = expected + priors - np.logaddexp.reduce(expected + priors, axis=1, keepdims=True)
+    np.testing.assert_allclose(data.systems["cal"], cal, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize(
