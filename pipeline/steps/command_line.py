@@ -4,8 +4,9 @@ A step's ``main`` is its task wrapped by :func:`step`. Plain overrides (group ch
 what the workflow's rules and most hand-run commands pass) are composed by
 :func:`pipeline.config.compose_command_line` in a few milliseconds; any other command line (``--help``,
 ``--cfg job``, ``+key=value``, multirun, a typo) goes to a Hydra app, which applies or reports it. Both
-give the task the same config: starting Hydra cost a short job (a fetch, a simulated data set) about
-half its time, paid once per job across the workflow.
+give the task the same config. Why two paths: a Hydra app sets up its own search path, logging and run
+before the task starts, which is most of what a short job (a fetch, a simulated data set) does, and the
+workflow runs dozens of them.
 """
 
 from __future__ import annotations
