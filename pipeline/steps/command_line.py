@@ -11,6 +11,7 @@ workflow runs dozens of them.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable, Mapping
 
@@ -33,6 +34,7 @@ def step(task: Task) -> Callable[[list[str] | None], None]:
             print(choices.get("dataset"), cfg.paths.data)
     """
 
+    @functools.wraps(task)
     def main(argv: list[str] | None = None) -> None:
         overrides = sys.argv[1:] if argv is None else list(argv)
         composed = compose_command_line(overrides)
@@ -41,7 +43,6 @@ def step(task: Task) -> Callable[[list[str] | None], None]:
             return
         task(*composed)
 
-    main.__doc__ = task.__doc__
     return main
 
 
@@ -49,6 +50,7 @@ def _run_hydra(task: Task, overrides: list[str]) -> None:
     import hydra
     from hydra.core.hydra_config import HydraConfig
 
+    @functools.wraps(task)  # Hydra names the app (``--help``, its logs) after the task's module
     def app(cfg: DictConfig) -> None:
         task(cfg, {k: v for k, v in HydraConfig.get().runtime.choices.items() if v is not None})
 

@@ -48,9 +48,14 @@ def _values(cfg: DictConfig, exp: DictConfig) -> tuple[pd.DataFrame | None, str]
     return None, f"the real posterior sets {missing} are not available here; {HOW_TO_PROVIDE}"
 
 
+def _name(exp: DictConfig) -> str:
+    return f"{exp.paper}_{exp.artifact}"
+
+
 def _experiment_configs() -> list[DictConfig]:
-    """Every experiment's config, composed for reading: the workflow checked each one before building it, and
-    the comparisons look up many keys a config may lack (quick on a config that is not in struct mode)."""
+    """Every experiment's config, composed for reading: not checked again (:func:`pipeline.targets.experiments`,
+    which the workflow and :func:`build` call, checks every config whenever one changed), and not in struct
+    mode, since the comparisons look up many keys a config may lack (each an exception in struct mode)."""
     out = []
     for name in experiment_names():
         exp = compose_experiment(name).experiment
@@ -68,11 +73,7 @@ def comparisons(cfg: DictConfig, experiments: list[DictConfig], loaded: Mapping 
     experiments that declare one are compared again once every verdict is known.
     """
     loaded = loaded or {}
-    referenced = [e for e in experiments if "reference" in e]
-    inputs = {}
-    for exp in referenced:
-        name = f"{exp.paper}_{exp.artifact}"
-        inputs[name] = (exp, *(loaded[name] if name in loaded else _values(cfg, exp)))
+    inputs = {_name(e): (e, *(loaded.get(_name(e)) or _values(cfg, e))) for e in experiments if "reference" in e}
     verdicts: dict = {}
     references = Path(cfg.paths.references)
     frames = {
@@ -150,7 +151,7 @@ def _artifact_section(cfg: DictConfig, exp: DictConfig, frame: pd.DataFrame, val
 def build(cfg: DictConfig) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """The cell-by-cell comparison, the claims table and the Markdown report."""
     experiments = _experiment_configs()
-    loaded = {f"{e.paper}_{e.artifact}": _values(cfg, e) for e in experiments}
+    loaded = {_name(e): _values(cfg, e) for e in experiments}
     tables = {e.name for e in listed_experiments() if e.is_table}
     frame = comparisons(cfg, experiments, loaded)
     claims = claims_table(cfg, experiments)
@@ -178,8 +179,7 @@ def build(cfg: DictConfig) -> tuple[pd.DataFrame, pd.DataFrame, str]:
         if not mine:
             lines += ["No experiments of this paper are configured yet.", ""]
         for exp in mine:
-            name = f"{exp.paper}_{exp.artifact}"
-            lines += _artifact_section(cfg, exp, frame, *loaded[name], is_table=name in tables)
+            lines += _artifact_section(cfg, exp, frame, *loaded[_name(exp)], is_table=_name(exp) in tables)
     return frame, claims, "\n".join(lines)
 
 

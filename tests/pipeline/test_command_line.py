@@ -44,3 +44,8 @@ def test_hydra_options_still_work_on_a_step():
 def test_a_mistyped_key_is_reported_by_hydra_naming_it():
     typo = _run("pipeline.steps.fetch", "real_sett=netcal/lenet-5-cifar-10")
     assert typo.returncode == 1 and "real_sett" in typo.stderr
+
+
+def test_hydras_help_names_the_step():
+    shown = _run("pipeline.steps.fetch", "--help")
+    assert shown.returncode == 0 and shown.stdout.startswith("fetch is powered by Hydra."), shown.stdout[:200]
