@@ -125,6 +125,23 @@ def batch_estimates(probs, ids, n_cells: int, rows, labels, distances: tuple[str
     return _estimates(counts, sums, hits, np.repeat(np.arange(b), n_cells), b, rows.shape[1], distances)
 
 
+def relabelled_estimates(probs, ids, n_cells: int, labels, distances: tuple[str, ...]) -> np.ndarray:
+    """eta_hat of B resamples that keep every prediction and redraw its label, shape (B, len(distances)).
+
+    Resample b holds all N points of ``probs`` (cells ``ids``) with labels ``labels[b]`` (B, N). A
+    cell's count and summed predictions do not depend on the labels, so they are counted once and
+    only the label counts per resample; the values are those of :func:`batch_estimates` with
+    ``rows[b] = arange(N)``, bit for bit (the same points are added in the same order).
+    """
+    b, n = labels.shape
+    m = probs.shape[1]
+    counts, sums, _ = _flat_cell_sums(probs, ids[None, :], n_cells, np.arange(n)[None, :], labels[:1])
+    cells = ids[None, :] + n_cells * np.arange(b)[:, None]
+    hits = np.bincount((cells * m + labels).ravel(), minlength=b * n_cells * m).reshape(b * n_cells, m)
+    owner = np.repeat(np.arange(b), n_cells)
+    return _estimates(np.tile(counts, b), np.tile(sums, (b, 1)), hits, owner, b, n, distances)
+
+
 def refitted_estimates(probs, cells, n_cells, rows, labels, distances: tuple[str, ...]) -> np.ndarray:
     """eta_hat of B resamples, each over a partition of its own, shape (B, len(distances)).
 

@@ -199,7 +199,7 @@ class DataDependent:
         while stack:
             members, node = stack.pop()
             if members.size >= min_size:
-                sub = columns.take(members, axis=1)
+                sub = columns if node == 0 else columns.take(members, axis=1)  # the root holds every point
                 j, t = _split(sub, centre)
                 below = _below(sub[j], t)
                 n_below = int(np.count_nonzero(below))

@@ -31,6 +31,7 @@ from calib.calibration_errors.miscalibration import (
     cell_statistics,
     check_distances,
     refitted_estimates,
+    relabelled_estimates,
 )
 from calib.validation import CalibInputError, as_binary_forecasts, as_probs, check_inputs, check_positive_int
 
@@ -572,6 +573,9 @@ def _resampled_estimates(probs, labels, binning, distances, n_resamples, seed, m
     columns = np.ascontiguousarray(probs.T)
     out = []
     for rows, y in _resample_blocks(probs, labels, n_resamples, seed, method):
+        if method == "labels":
+            out.append(relabelled_estimates(columns.T, ids, n_cells, y, distances))
+            continue
         if fixed:
             out.append(batch_estimates(columns.T, ids, n_cells, rows, y, distances))
             continue
@@ -620,8 +624,9 @@ def miscalibration_resampling(
     The ``lens`` (default canonical) is applied first; drawing induced targets from the induced
     predictions has the same null distribution as drawing labels and then applying the lens. Index
     and label draws come from two streams spawned from ``seed``. Fixed partitions evaluate whole
-    blocks of resamples through ``bincount``; the recursive scheme refits one resample at a time, then
-    counts a block of them at once.
+    blocks of resamples through ``bincount`` (``labels`` counts the kept predictions once and only
+    the redrawn labels per resample); the recursive scheme refits one resample at a time, then counts
+    a block of them at once.
     """
     names = check_distances(distances)
     n_resamples = check_positive_int(n_resamples, "n_resamples")

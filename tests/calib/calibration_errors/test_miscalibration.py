@@ -24,6 +24,7 @@ from calib.calibration_errors.miscalibration import (
     distance,
     expected_miscalibration,
     refitted_estimates,
+    relabelled_estimates,
 )
 from calib.calibration_errors.simplex_binning import DataDependent, Triangles, UniformGrid
 from calib.data.gaussian_mixture import LogisticModel, sample
@@ -211,6 +212,23 @@ def test_refitted_estimates_are_each_resample_over_its_own_partition_bit_for_bit
     ]
     assert_allclose(together, by_definition, rtol=0, atol=EXACT_TOL)
 
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_relabelled_estimates_are_batch_estimates_of_all_points_bit_for_bit(order):
+    rng = np.random.default_rng(8)
+    n, n_resamples = 500, 20
+    probs = np.asarray(rng.dirichlet(np.ones(4), size=n), order=order)
+    ids, n_cells = UniformGrid(3).cells(probs)
+    ids, n_cells = ids * 2, 2 * n_cells  # every other cell empty: empty cells must not count
+    labels = rng.integers(0, 4, size=(n_resamples, n))
+    names = ("tv", "l2", "sq_l2")
+    relabelled = relabelled_estimates(probs, ids, n_cells, labels, names)
+    every_point = np.broadcast_to(np.arange(n), labels.shape)
+    assert np.array_equal(relabelled, batch_estimates(probs, ids, n_cells, every_point, labels, names))
+    by_definition = [[_eta_by_definition(probs, y, ids, d) for d in names] for y in labels]
+    assert_allclose(relabelled, by_definition, rtol=0, atol=EXACT_TOL)
+    assert np.unique(relabelled[:, 0]).size > 1  # the label draws differ
 
 # --- Gaussian mixture (Sect. 5.1) and Theorem 2 ---------------------------------------------------
 
