@@ -313,9 +313,10 @@ def resampling_null(exp: DictConfig, data: DataSources) -> list[dict]:
     also given in the survey's arithmetic (rounded bin means), which is what the caption prints.
     """
     scores, labels = _toy(exp)
+    measure = BinnedCalibrationError("classwise", n_bins=exp.n_bins)  # made once: it is called 1001 times a seed
 
     def classwise(probs, y):
-        return BinnedCalibrationError("classwise", n_bins=exp.n_bins)(probs, y, kind="probs")
+        return measure(probs, y, kind="probs")
 
     results = [
         resampling_test(classwise, scores, kind="probs", labels=labels, n_resamples=exp.n_resamples, seed=seed)
