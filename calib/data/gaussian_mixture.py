@@ -16,10 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.integrate import quad
-from scipy.optimize import brentq
 from scipy.special import expit, logit
-from scipy.stats import norm
 
 from calib.calibration_errors.miscalibration import distance
 from calib.validation import CalibInputError, check_positive_int
@@ -29,9 +26,15 @@ MODELS = {"perfect": (0.0, -2.0), "constant": (0.0, 0.0), "uncalibrated": (1.0, 
 _SUPPORT = (-11.0, 11.0)
 
 
+def _unit_normal_pdf(x, mean: float) -> np.ndarray:
+    """N(x; mean, 1) = exp(-(x - mean)^2 / 2) / sqrt(2 pi), in the order scipy.stats.norm.pdf evaluates it."""
+    z = np.asarray(x, dtype=np.float64) - mean
+    return np.exp(-(z**2) / 2.0) / np.sqrt(2 * np.pi)
+
+
 def density(x) -> np.ndarray:
     """The mixture density 1/2 N(x; -1, 1) + 1/2 N(x; 1, 1)."""
-    return 0.5 * (norm.pdf(x, -1.0, 1.0) + norm.pdf(x, 1.0, 1.0))
+    return 0.5 * (_unit_normal_pdf(x, -1.0) + _unit_normal_pdf(x, 1.0))
 
 
 def true_posterior(x) -> np.ndarray:
@@ -70,6 +73,10 @@ class LogisticModel:
         return true_posterior((logit(mu) - self.beta0) / self.beta1)
 
     def _integral(self, f, lo, hi) -> float:
+        # scipy.integrate and scipy.optimize are imported where used: drawing samples needs neither, and
+        # the jobs that only resample tables should not pay for importing them.
+        from scipy.integrate import quad
+
         return quad(lambda x: density(x) * f(x), lo, hi, limit=200, epsabs=1e-13, epsrel=1e-12)[0]
 
     def _gap(self, x) -> float:
@@ -88,6 +95,8 @@ class LogisticModel:
         grid = np.linspace(*_SUPPORT, 4001)
         gaps = np.array([self._gap(x) for x in grid])
         changes = np.flatnonzero(np.sign(gaps[:-1]) * np.sign(gaps[1:]) < 0)
+        from scipy.optimize import brentq
+
         return [brentq(self._gap, grid[i], grid[i + 1], xtol=1e-14) for i in changes]
 
     def fixed_partition_limit(self, n_bins: int, name: str = "tv") -> float:

@@ -11,7 +11,6 @@ the probability simplex (red up, blue down, white unchanged). Everything drawn i
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.tri import Triangulation
 
 from calib.calibration_errors.binned import ReliabilityBins
 
@@ -127,6 +126,8 @@ def _to_plane(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def simplex_map(ax, points: np.ndarray, change: np.ndarray, *, limit: float | None = None, cmap="RdBu_r"):
     """Colour ``change`` (e.g. g_j(s) - s_j) over simplex ``points``; white line where it is 0."""
+    from matplotlib.tri import Triangulation  # here: the table jobs import this module and never draw a simplex
+
     x, y = _to_plane(points)
     tri = Triangulation(x, y)
     limit = float(np.max(np.abs(change))) if limit is None else limit

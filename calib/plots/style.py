@@ -1,4 +1,8 @@
-"""One house style, applied through a context (never by mutating global rcParams)."""
+"""One house style, applied through a context (never by mutating global rcParams).
+
+``matplotlib.pyplot`` is imported on first use, not with this module: a job that only lays out
+tables imports the paper modules that draw, and should not pay for importing pyplot.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,6 @@ import matplotlib
 from calib._internal.files import atomic_write
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
 SYSTEM_COLORS = {"cal": "blue", "mcp": "red", "mcs": "green", "mcps": "gold"}
 
@@ -25,10 +28,34 @@ _RC = {
 }
 
 
+def pyplot():
+    """``matplotlib.pyplot``, imported on the first call (with the non-interactive Agg backend)."""
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def subplots(*args, **kwargs):
+    """``matplotlib.pyplot.subplots``: a new figure and its axes.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As for ``matplotlib.pyplot.subplots`` (rows, columns, ``figsize``, ``layout``, ...).
+
+    Examples
+    --------
+    >>> with figure_style():
+    ...     fig, ax = subplots(figsize=(2, 2))
+    >>> pyplot().close(fig)
+    """
+    return pyplot().subplots(*args, **kwargs)
+
+
 @contextmanager
 def figure_style():
     """Apply the house matplotlib style inside a ``with`` block."""
-    with plt.rc_context(_RC):
+    with pyplot().rc_context(_RC):
         yield
 
 
@@ -40,5 +67,5 @@ def save_figure(fig, stem: Path) -> list[Path]:
     pdf_metadata = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}
     atomic_write(paths[0], lambda tmp: fig.savefig(tmp, format="pdf", metadata=pdf_metadata))
     atomic_write(paths[1], lambda tmp: fig.savefig(tmp, format="png", metadata={"Software": None}))
-    plt.close(fig)
+    pyplot().close(fig)
     return paths

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
@@ -20,12 +19,11 @@ from omegaconf import DictConfig
 from calib.calibration_errors.lenses import Canonical, ClassGroups, TopK, induced_deviation, marginal_lens
 from calib.calibration_errors.miscalibration import batch_estimates, cell_statistics
 from calib.calibration_errors.simplex_binning import DataDependent, Triangles, UniformGrid
-from calib.calibrators import TemperatureScaling
 from calib.data.gaussian_mixture import LogisticModel, sample
 from calib.data.notion_examples import finite_model
 from calib.plots.reliability import deviation_diagram as draw_deviations
 from calib.plots.reliability import simplex_arrows
-from calib.plots.style import figure_style, save_figure
+from calib.plots.style import figure_style, save_figure, subplots
 from calib.resampling.significance import deviation_diagram, miscalibration_resampling
 from pipeline.io import write_table
 from pipeline.kinds import Kind
@@ -48,6 +46,8 @@ def _probs(data: DataSources, exp: DictConfig) -> tuple[np.ndarray, np.ndarray]:
     logp, labels = pset.logprobs(), pset.labels
     if not exp.get("temperature_scaled", False):
         return np.exp(logp), labels
+    from calib.calibrators import TemperatureScaling  # here: the other tables need no calibrator library
+
     n_fit = int(round(exp.calibration_fraction * labels.size))
     scaler = TemperatureScaling().fit(logp[:n_fit], labels[:n_fit], kind="logprobs")
     return scaler.predict_proba(logp[n_fit:], kind="logprobs"), labels[n_fit:]
@@ -105,7 +105,7 @@ def render_notion_simplex(exp: DictConfig, values: pd.DataFrame, stem: Path) -> 
     g = wide.loc[atoms, ["g_1", "g_2", "g_3"]].to_numpy()
     r = wide.loc[atoms, ["r_1", "r_2", "r_3"]].to_numpy()
     with figure_style():
-        fig, ax = plt.subplots(figsize=(3.6, 3.4), layout="constrained")
+        fig, ax = subplots(figsize=(3.6, 3.4), layout="constrained")
         simplex_arrows(ax, g, r, names=("class 1", "class 2", "class 3"), marks=True)
         ax.set_title(exp.title.replace(", ", "\n", 1), fontsize=8)
         return save_figure(fig, stem)
@@ -162,7 +162,7 @@ def render_gmm_bias(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[P
     eta = values.loc[values.column == "eta", "value"].iloc[0]
     limit = values.loc[values.column == "limit", "value"].iloc[0]
     with figure_style():
-        fig, ax = plt.subplots(figsize=(4.2, 3.0), layout="constrained")
+        fig, ax = subplots(figsize=(4.2, 3.0), layout="constrained")
         ax.fill_between(bias.index, bias.p5, bias.p95, color="tab:blue", alpha=0.25, label="5th-95th percentile")
         ax.plot(bias.index, bias["mean"], "o-", color="tab:blue", markersize=3, label="mean")
         ax.axhline(0.0, color="grey", linewidth=0.8)
@@ -232,7 +232,7 @@ def render_deviation_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path)
     """One panel per binning scheme; the green curve is the analytic deviation where it is known."""
     xlabel = "mean prediction of class -1" if "model" in exp else "mean confidence (maximum lens)"
     with figure_style():
-        fig, axes = plt.subplots(1, len(exp.binnings), figsize=(4.0 * len(exp.binnings), 3.2), layout="constrained")
+        fig, axes = subplots(1, len(exp.binnings), figsize=(4.0 * len(exp.binnings), 3.2), layout="constrained")
         for ax, scheme in zip(np.atleast_1d(axes), exp.binnings, strict=True):
             cells = values[values.row == scheme].pivot(index="x", columns="column")
             dev = cells.value.deviation
@@ -351,7 +351,7 @@ def render_group_simplex_diagrams(exp: DictConfig, values: pd.DataFrame, stem: P
     """One simplex per k: cells coloured by share, arrows from mean prediction to outcome frequency."""
     names = ["{" + ",".join(str(c) for c in g) + "}" for g in exp.groups]
     with figure_style():
-        fig, axes = plt.subplots(1, len(exp.ks), figsize=(4.2 * len(exp.ks), 3.8), layout="constrained")
+        fig, axes = subplots(1, len(exp.ks), figsize=(4.2 * len(exp.ks), 3.8), layout="constrained")
         for ax, k in zip(np.atleast_1d(axes), exp.ks, strict=True):
             cells = values[values.row == f"k={k}"].pivot(index="x", columns="column", values="value").sort_index()
             share = cells.share.to_numpy()
@@ -443,7 +443,7 @@ def training_pvalues(exp: DictConfig, data: DataSources) -> list[dict]:
 def render_training_pvalues(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Four panels against the epoch, one line per run; stars mark each run's minimum validation NLL."""
     with figure_style():
-        fig, axes = plt.subplots(1, 4, figsize=(11, 2.8), layout="constrained")
+        fig, axes = subplots(1, 4, figsize=(11, 2.8), layout="constrained")
         for i, (run, frame) in enumerate(values.groupby("row", sort=True)):
             wide = frame.pivot(index="x", columns="column", values="value")
             best = wide.val_nll.idxmin()

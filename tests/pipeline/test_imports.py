@@ -108,3 +108,19 @@ def test_an_experiment_imports_only_its_own_papers_module(paper, other):
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.split() == [f"['pipeline.papers.{paper}']"]
     assert other not in done.stdout
+
+
+def test_a_resampling_table_job_imports_no_plotting_or_fitting_library():
+    # The own jobs of Tables 3-5 (vaicenavicius2019_tables_*) only resample and lay out a table; pyplot,
+    # scipy.stats, scipy.integrate and the calibrators are imported where a figure, a quadrature or a fit
+    # needs them.
+    code = (
+        "import sys\n"
+        "import pipeline.steps.batch\n"
+        "from pipeline.kinds import paper_kinds\n"
+        "paper_kinds('vaicenavicius2019')\n"
+        "heavy = ('matplotlib.pyplot', 'scipy.stats', 'scipy.integrate', 'calib.calibrators', 'matplotlib.tri')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[]"]

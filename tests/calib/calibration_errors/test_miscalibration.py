@@ -27,7 +27,7 @@ from calib.calibration_errors.miscalibration import (
     relabelled_estimates,
 )
 from calib.calibration_errors.simplex_binning import DataDependent, Triangles, UniformGrid
-from calib.data.gaussian_mixture import LogisticModel, sample
+from calib.data.gaussian_mixture import LogisticModel, density, sample
 from calib.validation import CalibInputError
 
 # Identities between two computations of the same float sums: rounding of O(N) terms of size <= 1.
@@ -213,7 +213,6 @@ def test_refitted_estimates_are_each_resample_over_its_own_partition_bit_for_bit
     assert_allclose(together, by_definition, rtol=0, atol=EXACT_TOL)
 
 
-
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_relabelled_estimates_are_batch_estimates_of_all_points_bit_for_bit(order):
     rng = np.random.default_rng(8)
@@ -229,6 +228,7 @@ def test_relabelled_estimates_are_batch_estimates_of_all_points_bit_for_bit(orde
     by_definition = [[_eta_by_definition(probs, y, ids, d) for d in names] for y in labels]
     assert_allclose(relabelled, by_definition, rtol=0, atol=EXACT_TOL)
     assert np.unique(relabelled[:, 0]).size > 1  # the label draws differ
+
 
 # --- Gaussian mixture (Sect. 5.1) and Theorem 2 ---------------------------------------------------
 
@@ -316,6 +316,12 @@ def test_prediction_shares_of_ten_bins(large_sample):
     ids, n_cells = UniformGrid(10).cells(probs)
     assert n_cells == 10
     assert_allclose(cell_statistics(probs, labels, ids, n_cells).share, analytic, rtol=0, atol=1.8e-3)
+
+
+def test_density_is_the_normal_mixture_of_scipy_stats():
+    x = np.linspace(-12.0, 12.0, 2001)
+    assert_allclose(density(x), 0.5 * (norm.pdf(x, -1, 1) + norm.pdf(x, 1, 1)), rtol=1e-15, atol=0)
+    assert quad(density, -np.inf, np.inf)[0] == pytest.approx(1.0, abs=1e-10)
 
 
 def test_sample_follows_the_mixture():
