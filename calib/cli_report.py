@@ -93,12 +93,10 @@ def write_outputs(out: Path, pset: PosteriorSet, summary: Summary, document: str
 def corp_figure(stem: Path, pset: PosteriorSet, corp, *, seed: int) -> list[Path]:
     """The CORP reliability diagram of the evaluation's binary view (:func:`calib.summary.corp_view`): the
     PAV curve, its 90 % consistency band, the Brier score's decomposition and the scores' histogram."""
-    import matplotlib.pyplot as plt
-
     from calib.calibration_errors.corp import corp_curve
     from calib.calibration_errors.corp_bands import corp_bands
     from calib.plots.corp import band_label, corp_diagram
-    from calib.plots.style import figure_style, save_figure
+    from calib.plots.style import figure_style, save_figure, subplots
     from calib.summary import corp_view
 
     _, confidence, outcome = corp_view(pset.logprobs(), pset.labels)
@@ -107,7 +105,7 @@ def corp_figure(stem: Path, pset: PosteriorSet, corp, *, seed: int) -> list[Path
     brier = corp.scores["brier"]
     terms = {"Brier": brier.score, "MCB": brier.mcb, "DSC": brier.dsc, "UNC": brier.unc}
     with figure_style():
-        fig, ax = plt.subplots(figsize=(4.6, 4.6), layout="constrained")
+        fig, ax = subplots(figsize=(4.6, 4.6), layout="constrained")
         band = (bands.points, *bands.consistency)
         label = band_label(bands.level, bands.method)
         corp_diagram(ax, curve.points, curve.recalibrated, curve.counts, terms, band=band, band_label=label)
@@ -136,13 +134,11 @@ def reliability_panels(pset: PosteriorSet) -> list[tuple]:
 def reliability_figure(stem: Path, panels: list[tuple]) -> list[Path]:
     """Draw :func:`reliability_panels`: per panel, bars spanning each of the 15 bins up to the observed
     frequency, the gap to the bin's mean score, and below it the number of samples per bin."""
-    import matplotlib.pyplot as plt
-
     from calib.plots.reliability import reliability_bars
-    from calib.plots.style import figure_style, save_figure
+    from calib.plots.style import figure_style, save_figure, subplots
 
     with figure_style():
-        fig, axes = plt.subplots(
+        fig, axes = subplots(
             2, len(panels), figsize=(3.8 * len(panels), 4.6), layout="constrained", height_ratios=[3, 1], squeeze=False
         )
         for column, (bins, what) in enumerate(panels):

@@ -19,12 +19,11 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from calib.plots.style import figure_style, save_figure
+from calib.plots.style import figure_style, save_figure, subplots
 from pipeline.config import CONFIG_DIR
 from pipeline.io import values_frame, write_csv
 from pipeline.kinds import kind_of
@@ -89,7 +88,7 @@ def aggregate(sweep: DictConfig, results: str | Path) -> list[Path]:
     x_key, others = keys[0], keys[1:]
     shown = frame[frame.column.isin(list(sweep.plot.y))] if "y" in sweep.plot else frame
     with figure_style():
-        fig, ax = plt.subplots(figsize=(5.6, 4.0), layout="constrained")
+        fig, ax = subplots(figsize=(5.6, 4.0), layout="constrained")
         series = shown.groupby([*others, "row", "column"], sort=False)
         numeric = pd.api.types.is_numeric_dtype(shown[x_key])
         categories = list(dict.fromkeys(shown[x_key]))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
@@ -21,7 +20,7 @@ from calib.calibration_errors.binned import BinnedCalibrationError
 from calib.calibration_errors.corp import corp_curve, corp_decomposition, corp_report, decompose, mcb_test
 from calib.calibration_errors.corp_bands import corp_bands
 from calib.plots.corp import band_label, corp_diagram, murphy_lines
-from calib.plots.style import figure_style, save_figure
+from calib.plots.style import figure_style, save_figure, subplots
 from calib.scoring.murphy import MurphyDiagram, murphy_diagram
 from pipeline.io import write_table
 from pipeline.kinds import Kind
@@ -95,7 +94,7 @@ def _value(values: pd.DataFrame, variant: str, column: str):
 def render_corp_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Three panels: the CORP diagram of the raw and of the DP-xv posteriors, then their Murphy diagram."""
     with figure_style():
-        fig, axes = plt.subplots(1, 3, figsize=(11.5, 3.9), layout="constrained")
+        fig, axes = subplots(1, 3, figsize=(11.5, 3.9), layout="constrained")
         murphy = MurphyDiagram(_series(values, "raw", "murphy raw").index.to_numpy(), {}, {})
         for ax, variant in zip(axes[:2], VARIANTS, strict=True):
             curve = _series(values, variant, "curve")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
@@ -22,7 +21,7 @@ from calib.calibration_errors.binned import BinnedCalibrationError, ReliabilityB
 from calib.calibration_errors.entropic import ecd_terms, entropic_bins, single_datum_bound
 from calib.data.ecd_simulation import simulate
 from calib.plots.reliability import reliability_bars
-from calib.plots.style import figure_style, save_figure
+from calib.plots.style import figure_style, save_figure, subplots
 from pipeline.companions import SD, companion, monte_carlo_records
 from pipeline.io import write_table
 from pipeline.kinds import Kind
@@ -74,7 +73,7 @@ def render_single_datum(exp: DictConfig, values: pd.DataFrame, stem: Path) -> li
     """Both curves over the whole range (left) and near 0 (right), the bound marked at p* and 1 - p*."""
     bound = values[values.row == "bound"].set_index("column").value
     with figure_style():
-        fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.2), layout="constrained")
+        fig, axes = subplots(1, 2, figsize=(8.0, 3.2), layout="constrained")
         for ax, ylim in zip(axes, (None, (-0.35, 0.6)), strict=True):
             for y, color in ((0, "tab:red"), (1, "tab:blue")):
                 curve = values[values.row == f"y={y}"]
@@ -180,7 +179,7 @@ def render_simulation_figures(exp: DictConfig, values: pd.DataFrame, stem: Path)
     """``figure: histograms`` (Fig. 3) or ``figure: reliability`` (Fig. 4), one panel per setting."""
     labels = [_setting_label(s) for s in exp.sigmas]
     with figure_style():
-        fig, axes = plt.subplots(1, len(labels), figsize=(3.3 * len(labels), 3.2), layout="constrained")
+        fig, axes = subplots(1, len(labels), figsize=(3.3 * len(labels), 3.2), layout="constrained")
         for ax, label, letter in zip(axes, labels, "abc", strict=False):
             bins, summary = _diagram_from_values(values[values.row == label], exp.n_bins)
             if exp.figure == "histograms":
@@ -270,7 +269,7 @@ def real_bin_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
 def render_real_bin_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Two reliability diagrams (raw, DP-xv) with the weighted ECE, ESCE and ECD in the titles."""
     with figure_style():
-        fig, axes = plt.subplots(1, 2, figsize=(6.6, 3.4), layout="constrained")
+        fig, axes = subplots(1, 2, figsize=(6.6, 3.4), layout="constrained")
         for ax, name in zip(axes, ("raw", "DP-xv"), strict=True):
             bins, summary = _diagram_from_values(values[values.row == name], exp.n_bins)
             reliability_bars(ax, bins)
@@ -340,7 +339,7 @@ def render_temperature_sweep(exp: DictConfig, values: pd.DataFrame, stem: Path) 
     points = values[values.row == "monte carlo"]
     low = curve.loc[curve.value.idxmin()]
     with figure_style():
-        fig, ax = plt.subplots(figsize=(4.8, 3.2), layout="constrained")
+        fig, ax = subplots(figsize=(4.8, 3.2), layout="constrained")
         ax.plot(curve.x, curve.value, color="tab:blue", label="population (quadrature)")
         ax.errorbar(
             points.x,

@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
@@ -25,7 +24,7 @@ from calib.calibrators.protocols import held_out
 from calib.data.registry import REAL_SETS
 from calib.plots.bars import grouped_bars
 from calib.plots.curves import line_curves, mark_point
-from calib.plots.style import figure_style, save_figure
+from calib.plots.style import figure_style, save_figure, subplots
 from calib.resampling.bootstrap import bootstrap
 from calib.scoring.calibration_losses import calibration_loss_from_posteriors
 from calib.scoring.decisions import bayes_decisions, check_costs
@@ -231,7 +230,7 @@ def render_psr_curves(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list
         ("brier", "Brier loss (eq. 9)"),
     ]
     with figure_style():
-        fig, axes = plt.subplots(1, 3, figsize=(8.5, 2.5), layout="constrained")
+        fig, axes = subplots(1, 3, figsize=(8.5, 2.5), layout="constrained")
         for ax, (column, ylabel) in zip(axes, panels, strict=True):
             curves = {f"$h=H_{h}$": _curve(values, f"H{h}", column)[1] for h in (1, 2)}
             line_curves(ax, _curve(values, "H1", column)[0], curves, xlabel="$q_2$", ylabel=ylabel, legend=False)
@@ -243,7 +242,7 @@ def render_bayes_risk_curves(exp: DictConfig, values: pd.DataFrame, stem: Path) 
     """Fig. 4: weighted Bayes-risk curves; left weight 1 (area CE), right a(1-a)/B(2,2); NCE / NBS in legends."""
     panels = [("risk_ce", "NCE", r"Risk$_a$"), ("risk_bs", "NBS", r"Risk$_a \cdot a_1(1-a_1)/B(2,2)$")]
     with figure_style():
-        fig, axes = plt.subplots(1, 2, figsize=(8, 3), layout="constrained")
+        fig, axes = subplots(1, 2, figsize=(8, 3), layout="constrained")
         for ax, (column, legend_metric, ylabel) in zip(axes, panels, strict=True):
             for curve in exp.curves:
                 x, y = _curve(values, curve.label, column)
@@ -264,7 +263,7 @@ def render_bayes_risk_curves(exp: DictConfig, values: pd.DataFrame, stem: Path) 
 def render_metric_panels(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Figs. 5-6: left, normalized overall metrics (dotted line: naive system); right, calibration metrics (%)."""
     with figure_style():
-        fig, axes = plt.subplots(1, 2, figsize=(10, 2.8), layout="constrained")
+        fig, axes = subplots(1, 2, figsize=(10, 2.8), layout="constrained")
         for ax, metrics, line, ylim in ((axes[0], exp.overall, 1.0, (0, 3)), (axes[1], exp.calibration, None, None)):
             bars = {s: [_as_shown(m, _cell(values, s, m)) for m in metrics] for s in exp.systems}
             grouped_bars(ax, bars, list(metrics), reference_line=line, ylim=ylim)
@@ -276,7 +275,7 @@ def render_metric_panels(exp: DictConfig, values: pd.DataFrame, stem: Path) -> l
 def render_bootstrap_panels(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Fig. 8: the same bars with percentile-interval error bars."""
     with figure_style():
-        fig, axes = plt.subplots(1, 2, figsize=(8, 2.8), layout="constrained", width_ratios=[1, 3])
+        fig, axes = subplots(1, 2, figsize=(8, 2.8), layout="constrained", width_ratios=[1, 3])
         for ax, metrics in ((axes[0], exp.overall), (axes[1], exp.calibration)):
             bars, errors = {}, {}
             for s in exp.systems:
@@ -291,7 +290,7 @@ def render_divergence_curves(exp: DictConfig, values: pd.DataFrame, stem: Path) 
     """Fig. 7: one panel per divergence; the star marks q01 = mean of s_1 (a score divergence's minimum)."""
     mean = _cell(values, "mean", "q01")
     with figure_style():
-        fig, axes = plt.subplots(1, len(exp.divergences), figsize=(12, 2.8), layout="constrained")
+        fig, axes = subplots(1, len(exp.divergences), figsize=(12, 2.8), layout="constrained")
         for ax, label in zip(axes, exp.divergences, strict=True):
             x, y = _curve(values, label, "expected_divergence")
             line_curves(ax, x, {label: y}, xlabel="$q_{01}$", legend=False)

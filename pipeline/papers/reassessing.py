@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.collections import LineCollection
@@ -34,7 +33,7 @@ from calib.calibrators.trivial import mrr_metrics
 from calib.data.miscalibrated_logits import miscalibrated_logits
 from calib.data.real import PosteriorSet
 from calib.plots.reliability import reliability_bars
-from calib.plots.style import figure_style, save_figure
+from calib.plots.style import figure_style, save_figure, subplots
 from calib.scoring.scores import cross_entropy
 from pipeline.companions import INPUT_ROUNDING, companion
 from pipeline.io import write_table
@@ -259,7 +258,7 @@ def render_sharpness_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path)
     rows = _diagram_rows(exp)
     cols = len(exp.methods)
     with figure_style():
-        fig, axes = plt.subplots(
+        fig, axes = subplots(
             len(rows), cols, figsize=(3.4 * cols, 3.2 * len(rows)), layout="constrained", squeeze=False
         )
         for r, (kernel, bandwidth) in enumerate(rows):
@@ -290,7 +289,7 @@ def reliability_comparison(exp: DictConfig, data: DataSources) -> list[dict]:
 def render_reliability_comparison(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Bars per bin with gaps, one panel per method."""
     with figure_style():
-        fig, axes = plt.subplots(1, len(exp.methods), figsize=(3.6 * len(exp.methods), 3.6), layout="constrained")
+        fig, axes = subplots(1, len(exp.methods), figsize=(3.6 * len(exp.methods), 3.6), layout="constrained")
         for ax, method in zip(np.atleast_1d(axes), exp.methods, strict=True):
             sel = values[values.row == method]
             n, conf, freq = (sel[sel.column == c].sort_values("x").value.to_numpy() for c in BIN_COLUMNS)
@@ -328,7 +327,7 @@ def smooth_ece_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
 def render_smooth_ece_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
     """One panel per method: the curve drawn thicker where the confidences are denser (App. G)."""
     with figure_style():
-        fig, axes = plt.subplots(1, len(exp.methods), figsize=(3.2 * len(exp.methods), 3.4), layout="constrained")
+        fig, axes = subplots(1, len(exp.methods), figsize=(3.2 * len(exp.methods), 3.4), layout="constrained")
         for ax, method in zip(np.atleast_1d(axes), exp.methods, strict=True):
             sel = values[values.row == method]
             curve = sel[sel.column == "curve"].sort_values("x")

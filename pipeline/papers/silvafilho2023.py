@@ -20,7 +20,6 @@ import warnings
 from functools import cache
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
@@ -31,7 +30,7 @@ from calib.calibrators.registry import make_calibrator
 from calib.data import survey_synthetic as gen
 from calib.data.toys import HALLENBECK_1920, decomposition_toy, ece_toy, hallenbeck_1920, marker_pitfall
 from calib.plots.reliability import reliability_bars, reliability_curve, reliability_points, simplex_grid, simplex_map
-from calib.plots.style import figure_style, save_figure
+from calib.plots.style import figure_style, pyplot, save_figure, subplots
 from calib.resampling.significance import SmallSampleWarning, multinomial_hosmer_lemeshow, resampling_test
 from calib.scoring.decomposition import calibration_refinement, epistemic_irreducible
 from calib.scoring.scores import cross_entropy
@@ -185,7 +184,7 @@ def render_hallenbeck_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path
     """Fig. 1 (bars, gaps and histogram; points) or Fig. 2 (one bar diagram per M)."""
     with figure_style():
         if exp.style == "fig1":
-            fig = plt.figure(figsize=(8, 4), layout="constrained")
+            fig = pyplot().figure(figsize=(8, 4), layout="constrained")
             grid = fig.add_gridspec(2, 2, height_ratios=[3, 1])
             top, hist, right = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[:, 1])
             bins = _bins_from(values, f"M={exp.n_bins[0]}")
@@ -198,7 +197,7 @@ def render_hallenbeck_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path
             right.set_xlabel("average forecast in bin")
             right.set_ylabel("proportion of rain")
         else:
-            fig, axes = plt.subplots(1, len(exp.n_bins), figsize=(4 * len(exp.n_bins), 3.6), layout="constrained")
+            fig, axes = subplots(1, len(exp.n_bins), figsize=(4 * len(exp.n_bins), 3.6), layout="constrained")
             for ax, m in zip(np.atleast_1d(axes), exp.n_bins, strict=True):
                 reliability_bars(ax, _bins_from(values, f"M={m}"))
                 ax.set_title(f"{m} equal-width bins")
@@ -218,7 +217,7 @@ def marker_pitfall_bins(exp: DictConfig, data: DataSources) -> list[dict]:
 def render_marker_pitfall(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Fig. 6: markers at the bin centres (dashed) vs at the mean scores (solid) for (a) and (b)."""
     with figure_style():
-        fig, axes = plt.subplots(1, 2, figsize=(7, 3.6), layout="constrained")
+        fig, axes = subplots(1, 2, figsize=(7, 3.6), layout="constrained")
         for ax, name in zip(axes, ("a", "b"), strict=True):
             bins = _bins_from(values, name)
             reliability_points(
@@ -245,7 +244,7 @@ def render_toy_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path) -> li
     """One bar diagram per target with the histogram of counts below."""
     with figure_style():
         n = len(exp.targets)
-        fig = plt.figure(figsize=(3.4 * n, 4.2), layout="constrained")
+        fig = pyplot().figure(figsize=(3.4 * n, 4.2), layout="constrained")
         grid = fig.add_gridspec(2, n, height_ratios=[3, 1])
         for k, target in enumerate(exp.targets):
             bins = _bins_from(values, str(target))
@@ -342,7 +341,7 @@ def render_resampling_null(exp: DictConfig, values: pd.DataFrame, stem: Path) ->
     test = values[values.row == "test"].set_index("column").value
     observed = test["observed exact"]
     with figure_style():
-        fig, ax = plt.subplots(figsize=(5, 3), layout="constrained")
+        fig, ax = subplots(figsize=(5, 3), layout="constrained")
         edges = np.linspace(null.min(), max(null.max(), observed), 40)
         ax.hist(null[null <= observed], bins=edges, color="tab:blue", alpha=0.7, label="resampled")
         ax.hist(null[null > observed], bins=edges, color="red", alpha=0.8, label="above observed")
@@ -449,7 +448,7 @@ def survey_densities(exp: DictConfig, data: DataSources) -> list[dict]:
 def render_survey_densities(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Fig. 11: densities (left axis) and posterior (right axis)."""
     with figure_style():
-        fig, ax = plt.subplots(figsize=(6, 3.2), layout="constrained")
+        fig, ax = subplots(figsize=(6, 3.2), layout="constrained")
         for name, color in (("p(x | Y=1)", "tab:blue"), ("p(x | Y=2)", "tab:orange")):
             sel = values[values.row == name]
             ax.plot(sel.x, sel.value, color=color, label=name)
@@ -520,9 +519,7 @@ def render_binary_calibration(exp: DictConfig, values: pd.DataFrame, stem: Path)
     """Top: true reliability (dashed) and the fitted map; bottom: reliability after calibration."""
     rows = 1 if exp.calibrator is None else 2
     with figure_style():
-        fig, axes = plt.subplots(
-            rows, len(exp.models), figsize=(3.3 * len(exp.models), 3.3 * rows), layout="constrained"
-        )
+        fig, axes = subplots(rows, len(exp.models), figsize=(3.3 * len(exp.models), 3.3 * rows), layout="constrained")
         axes = np.atleast_2d(axes)
         for k, model in enumerate(exp.models):
             top = axes[0, k]
@@ -586,7 +583,7 @@ def render_multiclass_calibration(exp: DictConfig, values: pd.DataFrame, stem: P
     changes = [simplex[simplex.column == f"change{j + 1}"].sort_values("x").value.to_numpy() for j in range(3)]
     limit = max(float(np.max(np.abs(c))) for c in changes)
     with figure_style():
-        fig, axes = plt.subplots(2, 3, figsize=(10, 6.4), layout="constrained")
+        fig, axes = subplots(2, 3, figsize=(10, 6.4), layout="constrained")
         for j in range(3):
             image = simplex_map(axes[0, j], points, changes[j], limit=limit)
             axes[0, j].set_title(f"class {j + 1}: $g_{j + 1}(s) - s_{j + 1}$")
