@@ -12,6 +12,7 @@ are fractions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +23,7 @@ from calib.calibration_errors.binning import (
     EDGE_RULES,
     EDGE_TOLERANCE,
     STRATEGIES,
+    BinStatistics,
     bin_ids,
     bin_ids_from_edges,
     bin_statistics,
@@ -236,6 +238,8 @@ class BinnedCalibrationError:
         The error of posteriors ``scores`` (N, K) against ``labels``, a float.
     reliability(scores, labels, *, kind)
         The :class:`ReliabilityBins` the error is computed from (K of them for "classwise").
+    with_scores(scores, *, kind)
+        The error of fixed scores as a function of the labels alone (for label resampling tests).
     binned_columns(probs, labels)
         The binned scores, outcomes and bin ids, as the batched bootstrap uses them.
 
@@ -316,7 +320,60 @@ class BinnedCalibrationError:
         probs, y = probs_and_labels(scores, labels, kind)
         if self.resolved_target(probs.shape[1]) == "canonical":
             return self._canonical(probs, y)
-        values = [bins.ece(self.norm, average=self.average, debiased=self.debiased) for bins in self._bins(probs, y)]
+        return self._error(self._bins(probs, y))
+
+    def with_scores(self, scores, *, kind: str) -> Callable[..., float]:
+        """The error of fixed posteriors ``scores`` as a function of the labels alone.
+
+        ``with_scores(scores, kind=k)(labels)`` equals ``self(scores, labels, kind=k)`` bit for bit;
+        the probabilities are validated and binned once, and each bin's count and score sum counted
+        once, so a test that redraws the labels thousands of times (e.g.
+        :func:`calib.resampling.significance.resampling_test`) counts only the outcomes per draw.
+
+        Parameters
+        ----------
+        scores : array_like of shape (N, K)
+            Posteriors of N samples, of kind ``kind``.
+        kind : {"probs", "logprobs", "logits"}
+            What ``scores`` hold; nothing is guessed from the values.
+
+        Returns
+        -------
+        callable
+            ``labels -> float``, labels of shape (N,) as for calling the estimator.
+
+        Examples
+        --------
+        >>> ece = BinnedCalibrationError("classwise", n_bins=5)
+        >>> scores = [[0.7, 0.2, 0.1], [0.5, 0.3, 0.2], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6]]
+        >>> of_labels = ece.with_scores(scores, kind="probs")
+        >>> of_labels([0, 1, 1, 2]) == ece(scores, [0, 1, 1, 2], kind="probs")
+        True
+        """
+        probs = as_probs(scores, kind)
+        n, k = probs.shape
+        target = self.resolved_target(k)
+        if target == "canonical":  # its cells hold the predictions of each class: nothing to count ahead
+            return lambda labels: self._canonical(probs, as_labels(labels, n, k))
+        binned, _, ids = self.binned_columns(probs, np.zeros(n, dtype=np.int64))  # the scores ignore the labels
+        edges = self._bin_edges()
+        counts = [np.bincount(ids[:, g], minlength=self.n_slots) for g in range(ids.shape[1])]
+        sums = [np.bincount(ids[:, g], weights=binned[:, g], minlength=self.n_slots) for g in range(ids.shape[1])]
+
+        def error(labels) -> float:
+            outcomes = target_columns(probs, as_labels(labels, n, k), target)[1].astype(np.float64)
+            bins = []
+            for g in range(ids.shape[1]):
+                hits = np.bincount(ids[:, g], weights=outcomes[:, g], minlength=self.n_slots)
+                stats = BinStatistics.from_sums(counts[g], sums[g], hits)
+                bins.append(ReliabilityBins(edges, stats.counts, stats.mean_score, stats.frequency))
+            return self._error(bins)
+
+        return error
+
+    def _error(self, bins) -> float:
+        """The error over one set of bins, or the mean (max for "max") over the classwise sets."""
+        values = [b.ece(self.norm, average=self.average, debiased=self.debiased) for b in bins]
         return float(max(values)) if self.norm == "max" else float(np.mean(values))
 
     def reliability(self, scores, labels, *, kind: str) -> tuple[ReliabilityBins, ...]:
@@ -391,12 +448,16 @@ class BinnedCalibrationError:
         )
         return ids.reshape(scores.shape)
 
+    def _bin_edges(self) -> np.ndarray | None:
+        """The edges of equal-width bins (with the extra bin's edge 1), None for equal-mass bins."""
+        if self.strategy != "width":
+            return None
+        edges = grid_edges(self.n_bins, self.edges)
+        return np.r_[edges, 1.0] if self.one_in_extra_bin else edges
+
     def _bins(self, probs: np.ndarray, labels: np.ndarray) -> tuple[ReliabilityBins, ...]:
         scores, outcomes, ids = self.binned_columns(probs, labels)
-        edges = None
-        if self.strategy == "width":
-            edges = grid_edges(self.n_bins, self.edges)
-            edges = np.r_[edges, 1.0] if self.one_in_extra_bin else edges
+        edges = self._bin_edges()
         found = []
         for g in range(scores.shape[1]):
             stats = bin_statistics(ids[:, g], scores[:, g], outcomes[:, g], self.n_slots)

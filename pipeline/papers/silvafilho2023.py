@@ -312,10 +312,11 @@ def resampling_null(exp: DictConfig, data: DataSources) -> list[dict]:
     also given in the survey's arithmetic (rounded bin means), which is what the caption prints.
     """
     scores, labels = _toy(exp)
-    measure = BinnedCalibrationError("classwise", n_bins=exp.n_bins)  # made once: it is called 1001 times a seed
+    # The predictions stay fixed (only labels are redrawn): binned once, the statistic counts outcomes.
+    of_labels = BinnedCalibrationError("classwise", n_bins=exp.n_bins).with_scores(scores, kind="probs")
 
     def classwise(probs, y):
-        return measure(probs, y, kind="probs")
+        return of_labels(y)
 
     results = [
         resampling_test(classwise, scores, kind="probs", labels=labels, n_resamples=exp.n_resamples, seed=seed)

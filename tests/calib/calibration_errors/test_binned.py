@@ -246,3 +246,39 @@ def test_canonical_target_has_no_reliability_bins():
     probs, y = _dirichlet(4, 20, 3)
     with pytest.raises(CalibInputError, match="no reliability bins"):
         BinnedCalibrationError("canonical").reliability(probs, y, kind="probs")
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"target": "top_label"},
+        {"target": "classwise", "n_bins": 5},
+        {"target": "classwise", "norm": "max"},
+        {"target": "top_label", "norm": "l2", "debiased": True},
+        {"target": "top_label", "strategy": "mass", "n_bins": 4},
+        {"target": "top_label", "closed": "left", "edges": "float32", "one_in_extra_bin": True},
+        {"target": "classwise", "norm": "squared", "average": True},
+        {"target": "canonical", "n_bins": 3},
+    ],
+    ids=lambda s: "-".join(f"{v}" for v in s.values()),
+)
+@pytest.mark.parametrize("kind", ["probs", "logprobs"])
+def test_with_scores_is_the_estimator_of_each_label_draw_bit_for_bit(settings, kind):
+    rng = np.random.default_rng(11)
+    probs = rng.dirichlet(np.ones(3), size=300)
+    probs[:20] = np.round(probs[:20] * 5) / 5  # scores on the edges
+    probs /= probs.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore"):  # a rounded score of 0 is a log-probability of -inf
+        scores = np.log(probs) if kind == "logprobs" else probs
+    ece = BinnedCalibrationError(**settings)
+    of_labels = ece.with_scores(scores, kind=kind)
+    draws = rng.integers(0, 3, size=(30, 300))
+    values = [of_labels(y) for y in draws]
+    assert values == [ece(scores, y, kind=kind) for y in draws]  # the same floats, not merely close
+    assert len(set(values)) > 1
+
+
+def test_with_scores_checks_each_draw_of_labels():
+    of_labels = BinnedCalibrationError().with_scores([[0.9, 0.1], [0.4, 0.6]], kind="probs")
+    with pytest.raises(CalibInputError, match="labels"):
+        of_labels([0, 2])
