@@ -120,9 +120,10 @@ def batch_estimates(probs, ids, n_cells: int, rows, labels, distances: tuple[str
 
     Resample b holds the points ``rows[b]`` (their cells ``ids[rows[b]]``) with labels ``labels[b]``.
     """
-    b = rows.shape[0]
-    counts, sums, hits = _flat_cell_sums(probs, ids[rows] + n_cells * np.arange(b)[:, None], b * n_cells, rows, labels)
-    return _estimates(counts, sums, hits, np.repeat(np.arange(b), n_cells), b, rows.shape[1], distances)
+    b, m = rows.shape[0], probs.shape[1]
+    counts, sums, hits = _cell_sums(probs, ids, n_cells, rows, labels)
+    flat = (counts.ravel(), sums.reshape(b * n_cells, m), hits.reshape(b * n_cells, m))
+    return _estimates(*flat, np.repeat(np.arange(b), n_cells), b, rows.shape[1], distances)
 
 
 def relabelled_estimates(probs, ids, n_cells: int, labels, distances: tuple[str, ...]) -> np.ndarray:

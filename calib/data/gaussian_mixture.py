@@ -92,11 +92,11 @@ class LogisticModel:
         return sum(self._integral(lambda x: _binary_distance(self._gap(x), name), a, b) for a, b in pieces)
 
     def _gap_roots(self) -> list[float]:
+        from scipy.optimize import brentq  # imported where used, as in _integral
+
         grid = np.linspace(*_SUPPORT, 4001)
         gaps = np.array([self._gap(x) for x in grid])
         changes = np.flatnonzero(np.sign(gaps[:-1]) * np.sign(gaps[1:]) < 0)
-        from scipy.optimize import brentq
-
         return [brentq(self._gap, grid[i], grid[i + 1], xtol=1e-14) for i in changes]
 
     def fixed_partition_limit(self, n_bins: int, name: str = "tv") -> float:

@@ -29,7 +29,13 @@ _RC = {
 
 
 def pyplot():
-    """``matplotlib.pyplot``, imported on the first call (with the non-interactive Agg backend)."""
+    """``matplotlib.pyplot``, imported on the first call (with the non-interactive Agg backend).
+
+    Examples
+    --------
+    >>> pyplot().__name__
+    'matplotlib.pyplot'
+    """
     import matplotlib.pyplot as plt
 
     return plt
