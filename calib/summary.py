@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -49,7 +50,15 @@ from calib.resampling.bootstrap import (
 )
 from calib.scoring.decisions import bayes_choices, check_costs, zero_one_costs
 from calib.scoring.scores import brier_losses
-from calib.validation import CalibInputError, as_priors, as_probs, check_inputs, check_positive_int, class_counts
+from calib.validation import (
+    CalibInputError,
+    CalibInputWarning,
+    as_priors,
+    as_probs,
+    check_inputs,
+    check_positive_int,
+    class_counts,
+)
 
 ECE_BINS = 15
 # The binned ECEs of every evaluation: 15 equal-width right-closed bins (Silva Filho et al. (2023), Sect. 4.1).
@@ -69,8 +78,6 @@ FIT_SAMPLES = 10**6
 CORP_TEST_SAMPLES = 20_000
 # Calibrators cross-validated at once on a small problem: the machines the command targets have two cores or more.
 _FIT_THREADS = 2
-# Calibrators fit on log-probabilities floored here: log 0 = -inf would stop an affine fit.
-LOG_FLOOR = -700.0
 # The calibrators evaluate cross-validates: label -> (registry name, parameters) (calib.calibrators.registry).
 CALIBRATORS: dict[str, tuple[str, dict]] = {"DP (affine)": ("dp", {}), "temperature": ("temperature", {})}
 BINARY_CALIBRATORS: dict[str, tuple[str, dict]] = {
@@ -312,22 +319,18 @@ def _per_sample_loss(logp: np.ndarray, y: np.ndarray, score: str) -> np.ndarray:
 
 def _calibrated_losses(logp: np.ndarray, y: np.ndarray, seed: int, say, threads: int = 1) -> Iterator[tuple[str, dict]]:
     """Each calibrator's per-sample log loss and Brier score, cross-validated, ``threads`` calibrators at
-    a time, yielded in the order of the calibrator maps.
-    Calibrators fit on log-probabilities floored at -700, so an exact zero (log 0) stays a near-zero
-    probability instead of stopping the fit. The losses are taken fold by fold, so no calibrator's
-    (N, K) predictions are ever whole; the folds are drawn once, as each calibration would draw them."""
-    floor = bool(logp.min() < LOG_FLOOR)
+    a time, yielded in the order of the calibrator maps. Exact zeros are each calibrator's to treat
+    (:mod:`calib.calibrators.zeros`). The losses are taken fold by fold, so no calibrator's (N, K)
+    predictions are ever whole; the folds are drawn once, as each calibration would draw them."""
     folds = fold_ids(y, n_folds=RCL_FOLDS, seed=seed).astype(np.min_scalar_type(RCL_FOLDS - 1))
     makers = CALIBRATORS | (BINARY_CALIBRATORS if logp.shape[1] == 2 else MULTICLASS_CALIBRATORS)
     fits = _Phase("cross-validated fits", len(makers) * RCL_FOLDS, say)
 
     def fit_folds(name: str, registry_name: str, params: dict) -> dict[str, np.ndarray]:
         say(f"{name}: {RCL_FOLDS}-fold cross-validated fit")
-        # A floored copy is the calibration's own to validate in place; unfloored, logp is validated beside it.
-        scores = np.maximum(logp, LOG_FLOOR) if floor else logp
         losses = {"log loss": np.empty(y.size), "Brier": np.empty(y.size)}
         model = make_calibrator(registry_name, **params)
-        for test, calibrated in cross_validated_folds(model, scores, y, kind="logprobs", folds=folds, overwrite=floor):
+        for test, calibrated in cross_validated_folds(model, logp, y, kind="logprobs", folds=folds):
             for score, values in losses.items():
                 values[test] = _per_sample_loss(calibrated, y[test], score)
             del calibrated
@@ -463,11 +466,16 @@ def evaluate(
     matrices = counted_resamples(y.size, n_boot=n_boot, seed=seed, full_sample_first=True)
     if small:
         matrices = _drawn_ahead(matrices)
-    for name, own in _calibrated_losses(fit_logp, fit_y, seed, say, threads=_FIT_THREADS if small else 1):
-        summary.metrics[f"RCL-CE {name}"] = Metric(_relative_loss(raw_means["log loss"], own["log loss"]))
-        summary.metrics[f"RCL-BS {name}"] = Metric(_relative_loss(raw_means["Brier"], own["Brier"]))
-        gains[name] = np.subtract(_per_sample_loss(fit_logp, fit_y, score), own[score], out=own[score])
-        del own  # before the next calibrator's fit
+    # The fits' notes (e.g. exact zeros that dominate a fold's fit) come from the pool's threads: they are
+    # gathered (the filters are the process's) and told once.
+    with warnings.catch_warnings(record=True) as notes:
+        warnings.simplefilter("always", CalibInputWarning)
+        for name, own in _calibrated_losses(fit_logp, fit_y, seed, say, threads=_FIT_THREADS if small else 1):
+            summary.metrics[f"RCL-CE {name}"] = Metric(_relative_loss(raw_means["log loss"], own["log loss"]))
+            summary.metrics[f"RCL-BS {name}"] = Metric(_relative_loss(raw_means["Brier"], own["Brier"]))
+            gains[name] = np.subtract(_per_sample_loss(fit_logp, fit_y, score), own[score], out=own[score])
+            del own  # before the next calibrator's fit
+    _retell(notes, len(gains) * RCL_FOLDS)
     del fit_logp
     # The full sample is column 0 of the first count matrix: its metrics and the resamples' in one pass,
     # with the gains when they are per sample of the same data (paired); a subset's gains are resampled apart.
@@ -559,6 +567,20 @@ def _resampled_means(values: dict[str, np.ndarray], n_boot: int, seed: int) -> n
         total = sum(ResampledSums(matrix[rows])(c) for rows, c in float_chunks(counts))
         out.append(total.T / matrix.shape[0])
     return np.concatenate(out)
+
+
+def _retell(notes: list, n_fits: int) -> None:
+    """The calibrators' notes of the cross-validated fits, once: how many fits gave one, and the first."""
+    fits = [n for n in notes if issubclass(n.category, CalibInputWarning)]
+    if fits:
+        warnings.warn(
+            f"{len(fits)} of the {n_fits} cross-validated calibrator fits noted: {fits[0].message}",
+            CalibInputWarning,
+            stacklevel=3,
+        )
+    for other in notes:
+        if not issubclass(other.category, CalibInputWarning):
+            warnings.warn_explicit(other.message, other.category, other.filename, other.lineno)
 
 
 def _recommendation(gains: dict[str, Metric], score: str, n_boot: int, alpha: float) -> str:

@@ -5,9 +5,14 @@ normalized posteriors. Subclasses implement ``_fit(logp, labels)`` and ``_transf
 validated float64 log-posteriors: a fresh array each time, which they own and may overwrite.
 
 A calibrator that can be saved (:mod:`calib.calibrators.persistence`) declares what fitting
-produced in ``_fitted_fields``: the attributes, with the type and shape of each, that its
+produced in ``_fitted_fields``: the attributes, with the type, shape and range of each, that its
 predictions read besides ``n_classes_``. Saving writes them as plain numbers; loading checks a
 file against that declaration before it sets a single attribute.
+
+A calibrator that maps log-posteriors (``log_scale``) treats exact zero probabilities as
+:mod:`calib.calibrators.zeros` describes: the base class smooths the scores before ``_fit`` and
+``_transform`` see them, and keeps ``zero_smoothing_`` and ``zero_loss_share_`` beside the
+subclass's fitted attributes.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from calib.calibrators.zeros import smooth_zeros, warn_if_dominant, zero_loss_share, zero_smoothing
 from calib.validation import CalibInputError, as_logprobs, check_inputs
 
 
@@ -28,7 +34,9 @@ class FittedField:
     ``kind`` is "float", "bool", "str" or "array". Arrays have a ``shape`` (None: any length from 1,
     for sizes set by the training data) and a ``dtype`` ("float64" or "int64"). ``finite``: floats
     (scalar or array) must be finite; False where fitting itself can give NaN or an infinity.
-    ``choices``: the values a string may take.
+    ``low`` and ``high``: the closed range every float (scalar or array entry) must lie in, where
+    the model's meaning bounds it (a scale is positive, a probability in [0, 1]); ``increasing``: a
+    1-D array must be non-decreasing (bin edges, thresholds). ``choices``: the values a string may take.
     """
 
     kind: str
@@ -36,6 +44,16 @@ class FittedField:
     dtype: str = "float64"
     finite: bool = True
     choices: tuple[str, ...] = ()
+    low: float | None = None
+    high: float | None = None
+    increasing: bool = False
+
+
+# The attributes the base class fits for every calibrator on log-posteriors (calib.calibrators.zeros).
+ZERO_FIELDS = {
+    "zero_smoothing_": FittedField("float", low=0.0, high=1.0),
+    "zero_loss_share_": FittedField("float", low=0.0, high=1.0),
+}
 
 
 class Calibrator:
@@ -48,6 +66,8 @@ class Calibrator:
     """
 
     binary_only = False
+    # Whether the calibrator maps log-posteriors, so that exact zeros need calib.calibrators.zeros' treatment.
+    log_scale = False
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -106,7 +126,23 @@ class Calibrator:
         logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
         self._check_classes(logp)
         self.n_classes_ = logp.shape[1]
-        self._fit(logp, y)
+        if not self.log_scale:
+            self._fit(logp, y)
+            return self
+        self.zero_smoothing_ = zero_smoothing(logp)
+        self.zero_loss_share_ = 0.0
+        if not self.zero_smoothing_:
+            self._fit(logp, y)
+            return self
+        zero_on_true = np.isneginf(logp[np.arange(y.size), y])
+        smoothed = smooth_zeros(logp, self.zero_smoothing_)
+        kept = smoothed.copy() if zero_on_true.any() else None  # _fit may overwrite its input
+        self._fit(smoothed, y)
+        if kept is not None:
+            self.zero_loss_share_ = zero_loss_share(self._transform(kept), y, zero_on_true)
+            warn_if_dominant(
+                self.zero_loss_share_, int(zero_on_true.sum()), y.size, self.zero_smoothing_, type(self).__name__
+            )
         return self
 
     def predict_log_proba(self, scores, *, kind: str, overwrite: bool = False) -> np.ndarray:
@@ -122,6 +158,8 @@ class Calibrator:
             raise CalibInputError(
                 f"scores have {logp.shape[1]} classes but the calibrator was fitted on {self.n_classes_}"
             )
+        if self.log_scale:  # logp is a fresh array, or the caller's to overwrite
+            smooth_zeros(logp, self.zero_smoothing_)
         return logp
 
     def predict_proba(self, scores, *, kind: str) -> np.ndarray:
@@ -147,10 +185,15 @@ class Calibrator:
         or the predictions depend on is invalid. The one place a calibrator declares its state."""
         raise NotImplementedError(f"{type(self).__name__} cannot be saved")
 
+    def _saved_fields(self) -> dict[str, FittedField]:
+        """Every fitted attribute a saved model holds: the subclass's ``_fitted_fields``, and for a
+        calibrator on log-posteriors the zero treatment's (``ZERO_FIELDS``)."""
+        return self._fitted_fields() | (ZERO_FIELDS if self.log_scale else {})
+
     def _fitted_state(self) -> dict[str, object]:
         """The values of the ``_fitted_fields``, in their declared form. Override when an attribute is
         an object to be saved as the numbers it holds."""
-        return {name: getattr(self, name) for name in self._fitted_fields()}
+        return {name: getattr(self, name) for name in self._saved_fields()}
 
     def _restore_fitted_state(self, state: dict[str, object]) -> None:
         """Set the attributes from ``state``, the inverse of ``_fitted_state``; the values were

@@ -17,9 +17,10 @@ Python ``betacal`` packages of the authors) are:
 - ``"am"``: a = b, so logit g = a (ln s - ln(1 - s)) + c, with m = 1 / (1 + exp(c / a));
   this is Platt scaling on the log-odds (no sign constraint, as in betacal).
 
-ln s and ln(1 - s) are the input log-posteriors log q_1 and log q_0, floored at LOG_FLOOR = -700
-(exact 0 or 1 posteriors stay usable). Fits minimize the mean log-loss by damped Newton with the
-exact Hessian (at most three parameters), in float64 and deterministically.
+ln s and ln(1 - s) are the input log-posteriors log q_1 and log q_0, with exact zeros smoothed as
+:mod:`calib.calibrators.zeros` describes and floored at LOG_FLOOR = -700. Fits minimize the mean
+log-loss by damped Newton with the exact Hessian (at most three parameters), in float64 and
+deterministically.
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ _LN2 = float(np.log(2.0))
 class BetaCalibrator(Calibrator):
     """Beta calibration of a binary posterior: logit g(s) = a ln s - b ln(1 - s) + c.
 
-    A logistic regression on the features ln s and -ln(1 - s) (note the sign of b), with s = q_1;
-    ln s and ln(1 - s) are the input log-posteriors log q_1 and log q_0, floored at -700 so that
-    exact 0 or 1 posteriors stay usable. a = b = 1, c = 0 is the identity. The parameters minimize
-    the mean log-loss by damped Newton with the exact Hessian (at most three parameters), in float64
-    and deterministically: O(N) time per iteration. Binary only (K = 2).
+    A logistic regression on the features ln s and -ln(1 - s) (note the sign of b), with s = q_1; ln
+    s and ln(1 - s) are the input log-posteriors log q_1 and log q_0, with exact zeros smoothed
+    (:mod:`calib.calibrators.zeros`) so that exact 0 or 1 posteriors stay usable. a = b = 1, c = 0
+    is the identity. The parameters minimize the mean log-loss by damped Newton with the exact
+    Hessian (at most three parameters), in float64 and deterministically: O(N) time per iteration.
+    Binary only (K = 2).
 
     For "abm" the constraint a, b >= 0 is enforced exactly rather than by betacal's heuristic: the
     loss is convex, so the constrained optimum is the unconstrained optimum of one of the four
@@ -98,6 +100,7 @@ class BetaCalibrator(Calibrator):
     """
 
     binary_only = True
+    log_scale = True
 
     def __init__(self, parameters: str = "abm"):
         self.parameters = parameters
@@ -140,11 +143,14 @@ class BetaCalibrator(Calibrator):
         return binary_log_sigmoid(self.a_ * ln_s - self.b_ * ln_1ms + self.c_)
 
     def _fitted_fields(self) -> dict[str, FittedField]:
+        if self.parameters not in BETA_PARAMETERS:
+            raise CalibInputError(f"parameters must be one of {BETA_PARAMETERS}; got {self.parameters!r}")
+        monotone = 0.0 if self.parameters == "abm" else None  # the constraint a, b >= 0 of "abm"
         return {
-            "a_": FittedField("float"),
-            "b_": FittedField("float"),
+            "a_": FittedField("float", low=monotone),
+            "b_": FittedField("float", low=monotone),
             "c_": FittedField("float"),
-            "m_": FittedField("float", finite=False),  # NaN when no score maps to 1/2
+            "m_": FittedField("float", finite=False, low=0.0, high=1.0),  # NaN when no score maps to 1/2
             "converged_": FittedField("bool"),
         }
 

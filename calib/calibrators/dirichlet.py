@@ -8,7 +8,8 @@ Sect. 5.4.4, eqs. 18-19. The map is a multinomial logistic regression on the log
 
 i.e. survey eq. 18 with the sign reparametrisation (W, b) -> (-W, -b) (the survey prints eq. 18
 with exp(-b_j - w_j^T ln s), the negative sign it gives every scaling map from eq. 12 on);
-ln s is floored at LOG_FLOOR = -700 so exact zeros keep finite features. W = I, b = 0 is the
+exact zeros in s are smoothed as :mod:`calib.calibrators.zeros` describes, and ln s is floored at
+LOG_FLOOR = -700. W = I, b = 0 is the
 identity map and is the starting point of the fit.
 
 ODIR (Off-Diagonal and Intercept Regularisation) of Kull et al. (2019) adds to the mean log-loss
@@ -39,8 +40,8 @@ DEFAULT_LAMBDAS = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
 class DirichletCalibrator(Calibrator):
     """Dirichlet calibration: g(s) = softmax(W ln s + b), with optional ODIR regularisation.
 
-    A multinomial logistic regression on the log-posteriors (floored at -700, so exact zeros keep
-    finite features), W a full K x K matrix and b in R^K; W = I, b = 0 is the identity map and the
+    A multinomial logistic regression on the log-posteriors (exact zeros smoothed,
+    :mod:`calib.calibrators.zeros`), W a full K x K matrix and b in R^K; W = I, b = 0 is the identity map and the
     starting point of the fit. The K^2 + K parameters minimize the mean log-loss plus the ODIR
     (Off-Diagonal and Intercept Regularisation) penalty
 
@@ -94,6 +95,8 @@ class DirichletCalibrator(Calibrator):
     (0.54, 0.1)
     """
 
+    log_scale = True
+
     def __init__(self, reg_lambda: float = 0.0, reg_mu: float | None = None):
         self.reg_lambda = reg_lambda
         self.reg_mu = reg_mu
@@ -132,7 +135,7 @@ class DirichletCalibrator(Calibrator):
         return {
             "coef_": FittedField("array", (k, k)),
             "intercept_": FittedField("array", (k,)),
-            "reg_mu_": FittedField("float"),
+            "reg_mu_": FittedField("float", low=0.0),
             "converged_": FittedField("bool"),
         }
 
@@ -152,6 +155,8 @@ class DirichletCalibratorCV(Calibrator):
     held-out log-loss), ``calibrator_`` (the refitted :class:`DirichletCalibrator`), ``coef_``,
     ``intercept_``.
     """
+
+    log_scale = True
 
     def __init__(self, lambdas=DEFAULT_LAMBDAS, mus=None, n_folds: int = 5, seed: int = 0):
         self.lambdas = lambdas

@@ -134,9 +134,16 @@ class HistogramBinning(Calibrator):
     def _fitted_fields(self) -> dict[str, FittedField]:
         m = self._check_params()
         return {
-            "edges_": FittedField("array", (m + 1,)),
+            "edges_": FittedField("array", (m + 1,), low=0.0, high=1.0, increasing=True),
             "closed_": FittedField("str", choices=EDGE_RULES),
-            "counts_": FittedField("array", (m,), dtype="int64"),
-            "bin_values_": FittedField("array", (m,), finite=False),  # 0 / 0 = NaN for an empty bin
-            "prior_": FittedField("float"),
+            "counts_": FittedField("array", (m,), dtype="int64", low=0),
+            # 0 / 0 = NaN for an empty bin
+            "bin_values_": FittedField("array", (m,), finite=False, low=0.0, high=1.0),
+            "prior_": FittedField("float", low=0.0, high=1.0),
         }
+
+    def _restore_fitted_state(self, state: dict[str, object]) -> None:
+        """Take saved bins only if a bin's value is undefined (NaN) exactly where it is empty, as a fit leaves it."""
+        if not np.array_equal(np.isnan(state["bin_values_"]), state["counts_"] == 0):
+            raise CalibInputError("bin_values_ must be NaN exactly in the bins whose counts_ are 0")
+        super()._restore_fitted_state(state)

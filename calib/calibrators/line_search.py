@@ -9,6 +9,22 @@ from collections.abc import Callable
 
 import numpy as np
 
+# A fit whose line search finds no decrease stopped before its own decrement test: it has converged
+# only if its Newton decrement (twice the predicted distance to the minimum) is below this share of the loss.
+STALLED_DECREMENT = 1e-10
+
+
+def converged_when_stalled(decrement: float, loss: float) -> bool:
+    """Whether a Newton fit whose line search found no decrease is at its optimum after all: the
+    predicted gap to the minimum, half the ``decrement``, is within STALLED_DECREMENT / 2 of the loss.
+
+    Examples
+    --------
+    >>> converged_when_stalled(1e-13, 0.5), converged_when_stalled(1e-3, 0.5)
+    (True, False)
+    """
+    return decrement <= STALLED_DECREMENT * max(1.0, abs(loss))
+
 
 def armijo_step(
     loss: Callable[[np.ndarray], float], theta: np.ndarray, step: np.ndarray, value: float, decrement: float, t=1.0

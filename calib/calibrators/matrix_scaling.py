@@ -9,7 +9,8 @@ classifier the survey's logits are the log-ratios to the last class (survey Sect
 
     z_j = ln(s_j / s_K),   so z_K = 0,
 
-computed from the log-posteriors floored at LOG_FLOOR = -700. Because z_K = 0, the weight that
+computed from the log-posteriors (exact zeros smoothed, :mod:`calib.calibrators.zeros`) floored at
+LOG_FLOOR = -700. Because z_K = 0, the weight that
 multiplies z_K has no effect; it is fixed at 0 (last entry of ``coef_`` for vector scaling, last
 column of ``coef_`` for matrix scaling). Softmax ignores a common shift of the logits, so the
 bias of the reference class is fixed at 0 as well.
@@ -33,7 +34,7 @@ from scipy.linalg.blas import dsyrk
 from calib._internal.rows import log_softmax_rows
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.blas_threads import one_blas_thread
-from calib.calibrators.line_search import armijo_step
+from calib.calibrators.line_search import armijo_step, converged_when_stalled
 from calib.calibrators.scaling import LOG_FLOOR
 from calib.calibrators.warm_start import WARM_START_TOL, warm_start_rows
 from calib.validation import CalibInputError
@@ -43,7 +44,8 @@ class VectorScaling(Calibrator):
     """Vector scaling: g(s) = softmax(w ⊙ z + b) on the log-ratios z_j = ln(s_j / s_K).
 
     One weight and one bias per class on the log-ratios to the last class (the survey's logits of a
-    generic probabilistic classifier; z_K = 0), computed from log-posteriors floored at -700. Since
+    generic probabilistic classifier; z_K = 0), computed from log-posteriors whose exact zeros are
+    smoothed (:mod:`calib.calibrators.zeros`). Since
     z_K = 0, w_K has no effect and is fixed at 0, and b_K = 0 (softmax ignores a common shift). The
     2 (K - 1) parameters minimize the mean log-loss, which is convex, in float64 and
     deterministically, from the identity map (w = 1, b = 0): by damped Newton (on many rows
@@ -83,6 +85,8 @@ class VectorScaling(Calibrator):
     [0.5209, 0.5901, 0.0]
     """
 
+    log_scale = True
+
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
         problem = self._objective(logp, labels)
         theta, self.converged_ = minimize_objective(problem, problem.start())
@@ -110,13 +114,14 @@ class VectorScaling(Calibrator):
 class MatrixScaling(Calibrator):
     """Matrix scaling: g(s) = softmax(W z + b) on the log-ratios z_j = ln(s_j / s_K).
 
-    A full linear map of the log-ratios to the last class (z_K = 0, from log-posteriors floored at
-    -700): the last column of W multiplies z_K = 0 and is fixed at 0, and b_K = 0. The K^2 - 1
-    parameters minimize the mean log-loss plus ``reg * ||W - I||_F^2`` (summed over the K x (K - 1)
-    free entries), a convex objective, in float64 and deterministically from the identity map (W = I,
-    b = 0): by damped Newton up to 400 parameters, by scipy's L-BFGS-B with the analytic gradient
-    beyond. Without ``reg``, adding one row vector to every row of W leaves the predictions
-    unchanged; the optimizer then keeps the component it started with (that of the identity).
+    A full linear map of the log-ratios to the last class (z_K = 0, from log-posteriors whose exact
+    zeros are smoothed, :mod:`calib.calibrators.zeros`): the last column of W multiplies z_K = 0 and
+    is fixed at 0, and b_K = 0. The K^2 - 1 parameters minimize the mean log-loss plus ``reg * ||W -
+    I||_F^2`` (summed over the K x (K - 1) free entries), a convex objective, in float64 and
+    deterministically from the identity map (W = I, b = 0): by damped Newton up to 400 parameters,
+    by scipy's L-BFGS-B with the analytic gradient beyond. Without ``reg``, adding one row vector to
+    every row of W leaves the predictions unchanged; the optimizer then keeps the component it
+    started with (that of the identity).
 
     Source: Guo et al. (2017); Silva Filho et al. (2023), Sects. 5.4.1 and 5.4.3, eqs. 16-17, with the
     sign reparametrisation softmax(+W z + b) of the printed exp(-W z - b).
@@ -154,6 +159,8 @@ class MatrixScaling(Calibrator):
     >>> round(float(model.coef_[0, 0]), 4), round(float(model.coef_[1, 1]), 4)
     (0.7686, 0.8013)
     """
+
+    log_scale = True
 
     def __init__(self, reg: float = 0.0):
         self.reg = reg
@@ -441,8 +448,8 @@ def _newton(
             inverse = None
         previous, last = decrement, (theta, grad)
         accepted = armijo_step(lambda th: problem.loss_grad(th)[0], theta, step, loss, decrement)
-        if accepted is None:
-            return theta, True  # no decrease possible at float precision: at the optimum
+        if accepted is None:  # no decrease possible at float precision
+            return theta, converged_when_stalled(decrement, loss)
         theta = accepted[0]
     return theta, False
 

@@ -3,14 +3,22 @@
 A pickled model runs code as it is read, before anything can check what it is; a calibrator file
 holds only JSON values. It is one object (UTF-8, sorted keys, indent 1) with
 
-- ``format`` ("calib-calibrator"), ``format_version`` (1) and ``calib_version`` (the calib-repro
-  release that wrote it, for information);
+- ``format`` ("calib-calibrator"), ``format_version`` (2) and ``calib_version`` (the calib-repro
+  release that wrote it: a file from a newer release is read with a warning);
 - ``method``: the ``calib calibrate --method`` name, and ``class``: the class it stands for;
 - ``init``: the constructor parameters (``get_params()``): numbers, strings, booleans, null, lists;
-- ``n_classes``: K;
+- ``n_classes``: K, ``class_names``: the K class names in the order of the model's classes (null
+  when the training scores had none), so that scores whose columns come in another order are matched
+  to the classes by name; ``kind``: what the training scores were ("probs", "logprobs", "logits",
+  or null);
 - ``fitted``: every attribute the fit set, as the class declares them in ``_fitted_fields``
   (:mod:`calib.calibrators.base`): floats and booleans as JSON values, strings, and arrays as
-  ``{"data": nested lists, "dtype": "float64" or "int64", "shape": [...]}``.
+  ``{"data": nested lists, "dtype": "float64" or "int64", "shape": [...]}``, each checked against its
+  declared type, shape and range (a scale is positive, a probability lies in [0, 1], bin edges increase).
+
+Files of format version 1 (no class names, no kind, no zero treatment) are still read: their
+calibrators never smoothed zeros (``zero_smoothing_`` = 0). A file larger than MAX_FILE_BYTES is
+refused before it is parsed.
 
 Floats are written as their ``repr`` (as :mod:`json` does), which reads back as the same float64,
 so a loaded calibrator predicts bit for bit what the saved one did. Plain JSON has no NaN or
@@ -27,7 +35,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import warnings
 from collections import Counter
+from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
@@ -36,15 +47,22 @@ import numpy as np
 from calib._internal.files import atomic_write
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.registry import CALIBRATORS, SAVABLE
-from calib.validation import CalibInputError
+from calib.validation import KINDS, CalibInputError, CalibInputWarning
 
 FORMAT = "calib-calibrator"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# The largest model file read: a matrix or Dirichlet calibrator of 1500 classes (2.25 million floats)
+# takes about 50 MB. Parsing JSON takes about ten times a file's size in memory.
+MAX_FILE_BYTES = 64 * 2**20
 
 # The calibrators a file may hold, by their registry names (calib.calibrators.registry).
 METHODS: dict[str, type[Calibrator]] = {name: CALIBRATORS[name] for name in SAVABLE}
 
-_KEYS = ("calib_version", "class", "fitted", "format", "format_version", "init", "method", "n_classes")
+_KEYS = {
+    1: ("calib_version", "class", "fitted", "format", "format_version", "init", "method", "n_classes"),
+    2: ("calib_version", "class", "class_names", "fitted", "format", "format_version", "init", "kind", "method")
+    + ("n_classes",),
+}
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _DTYPES = {"float64": np.float64, "int64": np.int64}
 _INT64 = np.iinfo(np.int64)
@@ -53,13 +71,34 @@ _NEVER_PICKLES = "calib never loads pickles, which can run code; refit and save 
 _REFIT = "refit the calibrator and save it again with --save-model MODEL.json"
 
 
-def save_calibrator(model: Calibrator, path: str | Path, *, method: str) -> None:
+@dataclass(frozen=True)
+class SavedCalibrator:
+    """A calibrator read from a file (:func:`read_calibrator`): the fitted ``model``, its ``method``
+    name, the ``class_names`` of its classes in order (None if the file has none), the ``kind`` of
+    its training scores (None if unknown) and the ``calib_version`` that wrote it."""
+
+    model: Calibrator
+    method: str
+    class_names: tuple[str, ...] | None
+    kind: str | None
+    calib_version: str
+
+
+def save_calibrator(
+    model: Calibrator,
+    path: str | Path,
+    *,
+    method: str,
+    class_names: list[str] | tuple[str, ...] | None = None,
+    kind: str | None = None,
+) -> None:
     """Write a fitted calibrator to a JSON file that holds numbers only (see the module docstring).
 
     The file is one JSON object: the format and its version, the calib release, the method name and
-    class, the constructor parameters (``get_params()``), K, and every fitted attribute the class
-    declares, floats written as their ``repr`` so that they read back as the same float64 (NaN and
-    infinities as the strings "nan", "inf", "-inf"). O(size of the fitted attributes) time.
+    class, the constructor parameters (``get_params()``), K, the class names and the kind of the
+    training scores, and every fitted attribute the class declares, floats written as their ``repr``
+    so that they read back as the same float64 (NaN and infinities as the strings "nan", "inf",
+    "-inf"). O(size of the fitted attributes) time.
 
     Source: the file format is calib's own, with no published counterpart; the calibrators such a
     file holds are those of Ferrer & Ramos (2024), eq. 23 ("dp", "temperature"), Guo et al. (2017)
@@ -76,6 +115,11 @@ def save_calibrator(model: Calibrator, path: str | Path, *, method: str) -> None
         the previous file, if any.
     method : str
         The ``calib calibrate --method`` name of the calibrator: one of :data:`METHODS`.
+    class_names : sequence of str, optional
+        The names of the model's K classes, in the order of its columns: a file applied later is
+        matched to them by name (``calib calibrate --model``).
+    kind : {"probs", "logprobs", "logits"}, optional
+        What the training scores were, for the record.
 
     Returns
     -------
@@ -85,7 +129,8 @@ def save_calibrator(model: Calibrator, path: str | Path, *, method: str) -> None
     ------
     CalibInputError
         For a path not ending in ``.json``, an unknown method, a model of another class or not
-        fitted, or a parameter that JSON cannot hold.
+        fitted, a parameter that JSON cannot hold, K class names that are not distinct strings, or a
+        fitted attribute outside its declared range.
 
     Examples
     --------
@@ -101,7 +146,7 @@ def save_calibrator(model: Calibrator, path: str | Path, *, method: str) -> None
     >>> save_calibrator(model, path, method="temperature")
     >>> saved = json.loads(path.read_text(encoding="utf-8"))
     >>> saved["class"], saved["n_classes"], sorted(saved["fitted"])
-    ('TemperatureScaling', 3, ['bias_', 'converged_', 'scale_'])
+    ('TemperatureScaling', 3, ['bias_', 'converged_', 'scale_', 'zero_loss_share_', 'zero_smoothing_'])
     >>> saved["fitted"]["scale_"] == model.scale_
     True
     >>> folder.cleanup()
@@ -117,6 +162,9 @@ def save_calibrator(model: Calibrator, path: str | Path, *, method: str) -> None
         raise CalibInputError(f"model is a {type(model).__name__}, but method {method!r} saves a {cls.__name__}")
     if not hasattr(model, "n_classes_"):
         raise CalibInputError(f"model ({cls.__name__}) is not fitted yet: call fit(scores, labels, kind=...) first")
+    names = _checked_class_names(class_names, model.n_classes_)
+    if kind is not None and kind not in KINDS:
+        raise CalibInputError(f"kind must be one of {KINDS} or None; got {_short(kind)}")
     init = model.get_params(deep=False)
     for name, value in init.items():
         if not _is_plain(value):
@@ -125,7 +173,7 @@ def save_calibrator(model: Calibrator, path: str | Path, *, method: str) -> None
                 "booleans, None or lists of them (give arrays and tuples as lists)"
             )
     try:
-        fields = model._fitted_fields()
+        fields = model._saved_fields()
         state = model._fitted_state()
         fitted = {name: _encode(state[name], field, name) for name, field in fields.items()}
     except CalibInputError as exc:
@@ -138,6 +186,8 @@ def save_calibrator(model: Calibrator, path: str | Path, *, method: str) -> None
         "class": cls.__name__,
         "init": init,
         "n_classes": int(model.n_classes_),
+        "class_names": None if names is None else list(names),
+        "kind": kind,
         "fitted": fitted,
     }
     # allow_nan=False: the file stays plain JSON (non-finite values are strings by now).
@@ -151,6 +201,7 @@ def load_calibrator(path: str | Path) -> tuple[Calibrator, str]:
     The file is read as text and never unpickled: a pickle (or anything else that is not such a
     JSON file) is refused before any of it is interpreted. The whole file is checked before the
     calibrator is built, so a damaged or hand-edited file gives one error, never a half-built model.
+    :func:`read_calibrator` gives the class names and training kind the file records as well.
 
     Source: the file format is calib's own, with no published counterpart; the calibrators such a
     file holds are those of Ferrer & Ramos (2024), eq. 23 ("dp", "temperature"), Guo et al. (2017)
@@ -172,8 +223,8 @@ def load_calibrator(path: str | Path) -> tuple[Calibrator, str]:
     Raises
     ------
     CalibInputError
-        Naming the file, for a missing or unreadable file, a pickle, text that is not such a JSON
-        object, or any field that does not match what the method's class declares.
+        Naming the file, for a missing, unreadable or too large file, a pickle, text that is not such
+        a JSON object, or any field that does not match what the method's class declares.
 
     Examples
     --------
@@ -197,6 +248,47 @@ def load_calibrator(path: str | Path) -> tuple[Calibrator, str]:
     calib.validation.CalibInputError: .../model.pkl: calib reads calibrators from .json files ...
     >>> folder.cleanup()
     """
+    saved = read_calibrator(path)
+    return saved.model, saved.method
+
+
+def read_calibrator(path: str | Path) -> SavedCalibrator:
+    """Read a calibrator file as :func:`load_calibrator` does, with what it records besides the model.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.json`` file written by :func:`save_calibrator`.
+
+    Returns
+    -------
+    SavedCalibrator
+        The model, its method name, its class names (None in a file without them), the kind of its
+        training scores (None if unrecorded) and the calib version that wrote the file. A file from a
+        newer calib release than this one gives a :class:`calib.validation.CalibInputWarning`.
+
+    Raises
+    ------
+    CalibInputError
+        As :func:`load_calibrator`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from calib.calibrators import TemperatureScaling, save_calibrator
+    >>> rng = np.random.default_rng(0)
+    >>> logits, labels = rng.normal(size=(100, 3)), rng.integers(0, 3, size=100)
+    >>> model = TemperatureScaling().fit(logits, labels, kind="logits")
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = Path(folder.name) / "t.json"
+    >>> save_calibrator(model, path, method="temperature", class_names=["cat", "dog", "fox"], kind="logits")
+    >>> saved = read_calibrator(path)
+    >>> saved.method, saved.class_names, saved.kind
+    ('temperature', ('cat', 'dog', 'fox'), 'logits')
+    >>> folder.cleanup()
+    """
     if Path(path).suffix.lower() != ".json":
         raise CalibInputError(
             f"{path}: calib reads calibrators from .json files written by `calib calibrate --save-model`; "
@@ -204,20 +296,47 @@ def load_calibrator(path: str | Path) -> tuple[Calibrator, str]:
         )
     document = _parse(_read(path), path)
     try:
-        return _build(document)
+        saved = _build(document)
     except CalibInputError as exc:
         raise CalibInputError(f"{path}: {exc}; {_REFIT}") from exc
+    if _newer(saved.calib_version, version("calib-repro")):
+        warnings.warn(
+            f"{path} was written by calib {saved.calib_version}, newer than this calib {version('calib-repro')}: "
+            "it was read with this release's rules; upgrade calib if its predictions look wrong",
+            CalibInputWarning,
+            stacklevel=2,
+        )
+    return saved
+
+
+def _newer(written: str, running: str) -> bool:
+    """Whether release ``written`` is newer than ``running`` (dotted numbers; anything after them ignored)."""
+
+    def numbers(text: str) -> tuple[int, ...]:
+        match = re.match(r"\d+(?:\.\d+)*", text)
+        return tuple(int(part) for part in match.group().split(".")) if match else ()
+
+    return numbers(written) > numbers(running)
 
 
 def _read(path: str | Path) -> bytes:
+    """The file's bytes, refusing one larger than MAX_FILE_BYTES before reading it whole."""
     try:
-        return Path(path).read_bytes()
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError as exc:
         raise CalibInputError(f"{path}: no such file") from exc
     except IsADirectoryError as exc:
         raise CalibInputError(f"{path}: is a directory, not a calibrator file") from exc
     except OSError as exc:
         raise CalibInputError(f"{path}: cannot be read ({exc.strerror})") from exc
+    if len(raw) > MAX_FILE_BYTES:
+        raise CalibInputError(
+            f"{path} is larger than {MAX_FILE_BYTES // 2**20} MiB, more than any calibrator file calib writes "
+            f"(a {MAX_FILE_BYTES // 2**20} MiB file holds a matrix calibrator of about 1500 classes): "
+            "it is not a calibrator file; " + _REFIT
+        )
+    return raw
 
 
 def _parse(raw: bytes, path: str | Path) -> object:
@@ -249,7 +368,7 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return document
 
 
-def _build(document: object) -> tuple[Calibrator, str]:
+def _build(document: object) -> SavedCalibrator:
     """The calibrator a parsed file describes, after checking all of it (CalibInputError without the path)."""
     if not isinstance(document, dict):
         raise CalibInputError(f"holds a JSON {type(document).__name__}, not a calibrator object")
@@ -257,13 +376,13 @@ def _build(document: object) -> tuple[Calibrator, str]:
         raise CalibInputError(f"format is {_short(document.get('format'))}, not {FORMAT!r}")
     file_version = document.get("format_version")
     is_int = isinstance(file_version, int) and not isinstance(file_version, bool)
-    if not is_int or file_version != FORMAT_VERSION:
+    if not is_int or file_version not in _KEYS:
         newer = is_int and file_version > FORMAT_VERSION
         hint = f" (written by calib {_short(document.get('calib_version'))}; upgrade calib to read it)" if newer else ""
         raise CalibInputError(
-            f"format_version is {_short(file_version)}; this calib reads version {FORMAT_VERSION}{hint}"
+            f"format_version is {_short(file_version)}; this calib reads versions {sorted(_KEYS)}{hint}"
         )
-    _check_keys(set(document), set(_KEYS), "keys")
+    _check_keys(set(document), set(_KEYS[file_version]), "keys")
     if not isinstance(document["calib_version"], str):
         raise CalibInputError(f"calib_version must be a string; got {_short(document['calib_version'])}")
     method = document["method"]
@@ -283,22 +402,39 @@ def _build(document: object) -> tuple[Calibrator, str]:
     if isinstance(k, bool) or not isinstance(k, int) or k < 2 or (cls.binary_only and k != 2):
         needed = "2 (the calibrator is binary only)" if cls.binary_only else "an integer >= 2"
         raise CalibInputError(f"n_classes must be {needed}; got {_short(k)}")
+    names = _checked_class_names(document.get("class_names"), k, "class_names")
+    kind = document.get("kind")
+    if kind is not None and kind not in KINDS:
+        raise CalibInputError(f"kind must be one of {KINDS} or null; got {_short(kind)}")
     fitted = document["fitted"]
     if not isinstance(fitted, dict):
         raise CalibInputError(f"fitted must be an object of fitted attributes; got {_short(fitted)}")
     model = cls(**init)  # stores the parameters, nothing else (scikit-learn convention)
     model.n_classes_ = k
     try:
-        fields = model._fitted_fields()
+        fields = model._saved_fields()
     except CalibInputError as exc:
         raise CalibInputError(f"init: {exc}") from exc
+    if file_version == 1 and model.log_scale:  # written before the zero treatment: zeros were never smoothed
+        fitted = fitted | {"zero_smoothing_": 0.0, "zero_loss_share_": 0.0}
     _check_keys(set(fitted), set(fields), f"fitted attributes of {cls.__name__}")
     state = {name: _decode(fitted[name], field, f"fitted.{name}") for name, field in fields.items()}
     try:
         model._restore_fitted_state(state)
     except CalibInputError as exc:
         raise CalibInputError(f"fitted: {exc}") from exc
-    return model, method
+    return SavedCalibrator(model, method, names, kind, document["calib_version"])
+
+
+def _checked_class_names(names: object, k: int, what: str = "class_names") -> tuple[str, ...] | None:
+    """``names`` as a tuple of K distinct strings, or None; anything else is a CalibInputError."""
+    if names is None:
+        return None
+    if isinstance(names, str) or not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
+        raise CalibInputError(f"{what} must be a list of {k} strings or null; got {_short(names)}")
+    if len(names) != k or len(set(names)) != k:
+        raise CalibInputError(f"{what} must hold {k} distinct names, one per class; got {_short(list(names))}")
+    return tuple(names)
 
 
 def _check_keys(found: set[str], expected: set[str], what: str) -> None:
@@ -396,7 +532,7 @@ def _flatten(data: object, shape: list[int], name: str) -> list[object]:
 
 
 def _check_value(value: object, field: FittedField, name: str) -> None:
-    """Checks shared by saving and loading: a str's choices, an array's dtype and shape, finiteness."""
+    """Checks shared by saving and loading: a str's choices, an array's dtype and shape, finiteness, range."""
     if field.kind == "str":
         if not isinstance(value, str) or (field.choices and value not in field.choices):
             raise CalibInputError(f"{name} must be one of {field.choices}; got {_short(value)}")
@@ -411,6 +547,21 @@ def _check_value(value: object, field: FittedField, name: str) -> None:
             raise CalibInputError(f"{name} has shape {list(value.shape)}, expected {_shape_text(field.shape)}")
     if field.kind in ("float", "array") and field.finite and not np.all(np.isfinite(value)):
         raise CalibInputError(f"{name} must be finite (no NaN or infinity)")
+    if field.kind in ("float", "array"):
+        _check_range(np.asarray(value), field, name)
+
+
+def _check_range(value: np.ndarray, field: FittedField, name: str) -> None:
+    """The declared range of a number or array (NaN, where allowed, is outside every range check)."""
+    defined = value[~np.isnan(value)] if value.dtype.kind == "f" else value.ravel()
+    low = -math.inf if field.low is None else field.low
+    high = math.inf if field.high is None else field.high
+    if defined.size and (defined.min() < low or defined.max() > high):
+        bounds = f"[{_short(field.low)}, {_short(field.high)}]" if field.high is not None else f">= {field.low}"
+        found = float(defined.min() if defined.min() < low else defined.max())
+        raise CalibInputError(f"{name} must lie in {bounds}; found {found:.6g}")
+    if field.increasing and np.any(np.diff(value) < 0):
+        raise CalibInputError(f"{name} must be non-decreasing")
 
 
 def _json_float(x: float) -> float | str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from calib.calibrators.base import Calibrator
-from calib.calibrators.line_search import armijo_step
+from calib.calibrators.line_search import armijo_step, converged_when_stalled
 from calib.calibrators.scaling import LOG_FLOOR
 from calib.validation import CalibInputError
 
@@ -28,11 +28,12 @@ from calib.validation import CalibInputError
 class PlattCalibrator(Calibrator):
     """Platt scaling (logistic calibration) of a binary posterior: p_1 = sigmoid(w t + b).
 
-    The feature t is the log-odds log q_1 - log q_0 of the input posteriors, each log-posterior
-    floored at ``LOG_FLOOR`` = -700 first, so t lies in [-700, 700] even when a posterior is exactly
-    0 or 1; w = 1, b = 0 is the identity. (w, b) minimize a mean binary cross-entropy, convex in
-    (w, b), by damped Newton with the exact Hessian (two parameters), in float64 and
-    deterministically: O(N) time per iteration. Binary only (K = 2).
+    The feature t is the log-odds log q_1 - log q_0 of the input posteriors, with exact zeros
+    smoothed (:mod:`calib.calibrators.zeros`) and each log-posterior floored at ``LOG_FLOOR`` =
+    -700, so t is finite even when a posterior is exactly 0 or 1; w = 1, b = 0 is the identity. (w,
+    b) minimize a mean binary cross-entropy, convex in (w, b), by damped Newton with the exact
+    Hessian (two parameters), in float64 and deterministically: O(N) time per iteration. Binary only
+    (K = 2).
 
     Source: Platt (2000); Silva Filho et al. (2023), Sect. 5.3.3, eqs. 8-9 (eq. 9 read as the
     negative log-likelihood).
@@ -79,6 +80,11 @@ class PlattCalibrator(Calibrator):
     """
 
     binary_only = True
+
+    @property
+    def log_scale(self) -> bool:
+        """The log-odds feature reads log-posteriors (exact zeros smoothed); the "score" feature does not."""
+        return self.feature == "log_odds"
 
     def __init__(self, smooth_targets: bool = False, feature: str = "log_odds"):
         self.smooth_targets = smooth_targets
@@ -214,7 +220,8 @@ def fit_logistic(
 
     Stops when half the Newton decrement is below ``tol`` or no decrease is possible at float
     precision; a tiny ridge keeps a singular Hessian (collinear features, saturation) solvable.
-    Returns (theta, converged); converged is False only if ``max_iter`` was reached.
+    Returns (theta, converged): converged when the decrement test was met, or when the line search
+    stalled with :func:`calib.calibrators.line_search.converged_when_stalled`; False after ``max_iter``.
     """
     theta = np.zeros(problem.x.shape[1]) if start is None else np.asarray(start, dtype=np.float64).copy()
     for _ in range(max_iter):
@@ -228,7 +235,7 @@ def fit_logistic(
         if not decrement > 2 * tol:
             return theta, True
         accepted = armijo_step(problem.loss, theta, step, loss, decrement)
-        if accepted is None:
-            return theta, True  # no decrease possible at float precision: at the optimum
+        if accepted is None:  # no decrease possible at float precision
+            return theta, converged_when_stalled(decrement, loss)
         theta = accepted[0]
     return theta, False

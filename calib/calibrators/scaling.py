@@ -6,7 +6,8 @@ Platt scaling for K = 2). beta = 0 gives temperature scaling (Guo et al. (2017);
 Parameters minimize the (optionally prior-weighted, eq. 36) cross-entropy in float64. The loss is
 convex in (alpha, beta) (log-sum-exp of a linear map), so a damped Newton method with the exact
 Hessian reaches the optimum in a few iterations; beta_0 is fixed at 0 (softmax ignores a common
-shift) and alpha is kept above 1e-6.
+shift) and alpha is kept above 1e-6. Exact zero probabilities are smoothed as
+:mod:`calib.calibrators.zeros` describes.
 """
 
 from __future__ import annotations
@@ -17,12 +18,17 @@ from scipy.linalg.blas import dsyrk
 from calib._internal.rows import log_softmax_rows
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.blas_threads import one_blas_thread
-from calib.calibrators.line_search import armijo_step
+from calib.calibrators.line_search import armijo_step, converged_when_stalled
 from calib.validation import CalibInputError, as_priors, class_counts
 
-# Log-probabilities below this are treated as this value while fitting, so that a posterior of
-# exactly 0 (log = -inf) keeps the gradient finite; exp(-700) is ~1e-304.
+# Log-probabilities below this are treated as this value, so that a posterior of exactly 0 met only at
+# prediction (the training scores had none, so nothing was smoothed) stays finite; exp(-700) is ~1e-304.
 LOG_FLOOR = -700.0
+# The fits keep the scale alpha at or above this.
+MIN_SCALE = 1e-6
+# The largest scale a saved model may hold: a temperature below 1e-6 turns every posterior one-hot and
+# no fit on scores that vary comes near it (a file with more is damaged or edited).
+MAX_SCALE = 1e6
 
 
 class AffineCalibrator(Calibrator):
@@ -34,8 +40,9 @@ class AffineCalibrator(Calibrator):
     scaling (:class:`TemperatureScaling`). The parameters minimize the cross-entropy of the
     calibrated posteriors (each class h weighted by P_h / N_h when ``priors`` are given) in float64.
     The loss is convex in (alpha, beta) (log-sum-exp of a linear map), so a damped Newton method with
-    the exact Hessian reaches the optimum in a few iterations; alpha is kept above 1e-6.
-    Log-posteriors below -700 (e.g. of exact zeros) count as -700, so gradients stay finite. Each
+    the exact Hessian reaches the optimum in a few iterations; alpha is kept above 1e-6. Training
+    scores with exact zeros are smoothed at their resolution (:mod:`calib.calibrators.zeros`), so one
+    zero on a true class cannot drive the fit; log-posteriors below -700 count as -700. Each
     Newton iteration costs O(N K^2) time (O(N K) without bias), and a fit holds no second N x K
     matrix. ``fit(scores, labels, kind=...)`` learns the map; ``predict_proba`` and
     ``predict_log_proba`` apply it.
@@ -61,6 +68,10 @@ class AffineCalibrator(Calibrator):
         beta, with beta_0 = 0 (all zeros when ``bias=False``).
     converged_ : bool
         Whether Newton's method met its stopping rule within ``max_iter`` iterations.
+    zero_smoothing_ : float
+        eps of the zero treatment (:mod:`calib.calibrators.zeros`); 0 when the training scores had no zeros.
+    zero_loss_share_ : float
+        The share of the calibrated training loss from samples whose true class had probability 0.
     n_classes_ : int
         K, the number of classes seen by ``fit``.
 
@@ -81,6 +92,8 @@ class AffineCalibrator(Calibrator):
     >>> round(model.scale_, 4), model.converged_
     (0.5518, True)
     """
+
+    log_scale = True
 
     def __init__(self, bias: bool = True, priors=None, max_iter: int = 100):
         self.bias = bias
@@ -105,7 +118,7 @@ class AffineCalibrator(Calibrator):
 
     def _fitted_fields(self) -> dict[str, FittedField]:
         return {
-            "scale_": FittedField("float"),
+            "scale_": FittedField("float", low=MIN_SCALE, high=MAX_SCALE),
             "bias_": FittedField("array", (self.n_classes_,)),
             "converged_": FittedField("bool"),
         }
@@ -124,8 +137,8 @@ class TemperatureScaling(AffineCalibrator):
     The affine map of :class:`AffineCalibrator` with beta = 0; the temperature is T = 1 / alpha.
     Scaling every log-posterior by the same positive factor keeps every argmax, so accuracy does not
     change. alpha minimizes the cross-entropy of the calibrated posteriors (each class h weighted by
-    P_h / N_h when ``priors`` are given) by damped Newton, kept above 1e-6; log-posteriors below -700
-    count as -700. O(N K) time per Newton iteration.
+    P_h / N_h when ``priors`` are given) by damped Newton, kept above 1e-6; exact zeros are smoothed
+    (:mod:`calib.calibrators.zeros`). O(N K) time per Newton iteration.
 
     Source: Guo et al. (2017); Ferrer & Ramos (2024), eq. 23 with beta = 0 (footnote 7), eq. 36 for
     the prior weights.
@@ -146,6 +159,8 @@ class TemperatureScaling(AffineCalibrator):
         Zeros (no bias).
     converged_ : bool
         Whether Newton's method met its stopping rule within ``max_iter`` iterations.
+    zero_smoothing_, zero_loss_share_ : float
+        The zero treatment, as for :class:`AffineCalibrator`.
     n_classes_ : int
         K, the number of classes seen by ``fit``.
 
@@ -170,9 +185,6 @@ class TemperatureScaling(AffineCalibrator):
 
     def __init__(self, priors=None, max_iter: int = 100):
         super().__init__(bias=False, priors=priors, max_iter=max_iter)
-
-
-MIN_SCALE = 1e-6
 
 
 class _AffineObjective:
@@ -303,7 +315,8 @@ _LAST_STEP_DECREMENT = 1e-8
 
 def _newton(problem: _AffineObjective, max_iter: int, tol: float = 1e-14) -> tuple[np.ndarray, bool]:
     """Damped Newton with backtracking (Armijo); stops when half the Newton decrement is below ``tol``,
-    or after a full step taken at a decrement below _LAST_STEP_DECREMENT.
+    or after a full step taken at a decrement below _LAST_STEP_DECREMENT (both converged), or when the
+    line search finds no decrease (converged if :func:`converged_when_stalled`), or after ``max_iter``.
 
     The scale is kept at or above MIN_SCALE: at that bound with the gradient pushing down, only
     the biases move (a projected Newton step).
@@ -325,8 +338,8 @@ def _newton(problem: _AffineObjective, max_iter: int, tol: float = 1e-14) -> tup
         if not decrement > 2 * tol:
             return theta, True
         accepted = armijo_step(problem.loss, theta, step, loss, decrement, t)
-        if accepted is None:
-            return theta, True  # no decrease possible at float precision: at the optimum
+        if accepted is None:  # no decrease possible at float precision
+            return theta, converged_when_stalled(decrement, loss)
         theta, t = accepted
         if t * step[0] < 0 and theta[0] < MIN_SCALE:
             theta[0] = MIN_SCALE

@@ -1,0 +1,98 @@
+"""Exact zero probabilities in the calibrators that work on log-posteriors.
+
+Random forests, k-NN, naive counts and probabilities rounded to a few decimals give posteriors of
+exactly 0, whose logarithm is -inf. A calibrator that maps log q (temperature, DP / affine, vector,
+matrix and Dirichlet scaling, Platt on log-odds, beta) cannot use -inf, and replacing it by a tiny
+floor such as log 1e-304 makes every sample with a zero on its true class cost hundreds of nats: one
+such sample outweighs thousands of others and the fit flattens every posterior to lower it.
+
+Treatment: when the training scores hold an exact zero, every score is smoothed at the scores' own
+resolution before the logarithm is taken,
+
+    q'_k = (q_k + eps) / (1 + K eps),   eps = the smallest positive probability in the training scores,
+
+the Laplace correction ("rule of succession") of a vote fraction: a probability that is v of T votes
+(trees, neighbours, or 10^d for d rounded decimals), whose resolution is eps = 1 / T, becomes
+(v + 1) / (T + K). eps is a fitted attribute (``zero_smoothing_``), applied unchanged to every score
+the calibrator later transforms, and saved with it. Training scores without zeros give eps = 0: no
+smoothing, and a zero met only at prediction counts as the floor exp(-700) of the fits.
+
+When the smoothed zeros still drive the fit, the user is told: ``zero_loss_share_`` is the share of
+the calibrated training cross-entropy that comes from samples whose true class had probability 0,
+and a fit where it reaches one half warns (:class:`calib.validation.CalibInputWarning`).
+
+Source: Zadrozny & Elkan (2001), Sect. 2 (the Laplace correction and m-estimation of the class
+frequencies in a decision tree's leaves, so that no estimate is 0 or 1).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from calib.validation import CalibInputWarning
+
+# The zeros' share of the calibrated training loss at which a fit warns that they dominate it.
+DOMINANT_SHARE = 0.5
+
+
+def zero_smoothing(logp: np.ndarray) -> float:
+    """eps of the module docstring: the smallest positive probability of ``logp`` (validated
+    log-posteriors) when it holds an exact zero (-inf), else 0.
+
+    Examples
+    --------
+    >>> zero_smoothing(np.log(np.array([[0.0, 1.0], [0.3, 0.7]])))
+    0.3
+    >>> zero_smoothing(np.log(np.array([[0.2, 0.8]])))
+    0.0
+    """
+    zero = np.isneginf(logp)
+    if not zero.any():
+        return 0.0
+    return float(np.exp(np.min(logp, where=~zero, initial=0.0)))
+
+
+def smooth_zeros(logp: np.ndarray, eps: float) -> np.ndarray:
+    """log q' of the module docstring, computed in ``logp``'s own memory (an array the caller owns);
+    ``eps`` 0 returns ``logp`` unchanged.
+
+    Examples
+    --------
+    >>> np.exp(smooth_zeros(np.log(np.array([[0.0, 1.0]])), 0.1)).round(6).tolist()
+    [[0.083333, 0.916667]]
+    """
+    if eps > 0:
+        np.logaddexp(logp, np.log(eps), out=logp)
+        logp -= np.log1p(logp.shape[1] * eps)
+    return logp
+
+
+def zero_loss_share(calibrated: np.ndarray, labels: np.ndarray, zero_on_true: np.ndarray) -> float:
+    """The share of the cross-entropy of the calibrated training log-posteriors ``calibrated`` that
+    comes from the samples ``zero_on_true`` (those whose true class had probability 0).
+
+    Examples
+    --------
+    >>> calibrated = np.log(np.array([[0.5, 0.5], [0.9, 0.1]]))
+    >>> round(zero_loss_share(calibrated, np.array([0, 1]), np.array([False, True])), 4)
+    0.7686
+    """
+    losses = -calibrated[np.arange(labels.size), labels]
+    total = float(losses.sum())
+    return float(losses[zero_on_true].sum() / total) if total > 0 else 0.0
+
+
+def warn_if_dominant(share: float, n_zero: int, n_samples: int, eps: float, calibrator: str) -> None:
+    """A :class:`calib.validation.CalibInputWarning` when the zeros make up at least DOMINANT_SHARE of
+    the calibrated training loss."""
+    if share >= DOMINANT_SHARE:
+        warnings.warn(
+            f"{calibrator}: {n_zero} of {n_samples} training samples give their true class probability 0, and "
+            f"even smoothed (Laplace, eps = {eps:.3g}) they make {share:.0%} of the calibrated training loss: "
+            "the fit is driven by them. Scores with exact zeros lose information a calibrator cannot restore; "
+            "a calibrator on the probabilities themselves (isotonic, histogram) may suit them better",
+            CalibInputWarning,
+            stacklevel=4,
+        )
