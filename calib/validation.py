@@ -192,7 +192,9 @@ def not_probabilities(arr: np.ndarray, name: str, columns=None) -> CalibInputErr
     """The error for probabilities outside [0, 1], with the fix that fits what the columns hold.
 
     When some columns lie in [0, 1] and others do not, the others are not class scores (an index, a
-    feature): the fix is to leave them out, never to read the whole table as logits.
+    feature): the fix is to leave them out, never to read the whole table as logits. Rows of numbers in
+    [0, 100] that sum to 100 are percentages: the fix divides them by 100. Logits are suggested only for
+    scores that can be logits (some negative).
     """
     columns = list(range(arr.shape[1])) if columns is None else list(columns)
     outside = ~((arr >= 0) & (arr <= 1)).all(axis=0)
@@ -201,14 +203,32 @@ def not_probabilities(arr: np.ndarray, name: str, columns=None) -> CalibInputErr
         odd = [c for c, o in zip(columns, outside, strict=True) if o]
         problem = f"{name}: columns {odd} hold values outside [0, 1] while the other columns are probabilities"
         return CalibInputError(
-            f"{problem}; if they are not class scores, leave them out (class_columns= when loading a table)",
-            cli_message=f"{problem}; if they are not class scores, choose the class columns with --class-columns",
+            f"{problem}; if they are not class scores, leave them out (class_columns= when loading a table, or "
+            "id_column= for row ids)",
+            cli_message=f"{problem}; if they are not class scores, choose the class columns with --class-columns "
+            "(or name a column of row ids with --id-column)",
         )
     problem = f"{name} (kind='probs') must lie in [0, 1]; found values from {lo:.6g} to {hi:.6g}"
+    cli_problem = problem.replace("(kind='probs')", "(--kind probs)")
+    sums = row_sums(arr) if np.isfinite(arr).all() else np.full(arr.shape[0], np.nan)
+    if lo >= 0 and hi <= 100 and np.all(np.abs(sums - 100.0) <= 100 * ROUNDING_TOL):
+        found = f"; every row sums to 100 ({sums.min():.6g} to {sums.max():.6g}): these are percentages"
+        return CalibInputError(
+            f"{problem}{found}, which scale='percent' divides by 100 (or divide the scores by 100)",
+            cli_message=f"{cli_problem}{found}, which --scale percent divides by 100",
+        )
+    if lo >= 0:
+        found = f"; its rows sum to {np.nanmin(sums):.6g} to {np.nanmax(sums):.6g}, not 1 (or 100, for percentages)"
+        return CalibInputError(
+            f"{problem}{found}: if they are counts or unnormalized scores, divide each row by its sum; if they "
+            "are logits, say kind='logits'",
+            cli_message=f"{cli_problem}{found}: if they are counts or unnormalized scores, divide each row by its "
+            "sum; if they are logits, use --kind logits",
+        )
     return CalibInputError(
         f"{problem}. If the scores are logits or log-probabilities, say kind='logits' or kind='logprobs'",
-        cli_message=problem.replace("(kind='probs')", "(--kind probs)")
-        + ". If the scores are logits or log-probabilities, use --kind logits or --kind logprobs",
+        cli_message=f"{cli_problem}. If the scores are logits or log-probabilities, use --kind logits or --kind "
+        "logprobs",
     )
 
 

@@ -1,9 +1,11 @@
 """Posterior sets: a classifier's scores on a test set, its labels, and what the scores are.
 
 A :class:`PosteriorSet` holds scores of shape (N, K) as stored, integer labels, the declared
-``kind`` of the scores (``probs``, ``logprobs`` or ``logits``; never guessed), class names where
-known and a provenance string. Loaders read ``.npy`` pairs, ``.npz`` archives and a user's CSV or
-Parquet table (one column per class plus a label column). :func:`one_vs_other` makes the binary
+``kind`` of the scores (``probs``, ``logprobs`` or ``logits``; never guessed), class names and row
+ids where known, and a provenance string. Loaders read ``.npy`` pairs, ``.npz`` archives and a
+user's table (CSV / TSV, compressed or not, Parquet, Feather / Arrow IPC; :mod:`calib.data.formats`)
+with one column per class plus a label column, matching columns and labels to classes by name
+(:mod:`calib.data.classes`). :func:`one_vs_other` makes the binary
 "class c vs the others" view of Ferrer & Ramos (2024), Sec. 3.5 (CIFAR-1vsO, CIFAR-2vsO).
 """
 
@@ -13,30 +15,37 @@ import re
 import warnings
 import zipfile
 from dataclasses import dataclass, replace
-from fnmatch import fnmatch
 from pathlib import Path
 
 import numpy as np
 
 from calib._internal.files import atomic_write
+from calib.data.classes import label_indices, pick_class_columns
+from calib.data.formats import (
+    TEXT_FORMATS,
+    file_format,
+    read_binary_table,
+    read_text_table,
+    require_readable,
+    seekable_source,
+)
 from calib.validation import (
     KINDS,
     CalibInputError,
     CalibInputWarning,
-    MissingFileError,
-    as_class_indices,
     as_labels,
     as_logprobs,
     not_probabilities,
     renormalized,
 )
 
-TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
+SCALES = ("unit", "percent")
 
 
 @dataclass(frozen=True)
 class PosteriorSet:
-    """Scores (N, K) of kind ``kind``, labels in [0, K) (None for scores to calibrate), and metadata."""
+    """Scores (N, K) of kind ``kind``, labels in [0, K) (None for scores to calibrate), and metadata:
+    the K class names, row ids (N,) (integers or strings, e.g. an id or index column), provenance."""
 
     name: str
     scores: np.ndarray
@@ -44,6 +53,7 @@ class PosteriorSet:
     kind: str
     class_names: tuple[str, ...] | None = None
     provenance: str = ""
+    ids: np.ndarray | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -64,6 +74,10 @@ class PosteriorSet:
             )
         if self.class_names is not None:
             object.__setattr__(self, "class_names", tuple(str(c) for c in self.class_names))
+            if len(set(self.class_names)) != len(self.class_names):
+                raise CalibInputError(f"class_names of {self.name} must be distinct; got {list(self.class_names)}")
+        if self.ids is not None:
+            object.__setattr__(self, "ids", _row_ids(self.ids, scores.shape[0], self.name))
         object.__setattr__(self, "scores", scores)
         object.__setattr__(self, "labels", None if labels is None else labels.astype(np.int64, copy=False))
 
@@ -110,13 +124,16 @@ def one_vs_other(pset: PosteriorSet, positive: int) -> PosteriorSet:
     )
 
 
-def _require_file(path: Path, what: str) -> Path:
-    path = Path(path)
-    if path.is_dir():
-        raise MissingFileError(f"{what} {path} is a folder, not a file; give the file's path")
-    if not path.is_file():
-        raise MissingFileError(f"{what} {path} does not exist; check the path")
-    return path
+def _row_ids(ids, n: int, name: str) -> np.ndarray:
+    """Row ids as a 1-D array of N integers or strings (what an .npz archive holds without pickles)."""
+    arr = np.asarray(ids)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise CalibInputError(f"ids of {name} must hold one id per row, shape ({n},); got shape {arr.shape}")
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64, copy=False)
+    if arr.dtype.kind == "U":
+        return arr
+    return np.array([str(v) for v in arr.tolist()], dtype=str)
 
 
 def _numeric_array(read, where: str) -> np.ndarray:
@@ -134,8 +151,8 @@ def _numeric_array(read, where: str) -> np.ndarray:
 
 
 def _load_npy(path, what: str) -> np.ndarray:
-    path = _require_file(path, what)
-    return _numeric_array(lambda: np.load(path, allow_pickle=False), f"{what} {path}")
+    path = require_readable(path, what)
+    return _numeric_array(lambda: np.load(seekable_source(path), allow_pickle=False), f"{what} {path}")
 
 
 def _archive_array(data, key: str, path) -> np.ndarray:
@@ -157,18 +174,26 @@ def _scores_and_labels(scores: np.ndarray, labels: np.ndarray | None, where: str
         )
 
 
-def load_npy_pair(
-    scores_path, labels_path, *, kind: str, renormalize: bool = False, name: str | None = None, **meta
-) -> PosteriorSet:
-    """Scores from one ``.npy`` file and labels from another (``labels_path=None``: scores only)."""
-    scores = _load_npy(scores_path, "scores file")
-    labels = None if labels_path is None else _load_npy(labels_path, "labels file")
-    _scores_and_labels(scores, labels, f"scores file {scores_path}", f"labels file {labels_path}")
-    scores = _renormalized_if(scores, kind, renormalize, scores_path)
-    return PosteriorSet(name or Path(scores_path).parent.name, scores, labels, kind, **meta)
-
-
-def _renormalized_if(scores: np.ndarray, kind: str, renormalize: bool, path) -> np.ndarray:
+def _prepared(scores: np.ndarray, kind: str, scale: str, renormalize: bool, path, columns=None) -> np.ndarray:
+    """Scores as read, divided by 100 for ``scale="percent"``, checked to be probabilities when ``kind``
+    says so, and rescaled to sum to 1 with ``renormalize``."""
+    if scale not in SCALES:
+        raise CalibInputError(
+            f"scale must be one of {SCALES}; got {scale!r}",
+            cli_message=f"--scale must be unit or percent; got {scale!r}",
+        )
+    if scale == "percent":
+        if kind != "probs":
+            raise CalibInputError(
+                f"{path}: scale='percent' is for probabilities written as percentages (kind='probs'); "
+                f"got kind={kind!r}",
+                cli_message=f"{path}: --scale percent is for probabilities written as percentages (--kind probs); "
+                f"got --kind {kind}",
+            )
+        scores = np.asarray(scores, dtype=np.float64) / 100.0
+    numbers = scores.dtype.kind in "fiu"
+    if kind == "probs" and numbers and np.isfinite(scores).all() and not ((scores >= 0) & (scores <= 1)).all():
+        raise not_probabilities(scores, str(path), columns)
     if not renormalize:
         return scores
     fixed, worst = renormalized(scores, kind, str(path))
@@ -177,225 +202,103 @@ def _renormalized_if(scores: np.ndarray, kind: str, renormalize: bool, path) -> 
     return fixed
 
 
+def load_npy_pair(
+    scores_path,
+    labels_path,
+    *,
+    kind: str,
+    renormalize: bool = False,
+    scale: str = "unit",
+    name: str | None = None,
+    **meta,
+) -> PosteriorSet:
+    """Scores from one ``.npy`` file and labels from another (``labels_path=None``: scores only)."""
+    scores = _load_npy(scores_path, "scores file")
+    labels = None if labels_path is None else _load_npy(labels_path, "labels file")
+    _scores_and_labels(scores, labels, f"scores file {scores_path}", f"labels file {labels_path}")
+    scores = _prepared(scores, kind, scale, renormalize, scores_path)
+    return PosteriorSet(name or Path(scores_path).parent.name, scores, labels, kind, **meta)
+
+
 def load_npz(
     path,
     *,
     kind: str,
     scores_key: str = "scores",
     labels_key: str = "labels",
+    labels=None,
     renormalize: bool = False,
     require_labels: bool = True,
+    scale: str = "unit",
     name: str | None = None,
     **meta,
 ) -> PosteriorSet:
-    """Scores and labels from two arrays of one ``.npz`` archive (labels optional if not ``require_labels``)."""
-    path = _require_file(path, "archive")
-    data = _numeric_array(lambda: np.load(path, allow_pickle=False), f"archive {path}")
+    """Scores and labels from two arrays of one ``.npz`` archive, or its scores with the labels of the
+    ``.npy`` file ``labels`` (labels optional if not ``require_labels``). Arrays ``class_names`` (K
+    strings) and ``ids`` (one per row), as ``calib calibrate`` writes them, are read too."""
+    path = require_readable(path, "archive")
+    data = _numeric_array(lambda: np.load(seekable_source(path), allow_pickle=False), f"archive {path}")
     if not isinstance(data, np.lib.npyio.NpzFile):
         raise CalibInputError(f"{path} holds one array, not an .npz archive of scores and labels; rename it .npy")
     with data:
-        wanted = [scores_key, labels_key] if require_labels else [scores_key]
-        missing = [k for k in wanted if k not in data.files]
+        missing = [scores_key] * (scores_key not in data.files)
+        missing += [labels_key] * (labels is None and require_labels and labels_key not in data.files)
         if missing:
-            raise CalibInputError(
-                f"{path} has no array named {missing}; it holds {sorted(data.files)}: pass scores_key= and labels_key=",
-                cli_message=f"{path} has no array named {missing}; it holds {sorted(data.files)}: name them with "
-                "--scores-key and --labels-key",
+            labelled = labels_key in data.files or labels is not None
+            python_fix = "pass scores_key= and labels_key=" + ("" if labelled else ", or labels= a .npy file of labels")
+            cli_fix = "name them with --scores-key and --labels-key" + (
+                "" if labelled else ", or give the labels with --labels-file LABELS.npy"
             )
+            problem = f"{path} has no array named {missing}; it holds {sorted(data.files)}"
+            raise CalibInputError(f"{problem}: {python_fix}", cli_message=f"{problem}: {cli_fix}")
         scores = _archive_array(data, scores_key, path)
-        labels = _archive_array(data, labels_key, path) if labels_key in data.files else None
-    _scores_and_labels(scores, labels, f"{path} ({scores_key})", f"{path} ({labels_key})")
-    scores = _renormalized_if(scores, kind, renormalize, path)
-    return PosteriorSet(name or Path(path).stem, scores, labels, kind, **meta)
+        stored = _archive_array(data, labels_key, path) if labels is None and labels_key in data.files else None
+        names = _archive_array(data, "class_names", path) if "class_names" in data.files else None
+        ids = _archive_array(data, "ids", path) if "ids" in data.files else None
+    if labels is not None:
+        stored = _load_npy(labels, "labels file")
+    _scores_and_labels(scores, stored, f"{path} ({scores_key})", f"{path} ({labels_key})")
+    scores = _prepared(scores, kind, scale, renormalize, path)
+    meta.setdefault("class_names", tuple(str(n) for n in names) if names is not None and names.size else None)
+    return PosteriorSet(name or Path(path).stem, scores, stored, kind, ids=ids, **meta)
 
 
-LABEL_VALUES = ("auto", "index", "names", "1-based")
 # The column pandas names a CSV's unnamed first column (DataFrame.to_csv writes its index that way).
 _UNNAMED = re.compile(r"^(Unnamed: 0|)$")
 
 
-def _read_frame(path: Path):
+def _read_frame(path: Path, fmt: str, sep, decimal):
     """The table at ``path`` as a DataFrame; unreadable files are a CalibInputError naming the file."""
     import pandas as pd
 
-    suffix = path.suffix.lower()
-    if suffix not in TABLE_SUFFIXES:
-        raise CalibInputError(f"{path}: unknown table format {suffix!r}; use one of {TABLE_SUFFIXES}")
     try:
-        if suffix == ".csv":
-            return pd.read_csv(path, encoding="utf-8")
-        return _read_parquet(path)
+        if fmt in TEXT_FORMATS:
+            return read_text_table(path, fmt, sep=sep, decimal=decimal)
+        return read_binary_table(seekable_source(path), fmt)
     except UnicodeDecodeError as exc:
         raise CalibInputError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from exc
     except pd.errors.EmptyDataError as exc:
         raise CalibInputError(f"{path} is empty: it needs a header and one row per sample") from exc
-    except (pd.errors.ParserError, ValueError, OSError) as exc:
+    except CalibInputError:
+        raise
+    except (pd.errors.ParserError, ValueError, OSError, EOFError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CalibInputError(f"{path} is not a readable {suffix[1:]} table ({first})") from exc
+        raise CalibInputError(f"{path} is not a readable {fmt} table ({first})") from exc
 
 
-def _read_parquet(path: Path):
-    """A Parquet table as a DataFrame: a table of numbers only is read batch by batch into one array per
-    column (no whole Arrow table beside the arrays); other tables (e.g. with text labels, or an index
-    that pandas stored as a column and restores as the index) are converted whole, as pandas reads them."""
-    import pandas as pd
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    with pq.ParquetFile(path) as parquet:
-        schema = parquet.schema_arrow
-        fields = list(schema)
-        stored_index = any(isinstance(c, str) for c in (schema.pandas_metadata or {}).get("index_columns", []))
-        if stored_index or not all(pa.types.is_integer(f.type) or pa.types.is_floating(f.type) for f in fields):
-            return parquet.read().to_pandas()
-        columns = {f.name: np.empty(parquet.metadata.num_rows, dtype=f.type.to_pandas_dtype()) for f in fields}
-        start = 0
-        for batch in parquet.iter_batches(batch_size=1 << 16, use_threads=False):
-            if any(column.null_count for column in batch.columns):  # missing cells: as pandas types them
-                return parquet.read().to_pandas()
-            for name, column in zip(batch.schema.names, batch.columns, strict=True):
-                columns[name][start : start + len(batch)] = column.to_numpy()
-            start += len(batch)
-    return pd.DataFrame(columns, copy=False)
-
-
-def _drop_index_column(frame, path: Path):
-    """Without the unnamed leading column that ``DataFrame.to_csv`` writes by default (with a warning)."""
+def _index_column(frame, path: Path):
+    """The frame without the unnamed leading column that ``DataFrame.to_csv`` writes by default (kept as
+    the rows' ids, with a warning), and those ids (None without such a column)."""
     first = frame.columns[0] if len(frame.columns) else None
     if first is not None and isinstance(first, str) and _UNNAMED.match(first) and len(frame.columns) > 1:
         warnings.warn(
-            f"{path}: dropped the unnamed first column (the index DataFrame.to_csv writes by default)",
+            f"{path}: the unnamed first column (the index DataFrame.to_csv writes by default) is kept as the rows' "
+            "ids, not as scores",
             CalibInputWarning,
             stacklevel=3,
         )
-        return frame.drop(columns=first)
-    return frame
-
-
-def _refuse_damaged_numbers(values, column, path: Path) -> None:
-    """Stop on a column of numbers with some cells that are not numbers (a typo, a decimal comma): it
-    holds scores, and leaving it out would change the problem instead of reporting the cell."""
-    import pandas as pd
-
-    parsed = pd.to_numeric(values, errors="coerce")
-    bad = parsed.isna() & values.notna()
-    if parsed.notna().any() and bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        where = f"line {row + 2}" if path.suffix.lower() == ".csv" else f"row {row} (counting from 0)"
-        raise CalibInputError(
-            f"{path}: column {column!r} holds numbers but at {where} it holds {values.iloc[row]!r}, which is "
-            "not a number; correct that cell (write decimals with a point)"
-        )
-
-
-def _pick_class_columns(frame, path: Path, label_column: str, class_columns) -> list:
-    """The score columns: ``class_columns`` (names or fnmatch patterns, in file order) or every numeric
-    column but the labels (other columns are left out, with a warning)."""
-    import pandas as pd
-
-    others = [c for c in frame.columns if c != label_column]
-    if class_columns is None:
-        columns = [c for c in others if pd.api.types.is_numeric_dtype(frame[c])]
-        skipped = [c for c in others if c not in columns]
-        for column in skipped:
-            _refuse_damaged_numbers(frame[column], column, path)
-        if skipped and columns:
-            warnings.warn(f"{path}: left out the non-numeric columns {skipped}", CalibInputWarning, stacklevel=3)
-        elif skipped:
-            raise CalibInputError(f"{path}: no score column is numeric ({skipped}); scores must be numbers")
-    else:
-        patterns = [class_columns] if isinstance(class_columns, str) else list(class_columns)
-        columns = [c for c in others if any(fnmatch(str(c), str(p)) for p in patterns)]
-        unmatched = [p for p in patterns if not any(fnmatch(str(c), str(p)) for c in others)]
-        if unmatched:
-            raise CalibInputError(
-                f"{path}: no column matches {unmatched}; its columns are {list(frame.columns)}",
-                cli_message=f"{path}: --class-columns {' '.join(map(str, unmatched))} matches no column; "
-                f"its columns are {list(frame.columns)}",
-            )
-        non_numeric = [c for c in columns if not pd.api.types.is_numeric_dtype(frame[c])]
-        for column in non_numeric:
-            _refuse_damaged_numbers(frame[column], column, path)
-        if non_numeric:
-            raise CalibInputError(f"{path}: class columns {non_numeric} are not numeric; they cannot hold scores")
-    if not columns:
-        raise CalibInputError(
-            f"{path} has no numeric score column besides the labels {label_column!r}",
-            cli_message=f"{path} has no numeric score column besides the labels ({label_column!r}, --labels)",
-        )
-    return columns
-
-
-def _label_indices(labels, columns: list, label_values, positive_label, path: Path) -> np.ndarray:
-    """Labels as class indices, read as ``label_values`` says (see :func:`load_table`)."""
-    import pandas as pd
-
-    names = [str(c) for c in columns]
-
-    def text():
-        # Labels as strings, only where they are matched to names: at 10^7 rows the strings take gigabytes.
-        return labels.astype(str)
-
-    if positive_label is not None:
-        if len(columns) > 2:
-            raise CalibInputError(
-                f"{path}: positive_label is for binary problems; this table has {len(columns)} class columns",
-                cli_message=f"{path}: --positive-label is for binary problems; this table has {len(columns)} "
-                "class columns",
-            )
-        positive = text() == str(positive_label)
-        if not positive.any():
-            raise CalibInputError(f"{path}: no label equals the positive label {positive_label!r}")
-        return positive.to_numpy().astype(np.int64)
-    if isinstance(label_values, dict):
-        mapping = {str(k): names.index(str(v)) if str(v) in names else v for k, v in label_values.items()}
-        bad = [v for v in mapping.values() if not isinstance(v, int) or not 0 <= v < len(names)]
-        if bad:
-            raise CalibInputError(f"{path}: label_values maps to {bad}, which are not class columns {names}")
-        return _mapped(text(), mapping, path, "label_values")
-    if label_values not in LABEL_VALUES:
-        raise CalibInputError(
-            f"label_values must be one of {LABEL_VALUES} or a mapping of label to class column; got {label_values!r}",
-            cli_message=f"--label-values must be one of {', '.join(LABEL_VALUES)} or LABEL=COLUMN pairs; "
-            f"got {label_values!r}",
-        )
-    numeric = pd.api.types.is_numeric_dtype(labels)
-    if label_values == "names" or (label_values == "auto" and not numeric):
-        return _mapped(text(), {n: i for i, n in enumerate(names)}, path, "names")
-    values = labels.to_numpy()
-    if label_values == "1-based":
-        return as_class_indices(values, f"labels of {path}") - 1
-    indices = as_class_indices(values, f"labels of {path}")
-    if label_values == "auto":
-        counted = names == [str(i) for i in range(len(names))]
-        named_by_number = all(n.lstrip("-").isdigit() for n in names)
-        if named_by_number and not counted:
-            raise CalibInputError(
-                f"{path}: labels are numbers and the class columns are named {names}: say whether a label is a "
-                "class index (label_values='index') or a column name (label_values='names')",
-                cli_message=f"{path}: labels are numbers and the class columns are named {names}: say whether a "
-                "label is a class index (--label-values index) or a column name (--label-values names)",
-            )
-        if indices.size and indices.min() == 1 and indices.max() == len(names):
-            raise CalibInputError(
-                f"{path}: labels run from 1 to {len(names)} for {len(names)} classes; if they count from 1, "
-                "pass label_values='1-based'",
-                cli_message=f"{path}: labels run from 1 to {len(names)} for {len(names)} classes; if they count "
-                "from 1, pass --label-values 1-based",
-            )
-    return indices
-
-
-def _mapped(text, mapping: dict, path: Path, how: str) -> np.ndarray:
-    unknown = sorted(set(text) - set(mapping))
-    if unknown:
-        raise CalibInputError(
-            f"{path}: labels {unknown[:5]} are not among {sorted(mapping)} ({how}); fix the labels or "
-            "map them with label_values={label: class column}",
-            cli_message=f"{path}: labels {unknown[:5]} are not among {sorted(mapping)} ({how}); fix the labels "
-            "or map them with --label-values LABEL=COLUMN ...",
-        )
-    return text.map(mapping).to_numpy().astype(np.int64)
+        return frame.drop(columns=first), frame[first].to_numpy()
+    return frame, None
 
 
 def _one_column_binary(score: np.ndarray, kind: str) -> np.ndarray:
@@ -416,38 +319,61 @@ def load_table(
     class_columns=None,
     label_values="auto",
     positive_label=None,
+    id_column: str | None = None,
     renormalize: bool = False,
     require_labels: bool = True,
+    scale: str = "unit",
+    sep: str | None = None,
+    decimal: str = ".",
+    format: str | None = None,
     name: str | None = None,
     **meta,
 ) -> PosteriorSet:
-    """A user's CSV or Parquet table: score columns and a label column.
+    """A user's table: score columns, a label column and optionally an id column.
+
+    Columns and labels are matched to classes by name (:mod:`calib.data.classes`): columns named in
+    ``class_columns`` keep the order given; numbered columns (``c0, c1, c10, ...``) are taken in the
+    order of their numbers and numeric labels name the column that carries them; text labels are
+    column names.
 
     Parameters
     ----------
     path : str or Path
-        ``.csv`` (UTF-8) or ``.parquet``. An unnamed first column (the index ``DataFrame.to_csv`` writes
-        by default) is dropped with a :class:`~calib.validation.CalibInputWarning`.
+        A CSV / TSV file (UTF-8; compressed ``.gz``, ``.bz2``, ``.zip``, ``.xz``, ``.zst`` too), Parquet
+        or Feather / Arrow IPC (:mod:`calib.data.formats`), or a named pipe of one. An unnamed first
+        column (the index ``DataFrame.to_csv`` writes by default) is kept as the rows' ids, with a
+        :class:`~calib.validation.CalibInputWarning`.
     kind : {"probs", "logprobs", "logits"}
         What the score columns hold.
     label_column : str
         The column of true labels.
     class_columns : str or list of str, optional
-        The score columns, by name or fnmatch pattern (``"prob_*"``), in file order. Default: every
-        numeric column but the labels (non-numeric columns are left out with a warning).
+        The score columns, by name or fnmatch pattern (``"prob_*"``): names in the order given.
+        Default: every numeric column but the labels and ids (non-numeric columns are left out with a
+        warning).
     label_values : {"auto", "index", "names", "1-based"} or dict
         How labels name classes: class indices from 0, class column names, indices from 1, or a dict
-        from label to class column. ``"auto"`` reads text labels as names and numbers as indices (and
-        refuses the ambiguous cases, e.g. numbers with columns named by other numbers).
+        from label to class column. ``"auto"`` reads text labels as names and numbers as the numbers
+        numbered columns carry, else as indices (with a note naming each index's column), and refuses
+        the ambiguous cases (labels 1..K).
     positive_label : optional
         For a binary problem: the label of the positive class. With one score column, that column
         holds the positive class's probability (or log-probability, or logit); any other label is
         the negative class.
+    id_column : str, optional
+        A column of row ids (kept in the set's ``ids``, not read as scores).
     renormalize : bool
         Divide rows of probabilities by their sums when they are off 1 by rounding (at most 0.01);
         the largest deviation is reported in a warning.
     require_labels : bool
         False: a table without the label column loads with ``labels=None`` (scores to calibrate).
+    scale : {"unit", "percent"}
+        "percent": the probabilities are written as percentages (0-100) and are divided by 100.
+    sep, decimal : str
+        The separator of a text table (default ``,`` for csv, a tab for tsv) and its decimal mark.
+    format : str, optional
+        The file's format when its suffix does not say it (e.g. a pipe): one of
+        :data:`calib.data.formats.FORMATS`.
 
     Returns
     -------
@@ -462,9 +388,15 @@ def load_table(
     >>> pset = load_table(path, kind="probs")
     >>> pset.class_names, pset.labels.tolist()
     (('cat', 'dog'), [0, 1])
+    >>> frame = pd.DataFrame({"c1": [0.1, 0.7], "c0": [0.9, 0.3], "label": [0, 1]})  # columns out of order
+    >>> frame.to_csv(path, index=False)
+    >>> pset = load_table(path, kind="probs")
+    >>> pset.class_names, pset.labels.tolist(), pset.scores[:, 1].tolist()
+    (('c0', 'c1'), [0, 1], [0.1, 0.7])
     """
-    path = _require_file(path, "table")
-    frame = _drop_index_column(_read_frame(path), path)
+    path = require_readable(path, "table")
+    fmt = file_format(path, format)
+    frame, index_ids = _index_column(_read_frame(path, fmt, sep, decimal), path)
     if frame.empty:
         raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
     has_labels = label_column in frame.columns
@@ -475,7 +407,13 @@ def load_table(
             cli_message=f"{path} has no label column {label_column!r}; its columns are {list(frame.columns)}: "
             "name the label column with --labels COLUMN",
         )
-    columns = _pick_class_columns(frame, path, label_column, class_columns)
+    if id_column is not None and id_column not in frame.columns:
+        raise CalibInputError(
+            f"{path} has no id column {id_column!r}; its columns are {list(frame.columns)}",
+            cli_message=f"{path} has no id column {id_column!r} (--id-column); its columns are {list(frame.columns)}",
+        )
+    exclude = () if id_column is None else (id_column,)
+    columns = pick_class_columns(frame, path, label_column, class_columns, exclude)
     if len(columns) == 1 and positive_label is None:
         raise CalibInputError(
             f"{path} has one score column, {columns[0]!r}: for a binary problem whose column scores the "
@@ -483,32 +421,30 @@ def load_table(
             cli_message=f"{path} has one score column, {columns[0]!r}: for a binary problem whose column scores "
             "the positive class, pass --positive-label LABEL",
         )
+    if positive_label is not None and len(columns) == 2 and str(positive_label) == str(columns[0]):
+        columns = columns[::-1]  # the positive class goes second
     scores = frame[columns].to_numpy(dtype=np.float64)
-    labels = _label_indices(frame[label_column], columns, label_values, positive_label, path) if has_labels else None
+    labels = label_indices(frame[label_column], columns, label_values, positive_label, path) if has_labels else None
     if len(columns) == 1:
         scores = _one_column_binary(scores[:, 0], kind)
         class_names = (f"not {positive_label}", str(positive_label))
-    elif positive_label is not None and str(positive_label) == str(columns[0]):  # the positive class goes second
-        scores, class_names = scores[:, ::-1].copy(), (str(columns[1]), str(columns[0]))
     else:
         class_names = tuple(str(c) for c in columns)
-    if kind == "probs" and np.isfinite(scores).all() and not ((scores >= 0) & (scores <= 1)).all():
-        raise not_probabilities(scores, str(path), columns)
-    if renormalize:
-        scores, worst = renormalized(scores, kind, str(path))
-        if worst > 0:
-            warnings.warn(f"{path}: renormalized rows off 1 by up to {worst:.3g}", CalibInputWarning, stacklevel=2)
-    return PosteriorSet(name or path.stem, scores, labels, kind, class_names=class_names, **meta)
+    scores = _prepared(scores, kind, scale, renormalize, path, columns)
+    ids = frame[id_column].to_numpy() if id_column is not None else index_ids
+    return PosteriorSet(name or path.stem, scores, labels, kind, class_names=class_names, ids=ids, **meta)
 
 
-def load_posteriors(path, *, kind: str, labels=None, **options) -> PosteriorSet:
-    """Load a posteriors file by its type.
+def load_posteriors(path, *, kind: str, labels=None, format: str | None = None, **options) -> PosteriorSet:
+    """Load a posteriors file by its format.
 
-    The file's suffix picks the loader: ``.npz`` archives, ``.csv`` / ``.parquet`` tables (one column
-    per class plus a label column), or ``.npy`` scores with a separate ``.npy`` of labels. Scores are
-    kept as stored, with the declared ``kind`` (nothing is guessed); the file, the shape (N, K) and
-    the labels are checked on loading, and ``renormalize=True`` rescales rows of probabilities (or
-    log-probabilities) that are off 1 by rounding (up to 0.01) to sum to 1. O(N K) time.
+    The file's suffix (or ``format``) picks the loader: ``.npz`` archives, tables (CSV / TSV, also
+    compressed, Parquet, Feather / Arrow IPC; one column per class plus a label column), or ``.npy``
+    scores with a separate ``.npy`` of labels. Scores are kept as stored, with the declared ``kind``
+    (nothing is guessed); the file, the shape (N, K) and the labels are checked on loading,
+    ``scale="percent"`` divides percentages by 100, and ``renormalize=True`` rescales rows of
+    probabilities (or log-probabilities) that are off 1 by rounding (up to 0.01) to sum to 1.
+    O(N K) time.
 
     Source: the file layouts are calib's own, with no published counterpart; the ``.npy`` pair is the
     layout of the posteriors released with the code of Ferrer & Ramos (2024) (``scores.npy`` and
@@ -517,16 +453,18 @@ def load_posteriors(path, *, kind: str, labels=None, **options) -> PosteriorSet:
     Parameters
     ----------
     path : str or Path
-        ``.npz`` (arrays ``scores`` and ``labels``), ``.csv`` / ``.parquet`` (see :func:`load_table`), or
-        ``.npy`` scores with ``labels`` the path of a ``.npy`` of labels.
+        ``.npz`` (arrays ``scores`` and ``labels``), a table (see :func:`load_table`), or ``.npy``
+        scores with ``labels`` the path of a ``.npy`` of labels; or a named pipe of one of them.
     kind : {"probs", "logprobs", "logits"}
         What the scores hold; nothing is guessed.
     labels : str or Path, optional
-        The labels file of ``.npy`` scores.
+        A ``.npy`` file of labels, for ``.npy`` scores or an ``.npz`` archive without labels.
+    format : str, optional
+        The format, when the suffix does not say it (:data:`calib.data.formats.FORMATS`).
     **options
-        Passed to the loader: ``renormalize``, ``require_labels`` (all types); ``scores_key``,
-        ``labels_key`` (``.npz``); ``label_column``, ``class_columns``, ``label_values``,
-        ``positive_label`` (tables).
+        Passed to the loader: ``renormalize``, ``require_labels``, ``scale`` (all types);
+        ``scores_key``, ``labels_key`` (``.npz``); ``label_column``, ``class_columns``,
+        ``label_values``, ``positive_label``, ``id_column``, ``sep``, ``decimal`` (tables).
 
     Returns
     -------
@@ -546,12 +484,10 @@ def load_posteriors(path, *, kind: str, labels=None, **options) -> PosteriorSet:
     2
     """
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".npz":
-        return load_npz(path, kind=kind, **options)
-    if suffix in TABLE_SUFFIXES:
-        return load_table(path, kind=kind, **options)
-    if suffix == ".npy":
+    fmt = file_format(path, format)
+    if fmt == "npz":
+        return load_npz(path, kind=kind, labels=labels, **options)
+    if fmt == "npy":
         if labels is None and options.get("require_labels", True):
             raise CalibInputError(
                 f"{path} holds scores only: pass the labels .npy file as labels=",
@@ -559,7 +495,7 @@ def load_posteriors(path, *, kind: str, labels=None, **options) -> PosteriorSet:
             )
         options.pop("require_labels", None)
         return load_npy_pair(path, labels, kind=kind, **options)
-    raise CalibInputError(f"{path}: unknown file type {suffix!r}; use .npz, .npy (with labels), .csv or .parquet")
+    return load_table(path, kind=kind, format=fmt, **options)
 
 
 def save_posterior_set(path, pset: PosteriorSet) -> None:
@@ -582,7 +518,7 @@ def save_posterior_set(path, pset: PosteriorSet) -> None:
 
 def read_posterior_set(path) -> PosteriorSet:
     """Inverse of :func:`save_posterior_set`."""
-    with np.load(_require_file(path, "posterior set"), allow_pickle=False) as data:
+    with np.load(require_readable(path, "posterior set"), allow_pickle=False) as data:
         missing = sorted({"scores", "labels", "kind", "name", "class_names", "provenance"} - set(data.files))
         if missing:
             raise CalibInputError(

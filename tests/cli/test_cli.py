@@ -64,7 +64,9 @@ def test_evaluate_prints_the_summary_and_writes_files(user_csv, tmp_path):
 
 def test_evaluate_json_and_quiet(user_csv, tmp_path):
     done = run_calib("evaluate", str(user_csv), "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
-    assert done.returncode == 0 and done.stderr == ""
+    # --quiet: no progress; the one note says how the numeric labels were matched to the named columns
+    assert done.returncode == 0 and done.stderr.startswith("calib: note:") and done.stderr.count("\n") == 1
+    assert "label k is read as the k-th class column (0: cat, 1: dog, 2: bird)" in done.stderr
     parsed = json.loads(done.stdout)
     assert {m["metric"] for m in parsed["metrics"]} >= {"accuracy", "NCE", "NBS", "ECD", "smooth ECE"}
     assert all(m["low"] == "nan" for m in parsed["metrics"])  # --bootstrap 0: no intervals (strict JSON)
@@ -137,13 +139,13 @@ def _broken(tmp_path: Path, user_csv: Path, fault: str) -> Path:
         ("nan", "contains NaN"),
         ("row_sum", "sum to 1"),
         ("log_values", "--kind logprobs"),
-        ("label", "must lie in [0, 3)"),
+        ("label", "class indices run from 0 to 2"),
     ],
 )
 def test_a_file_with_a_mistake_gives_one_clear_line_and_exit_1(user_csv, tmp_path, fault, hint):
     done = run_calib("evaluate", str(_broken(tmp_path, user_csv, fault)), "--quiet", cwd=tmp_path)
     assert done.returncode == 1 and done.stdout == ""
-    lines = done.stderr.strip().splitlines()
+    lines = [line for line in done.stderr.strip().splitlines() if not line.startswith("calib: note:")]
     assert len(lines) == 1 and lines[0].startswith("calib evaluate: error:") and hint in lines[0]
 
 

@@ -76,7 +76,7 @@ def test_to_csv_with_its_default_index_column(tmp_path):
     _frame(probs, labels).to_csv(tmp_path / "scores.csv")  # pandas' default: the index as a first column
     done = run_calib("evaluate", "scores.csv", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
     _assert_metrics(done, probs, labels)
-    assert "dropped the unnamed first column" in done.stderr
+    assert "unnamed first column (the index DataFrame.to_csv writes by default) is kept as the rows' ids" in done.stderr
     assert json.loads(done.stdout)["n_classes"] == K
 
 

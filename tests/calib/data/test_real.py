@@ -355,7 +355,7 @@ def test_parquet_gives_the_same_set_as_csv(tmp_path):
 def test_table_with_unknown_suffix_is_rejected(tmp_path):
     path = tmp_path / "table.xlsx"
     path.write_text("a,b,label\n0.2,0.8,1\n")
-    with pytest.raises(CalibInputError, match="unknown table format '.xlsx'"):
+    with pytest.raises(CalibInputError, match="suffix '.xlsx' says no format calib reads"):
         load_table(path, kind="probs")
 
 
@@ -404,7 +404,7 @@ def test_load_posteriors_npy_without_labels_is_rejected(tmp_path):
 def test_load_posteriors_unknown_type_is_rejected(tmp_path):
     path = tmp_path / "s.json"
     path.write_text("{}")
-    with pytest.raises(CalibInputError, match="unknown file type '.json'"):
+    with pytest.raises(CalibInputError, match="suffix '.json' says no format calib reads .*format="):
         load_posteriors(path, kind="probs")
 
 
@@ -518,15 +518,17 @@ def test_read_missing_posterior_set(tmp_path):
         read_posterior_set(tmp_path / "none.npz")
 
 
-def test_numeric_labels_with_integer_named_columns_are_ambiguous(tmp_path):
-    path = tmp_path / "ambiguous.csv"
+def test_numeric_labels_name_the_numbered_column_that_carries_them(tmp_path):
+    path = tmp_path / "numbered.csv"
     pd.DataFrame({"1": [0.2, 0.7], "2": [0.3, 0.2], "3": [0.5, 0.1], "label": [1, 2]}).to_csv(path, index=False)
-    with pytest.raises(CalibInputError, match="label_values"):
-        load_table(path, kind="probs")
+    by_number = load_table(path, kind="probs")
     by_name = load_table(path, kind="probs", label_values="names")
     by_index = load_table(path, kind="probs", label_values="index")
-    assert by_name.labels.tolist() == [0, 1]  # "1" is the first column
+    assert by_number.labels.tolist() == by_name.labels.tolist() == [0, 1]  # "1" is the first column
     assert by_index.labels.tolist() == [1, 2]
+    pd.DataFrame({"1": [0.2, 0.7], "2": [0.3, 0.2], "3": [0.5, 0.1], "label": [0, 2]}).to_csv(path, index=False)
+    with pytest.raises(CalibInputError, match="label_values='index'"):  # label 0 names no column
+        load_table(path, kind="probs")
 
 
 def test_saving_to_a_path_without_npz_suffix_is_refused(tmp_path):
