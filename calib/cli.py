@@ -1,17 +1,19 @@
 """The ``calib`` command: evaluate, calibrate and compare posteriors from files.
 
     calib evaluate FILE [input options] [--out DIR] [--json] [--bootstrap B]
-    calib calibrate --method dp --train FILE --apply FILE --out FILE.npz [--save-model MODEL.json]
-    calib calibrate --model MODEL.json --apply FILE --out FILE.npz
-    calib compare FILE FILE ... [--names A B ...]
+    calib calibrate --method dp --train FILE --apply FILE --out FILE.npz|.csv [--save-model MODEL.json]
+    calib calibrate --model MODEL.json --apply FILE --out FILE.npz|.csv
+    calib compare FILE FILE ... [--names A B ...] [--id-column COLUMN]
     calib --version
 
 Files: ``.npz`` (arrays ``scores`` and ``labels``, or the keys given by --scores-key / --labels-key;
-an array ``kind``, as ``calib calibrate`` writes, overrides --kind), ``.npy`` scores with
---labels-file, or ``.csv`` / ``.parquet`` tables with score columns and a label column (see
-``calib evaluate --help``). Progress and notes go to stderr (--quiet silences progress); results go
-to stdout. Exit status: 0 success, 1 bad input, data or path (one line on stderr says what and how
-to fix it), 2 bad command line (argparse's usage message).
+arrays ``kind``, ``class_names`` and ``ids``, as ``calib calibrate`` writes them, are read too),
+``.npy`` scores with --labels-file, or tables (CSV / TSV, compressed too, Parquet, Feather / Arrow)
+with score columns and a label column (see ``calib evaluate --help``). Classes are matched by name
+between files and to saved calibrators. Progress and notes go to stderr (--quiet silences progress);
+results go to stdout. No output ever replaces an input. Exit status: 0 success, 1 bad input, data or
+path (one line on stderr says what and how to fix it), 2 bad command line (argparse's usage message,
+or one line naming the option).
 
 JSON output is strict JSON: an infinite or undefined value (e.g. the cross-entropy of a zero
 probability on a true label) is written as the string ``"inf"``, ``"-inf"`` or ``"nan"``.
@@ -34,13 +36,23 @@ import numpy as np
 # memory (read by Arrow when it is first imported; a value set by the user wins).
 os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
-from calib.data.real import PosteriorSet, load_posteriors
+from calib.data.formats import FORMATS, file_format
+from calib.data.real import SCALES, PosteriorSet, load_posteriors
 from calib.validation import CalibInputError, CalibInputWarning
 
 KINDS = ("probs", "logprobs", "logits")
 # --bootstrap: 0 turns intervals off; fewer than 2 resamples give no interval, and past this many
 # the intervals stop changing while the run keeps growing.
 MAX_BOOTSTRAP = 100_000
+# Seeds are what numpy's legacy generator (the folds' shuffles) accepts: 0 to 2^32 - 1.
+MAX_SEED = 2**32 - 1
+# What calibrate writes: calibrated log-probabilities (.npz) or probabilities (.csv).
+CALIBRATED_SUFFIXES = (".npz", ".csv")
+
+
+class UsageError(CalibInputError):
+    """A command line that asks for something the command cannot do (a value out of range, options
+    that exclude each other): exit status 2, like argparse's own errors."""
 
 
 class _Progress:
@@ -58,23 +70,53 @@ def _note(message: str) -> None:
     print(f"calib: note: {message}", file=sys.stderr, flush=True)
 
 
+class _Notes:
+    """Collects the CalibInputWarnings of a block and prints each as a note on stderr."""
+
+    def __enter__(self):
+        self._context = warnings.catch_warnings(record=True)
+        self.caught = self._context.__enter__()
+        warnings.simplefilter("always", CalibInputWarning)
+        return self
+
+    def __exit__(self, *exc_info):
+        self._context.__exit__(*exc_info)
+        for warning in self.caught:
+            if issubclass(warning.category, CalibInputWarning):
+                _note(getattr(warning.message, "cli_message", str(warning.message)))
+            else:
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+        return False
+
+
 def _add_input_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("reading the files")
-    group.add_argument("--kind", choices=KINDS, default="probs", help="what the scores hold (default: probs)")
-    group.add_argument("--labels", default="label", help="label column of a CSV / Parquet table (default: label)")
+    group.add_argument(
+        "--kind",
+        choices=KINDS,
+        help="what the scores hold (default: probs; an .npz written by calib calibrate says it itself)",
+    )
+    group.add_argument(
+        "--scale",
+        choices=SCALES,
+        default="unit",
+        help="percent: probabilities written as percentages (0-100), divided by 100 (default: unit)",
+    )
+    group.add_argument("--labels", default="label", help="label column of a table (default: label)")
     group.add_argument(
         "--class-columns",
         nargs="+",
         metavar="COLUMN",
-        help="score columns of a table, by name or pattern (e.g. 'prob_*'); default: every numeric column "
-        "but the labels",
+        help="score columns of a table, by name (kept in the order given) or pattern (e.g. 'prob_*'); default: "
+        "every numeric column but the labels and ids",
     )
     group.add_argument(
         "--label-values",
         nargs="+",
         metavar="HOW",
         help="what the labels of a table hold: index (class indices from 0), names (class column names), "
-        "1-based (indices from 1), or LABEL=COLUMN pairs; default: names if text, indices if numbers",
+        "1-based (indices from 1), or LABEL=COLUMN pairs (--label-values=-1=neg,1=pos for labels that start "
+        "with '-'); default: names if text, the numbers numbered columns carry, else indices",
     )
     group.add_argument(
         "--positive-label",
@@ -82,42 +124,48 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
         help="binary problems: the label of the positive class (a table may then hold one score column, the "
         "positive class's probability, log-probability or logit)",
     )
+    group.add_argument("--id-column", metavar="COLUMN", help="a column of row ids (not scores), carried to outputs")
     group.add_argument(
         "--renormalize",
         action="store_true",
         help="divide rows of probabilities by their sums when rounding left them off 1 (by at most 0.01)",
     )
-    group.add_argument("--labels-file", help="labels .npy file, for scores given as a .npy file")
+    group.add_argument("--format", choices=FORMATS, help="the files' format when their suffix does not say it")
+    group.add_argument("--sep", help="the column separator of a text table (default: , for csv, a tab for tsv)")
+    group.add_argument("--decimal", default=".", help="the decimal mark of a text table (default: .)")
+    group.add_argument("--labels-file", help="labels .npy file, for .npy scores or an .npz without labels")
     group.add_argument("--scores-key", default="scores", help="scores array in an .npz file (default: scores)")
     group.add_argument("--labels-key", default="labels", help="labels array in an .npz file (default: labels)")
     parser.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
 
 
 def _label_values(values: list[str] | None):
-    """--label-values as load_table's ``label_values``: one word, or a mapping from LABEL=COLUMN pairs."""
+    """--label-values as load_table's ``label_values``: one word, or a mapping from LABEL=COLUMN pairs
+    (given as separate words or joined by commas)."""
     if not values:
         return "auto"
     if len(values) == 1 and "=" not in values[0]:
         return values[0]
-    pairs = [v.split("=", 1) for v in values]
+    pairs = [pair.split("=", 1) for value in values for pair in value.split(",") if pair]
     if any(len(p) != 2 or not p[0] or not p[1] for p in pairs):
-        raise CalibInputError(
+        raise UsageError(
             f"--label-values takes one of index, names, 1-based, or LABEL=COLUMN pairs; got {' '.join(values)}"
         )
     return dict(pairs)
 
 
-def _load(path: str, args, *, require_labels: bool = True) -> tuple[PosteriorSet, np.ndarray]:
-    """Load ``path`` as the command line says, with its scores as validated log-posteriors (so that a bad
-    file stops here, before any computation); loader warnings become notes on stderr."""
+def _load(path: str, args, *, require_labels: bool = True) -> PosteriorSet:
+    """Load ``path`` as the command line says, and validate its scores as log-posteriors, so that a bad
+    file stops here, before any computation; loader warnings become notes on stderr."""
     file = Path(path)
-    options = {"renormalize": args.renormalize, "require_labels": require_labels}
+    options = {"renormalize": args.renormalize, "require_labels": require_labels, "scale": args.scale}
+    fmt = file_format(file, args.format)
     kind = args.kind
-    suffix = file.suffix.lower()
-    if suffix == ".npz":
+    if fmt == "npz":
         options |= {"scores_key": args.scores_key, "labels_key": args.labels_key}
-        kind = _kind_in_archive(file) or kind
-    elif suffix == ".npy":
+    else:
+        kind = kind or "probs"
+    if fmt in ("npz", "npy"):
         options["labels"] = args.labels_file
     else:
         options |= {
@@ -125,22 +173,14 @@ def _load(path: str, args, *, require_labels: bool = True) -> tuple[PosteriorSet
             "class_columns": args.class_columns,
             "label_values": _label_values(args.label_values),
             "positive_label": args.positive_label,
+            "id_column": args.id_column,
+            "sep": args.sep,
+            "decimal": args.decimal,
         }
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CalibInputWarning)
-        pset = load_posteriors(file, kind=kind, **options)
-    for warning in caught:
-        _note(str(warning.message))
-    return pset, pset.logprobs()
-
-
-def _kind_in_archive(file: Path) -> str | None:
-    """The ``kind`` array of an archive written by ``calib calibrate`` (None if absent or unreadable here)."""
-    try:
-        with np.load(file, allow_pickle=False) as archive:
-            return str(archive["kind"]) if "kind" in archive.files else None
-    except Exception:  # the loader reads the file again and names what is wrong with it
-        return None
+    with _Notes():
+        pset = load_posteriors(file, kind=kind, format=fmt, **options)
+        pset.logprobs()  # validated now: a bad file stops before any work
+    return pset
 
 
 def _output_dir(path: str) -> Path:
@@ -157,13 +197,13 @@ def _output_dir(path: str) -> Path:
     return out
 
 
-def _output_file(path: str, flag: str, suffix: str) -> Path:
-    """An output file path, checked before any work: the right suffix, not a folder, in a writable folder."""
+def _output_file(path: str, flag: str, suffixes: tuple[str, ...]) -> Path:
+    """An output file path, checked before any work: a suffix of ``suffixes``, not a folder, in a writable folder."""
     out = Path(path)
-    if out.suffix.lower() != suffix:
-        raise CalibInputError(f"{flag} {out}: give a file name ending in {suffix}")
+    if out.suffix.lower() not in suffixes:
+        raise UsageError(f"{flag} {out}: give a file name ending in {' or '.join(suffixes)}")
     if out.is_dir():
-        raise CalibInputError(f"{flag} {out} is a folder; give a file name ending in {suffix}")
+        raise CalibInputError(f"{flag} {out} is a folder; give a file name ending in {' or '.join(suffixes)}")
     folder = out.parent if str(out.parent) else Path(".")
     if not folder.is_dir():
         raise CalibInputError(f"{flag} {out}: the folder {folder} does not exist; create it first")
@@ -172,15 +212,25 @@ def _output_file(path: str, flag: str, suffix: str) -> Path:
     return out
 
 
+def _refuse_overwriting(outputs: dict[str, Path], inputs: dict[str, str | None]) -> None:
+    """Stop, before any work, when an output would replace an input (or another output)."""
+    seen = {os.path.realpath(p): f"{flag} {p}" for flag, p in inputs.items() if p}
+    for flag, path in outputs.items():
+        key = os.path.realpath(path)
+        if key in seen:
+            raise UsageError(
+                f"{flag} {path} is also {seen[key]}: writing it would destroy that file; give another output path"
+            )
+        seen[key] = f"{flag} {path}"
+
+
 def _check_run_options(args) -> None:
-    if args.seed < 0:
-        raise CalibInputError(f"--seed must be 0 or a positive integer; got {args.seed}")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise UsageError(f"--seed must be an integer from 0 to {MAX_SEED} (2^32 - 1); got {args.seed}")
     if getattr(args, "fit_samples", None) and args.fit_samples < 10:
-        raise CalibInputError(f"--fit-samples must be 0 (all samples) or at least 10; got {args.fit_samples}")
+        raise UsageError(f"--fit-samples must be 0 (all samples) or at least 10; got {args.fit_samples}")
     if args.bootstrap != 0 and not 2 <= args.bootstrap <= MAX_BOOTSTRAP:
-        raise CalibInputError(
-            f"--bootstrap must be 0 (no intervals) or between 2 and {MAX_BOOTSTRAP}; got {args.bootstrap}"
-        )
+        raise UsageError(f"--bootstrap must be 0 (no intervals) or between 2 and {MAX_BOOTSTRAP}; got {args.bootstrap}")
 
 
 def _json_number(value):
@@ -209,118 +259,262 @@ def _strict_json(document) -> str:
 def _evaluate(args) -> int:
     _check_run_options(args)
     progress = _Progress(args.quiet)
+    if args.out:
+        written = {f"--out {args.out} ({name})": Path(args.out) / name for name in _report_files()}
+        _refuse_overwriting(written, {"FILE": args.file, "--labels-file": args.labels_file, "--costs": args.costs})
     out = _output_dir(args.out) if args.out else None
     progress(f"reading {args.file}")  # the imports and a large file take seconds: say so first
-    from calib.cli_report import evaluation_document, summary_text, write_outputs
+    from calib.cli_report import evaluation_document, reliability_panels, summary_text, write_outputs
     from calib.scoring.decisions import zero_one_costs
-    from calib.summary import evaluate
+    from calib.summary import corp_view, evaluate
 
-    pset, logp = _load(args.file, args)
-    labels, n_classes = pset.labels, pset.n_classes
+    pset = _load(args.file, args)
+    logp, labels, n_classes, names = pset.logprobs(), pset.labels, pset.n_classes, pset.class_names
     progress(f"loaded {args.file}: {pset.n_samples} samples, {n_classes} classes")
-    # Only the reliability figure reads the scores as stored: without --out they go now, before the metrics.
-    figure_source = pset if out is not None else None
-    del pset
+    del pset  # the scores as stored: the log-posteriors are all that is read from now on
+    # The figures' inputs, before the evaluation validates logp in its own memory.
+    panels = reliability_panels(logp, labels, names)
+    corp_data = corp_view(logp, labels)[1:] if out is not None else None
     costs = {"0-1": zero_one_costs(n_classes)}
     if args.abstain is not None:
         costs["0-1 + abstain"] = zero_one_costs(n_classes, abstention=args.abstain)
     if args.costs:
-        costs[Path(args.costs).stem] = _read_costs(args.costs)
-    summary = evaluate(
-        logp,
-        labels,
-        kind="logprobs",
-        costs=costs,
-        priors=args.priors,
-        n_boot=args.bootstrap,
-        seed=args.seed,
-        progress=progress,
-        overwrite=True,  # logp is ours and not read again
-        **({} if args.fit_samples is None else {"fit_samples": args.fit_samples or None}),
-    )
-    document = evaluation_document(args.file, summary)
-    print(_strict_json(document) if args.json else summary_text(args.file, summary))
-    if figure_source is not None:
-        for path in write_outputs(out, figure_source, summary, _strict_json(document), progress, seed=args.seed):
+        costs[Path(args.costs).stem] = _read_costs(args.costs, names, n_classes)
+    with _Notes():
+        summary = evaluate(
+            logp,
+            labels,
+            kind="logprobs",
+            costs=costs,
+            priors=_priors(args.priors, names, n_classes),
+            n_boot=args.bootstrap,
+            seed=args.seed,
+            progress=progress,
+            overwrite=True,  # logp is ours and not read again
+            **({} if args.fit_samples is None else {"fit_samples": args.fit_samples or None}),
+        )
+    document = _strict_json(evaluation_document(args.file, summary, names, panels))
+    print(document if args.json else summary_text(args.file, summary, names))
+    if out is not None:
+        for path in write_outputs(out, panels, corp_data, summary, document, progress, seed=args.seed):
             progress(f"wrote {path}")
     return 0
 
 
-def _read_costs(path: str) -> np.ndarray:
-    """A cost matrix from a CSV without header: row i = true class i, column j = decision j."""
+def _report_files() -> tuple[str, ...]:
+    from calib.cli_report import REPORT_FILES
+
+    return REPORT_FILES
+
+
+def _priors(values: list[str] | None, names, n_classes: int):
+    """--priors as a vector in class order: K numbers in that order, or NAME=VALUE pairs matched by name."""
+    if not values:
+        return None
+    if all("=" in v for v in values):
+        given = dict(v.split("=", 1) for v in values)
+        classes = list(names) if names else [str(k) for k in range(n_classes)]
+        if sorted(given) != sorted(classes):
+            raise UsageError(f"--priors names {sorted(given)}, but the classes are {classes}: give one NAME=VALUE each")
+        values = [given[c] for c in classes]
     try:
-        return np.loadtxt(path, delimiter=",", ndmin=2)
-    except (OSError, ValueError) as exc:
+        return [float(v) for v in values]
+    except ValueError:
+        raise UsageError(
+            f"--priors takes one number per class (in the class order printed) or NAME=VALUE pairs; got {values}"
+        ) from None
+
+
+def _read_costs(path: str, names, n_classes: int) -> np.ndarray:
+    """A cost matrix from a CSV: row = true class, column = decision. A first column of class names puts
+    the rows in class order by name; a header row of decision names is skipped."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path, header=None, dtype=str, keep_default_na=False)
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise CalibInputError(f"--costs {path}: not a CSV of numbers, one row per class ({exc})") from exc
+    if frame.empty:
+        raise CalibInputError(f"--costs {path} is empty: give one row of costs per true class")
+
+    def numeric(cells) -> bool:
+        return bool(pd.to_numeric(cells, errors="coerce").notna().all())
+
+    if not numeric(frame.iloc[0, 1:]):  # a header of decision names
+        frame = frame.iloc[1:]
+    if not numeric(frame.iloc[:, 0]):  # the classes by name
+        classes = list(names) if names else [str(k) for k in range(n_classes)]
+        rows = frame.iloc[:, 0].str.strip().tolist()
+        if sorted(rows) != sorted(classes):
+            raise CalibInputError(f"--costs {path}: its rows name the classes {rows}, but the classes are {classes}")
+        frame = frame.set_index(0).loc[classes]
+    try:
+        return frame.to_numpy(dtype=np.float64)
+    except ValueError as exc:
         raise CalibInputError(f"--costs {path}: not a CSV of numbers, one row per class ({exc})") from exc
 
 
 def _calibrate(args) -> int:
     from calib._internal.files import atomic_write
-    from calib.calibrators.persistence import METHODS, load_calibrator, save_calibrator
+    from calib.calibrators.persistence import METHODS, read_calibrator, save_calibrator
+    from calib.data.alignment import classes_in_order
 
     progress = _Progress(args.quiet)
-    out = _output_file(args.out, "--out", ".npz")
-    saved = _output_file(args.save_model, "--save-model", ".json") if args.save_model else None
+    if args.model and (args.method or args.train or args.save_model):
+        raise UsageError("--model applies a saved calibrator: drop --method, --train and --save-model")
+    if not args.model and (not args.train or not args.method):
+        raise UsageError("give --method and --train FILE to fit a calibrator, or --model FILE to apply one")
+    if args.method and args.method not in METHODS:
+        raise UsageError(f"--method {args.method!r} is not a calibrator; use one of {', '.join(METHODS)}")
+    out = _output_file(args.out, "--out", CALIBRATED_SUFFIXES)
+    saved = _output_file(args.save_model, "--save-model", (".json",)) if args.save_model else None
+    outputs = {"--out": out} | ({"--save-model": saved} if saved else {})
+    inputs = {"--train": args.train, "--apply": args.apply, "--model": args.model, "--labels-file": args.labels_file}
+    _refuse_overwriting(outputs, inputs)
     if args.model:
-        if args.method or args.train or args.save_model:
-            raise CalibInputError("--model applies a saved calibrator: drop --method, --train and --save-model")
-        model, method = load_calibrator(args.model)
-        progress(f"loaded a {method} calibrator from {args.model}")
+        with _Notes():
+            model_file = read_calibrator(args.model)
+        model, names, fitted_kind = model_file.model, model_file.class_names, model_file.kind
+        progress(f"loaded a {model_file.method} calibrator from {args.model}")
     else:
-        if not args.train or not args.method:
-            raise CalibInputError("give --method and --train FILE to fit a calibrator, or --model FILE to apply one")
-        if args.method not in METHODS:
-            raise CalibInputError(f"--method {args.method!r} is not a calibrator; use one of {', '.join(METHODS)}")
-        train, train_logp = _load(args.train, args)
+        train = _load(args.train, args)
+        if METHODS[args.method].binary_only and train.n_classes != 2:
+            raise CalibInputError(
+                f"--method {args.method} is for two classes and --train {args.train} has {train.n_classes}; for "
+                "more classes use --method temperature, dp, vector, matrix or dirichlet"
+            )
         _warn_about_training_data(train, args.method)
         progress(f"fitting {args.method} on {args.train} ({train.n_samples} samples)")
-        model = METHODS[args.method]().fit(train_logp, train.labels, kind="logprobs")
-        if saved is not None:
-            save_calibrator(model, saved, method=args.method)
-            progress(f"saved the calibrator to {saved}")
-    target, target_logp = _load(args.apply, args, require_labels=False)
-    calibrated = model.predict_log_proba(target_logp, kind="logprobs")
-    arrays = {"scores": calibrated, "kind": np.array("logprobs")}
-    if target.labels is not None:
-        arrays["labels"] = target.labels
-    atomic_write(out, lambda tmp: np.savez_compressed(tmp, **arrays))
-    what = "calibrated log-probabilities" + ("" if target.labels is not None else " (no labels: scores only)")
+        with _Notes():
+            model = METHODS[args.method]().fit(train.logprobs(), train.labels, kind="logprobs", overwrite=True)
+        _note_zero_treatment(model, args.train)
+        names, fitted_kind = train.class_names, train.kind
+        del train
+    target = _load(args.apply, args, require_labels=False)
+    target = _matched_to_model(target, names, fitted_kind, args, classes_in_order)
+    if saved is not None:
+        save_calibrator(model, saved, method=args.method, class_names=names, kind=fitted_kind)
+        progress(f"saved the calibrator to {saved}")
+    calibrated = model.predict_log_proba(target.logprobs(), kind="logprobs", overwrite=True)
+    if out.suffix.lower() == ".csv":
+        _write_calibrated_csv(out, target, calibrated, args, atomic_write)
+    else:
+        arrays = {"scores": calibrated, "kind": np.array("logprobs")}
+        if target.labels is not None:
+            arrays["labels"] = target.labels
+        if target.class_names is not None:
+            arrays["class_names"] = np.array(target.class_names, dtype=str)
+        if target.ids is not None:
+            arrays["ids"] = target.ids
+        atomic_write(out, lambda tmp: np.savez_compressed(tmp, **arrays))
+    what = "calibrated posteriors" + ("" if target.labels is not None else " (no labels: scores only)")
     progress(f"wrote the {what} of {args.apply} to {out}")
     return 0
+
+
+def _matched_to_model(target: PosteriorSet, names, fitted_kind, args, classes_in_order) -> PosteriorSet:
+    """The --apply set with its classes in the calibrator's order, matched by name (by position, with a
+    note, when either side has no names)."""
+    source = f"the calibrator ({args.model or args.train})"
+    if target.n_classes != (len(names) if names else target.n_classes):
+        raise CalibInputError(
+            f"--apply {args.apply} has {target.n_classes} classes but {source} was fitted on {len(names)}"
+        )
+    if names is not None and target.class_names is not None:
+        return classes_in_order(target, names, where=f"--apply {args.apply}", reference=source)
+    if names is not None or target.class_names is not None:
+        _note(
+            f"--apply {args.apply} and {source}: one of them has no class names, so classes are matched by "
+            "position: check that the columns come in the same order"
+        )
+    if fitted_kind is not None and target.kind != fitted_kind:
+        _note(f"{source} was fitted on {fitted_kind} and --apply {args.apply} is read as {target.kind}: check --kind")
+    return target
+
+
+def _write_calibrated_csv(out: Path, target: PosteriorSet, calibrated: np.ndarray, args, atomic_write) -> None:
+    """The calibrated probabilities as a table: the ids, one column per class (named), the labels (as
+    class names), so that ``calib evaluate`` reads it back as it is."""
+    import pandas as pd
+
+    names = list(target.class_names or [f"class_{k}" for k in range(target.n_classes)])
+    frame = pd.DataFrame(np.exp(calibrated), columns=names, copy=False)
+    if target.ids is not None:
+        frame.insert(0, args.id_column or "id", target.ids)
+    if target.labels is not None:
+        frame[args.labels] = np.asarray(names)[target.labels]
+    atomic_write(out, lambda tmp: frame.to_csv(tmp, index=False, float_format="%.17g"))
+
+
+def _note_zero_treatment(model, train_path: str) -> None:
+    eps = getattr(model, "zero_smoothing_", 0.0)
+    if eps:
+        _note(
+            f"--train {train_path} holds probabilities of exactly 0: every score is smoothed at the scores' "
+            f"resolution before the logarithm (Laplace, eps = {eps:.3g}; see the README, 'Exact zeros')"
+        )
 
 
 def _warn_about_training_data(train: PosteriorSet, method: str) -> None:
     """Notes when a calibrator is fitted on data too small, or missing classes, to be trusted."""
     counts = np.bincount(train.labels, minlength=train.n_classes)
-    absent = [train.class_names[k] if train.class_names else k for k in np.flatnonzero(counts == 0)]
+    absent = [train.class_names[k] if train.class_names else int(k) for k in np.flatnonzero(counts == 0)]
     if absent:
-        _note(f"--train has no sample of class {absent}: {method} learns nothing about it")
+        _note(f"--train has no sample of class {', '.join(map(str, absent))}: {method} learns nothing about it")
     if counts.min() < 20:
         _note(
-            f"--train has only {counts.min()} samples of its smallest class: a {method} fit on so few is noisy; "
+            f"--train has only {int(counts.min())} samples of its smallest class: a {method} fit on so few is noisy; "
             "check it on held-out data (calib evaluate)"
         )
 
 
 def _compare(args) -> int:
     from calib.cli_report import compare_text
+    from calib.data.alignment import classes_in_order, rows_in_order
 
     _check_run_options(args)
     if len(args.files) < 2:
-        raise CalibInputError("compare needs at least two files (systems scored on the same labels)")
+        raise UsageError("compare needs at least two files (systems scored on the same labels)")
     names = args.names or args.files
     if len(names) != len(args.files):
-        raise CalibInputError(f"--names gives {len(names)} names for {len(args.files)} files; give one per file")
+        raise UsageError(f"--names gives {len(names)} names for {len(args.files)} files; give one per file")
     progress = _Progress(args.quiet)
-    sets = [_load(f, args)[0] for f in args.files]
-    labels = sets[0].labels
-    for f, s in zip(args.files[1:], sets[1:], strict=True):
-        if s.labels.shape != labels.shape or np.any(s.labels != labels):
-            raise CalibInputError(
-                f"{f}: its labels differ from those of {args.files[0]}; compare systems on one test set"
-            )
+    sets = [_load(f, args) for f in args.files]
+    first, reference = sets[0], args.files[0]
+    for i, (f, s) in enumerate(zip(args.files[1:], sets[1:], strict=True), start=1):
+        if first.class_names is not None and s.class_names is not None:
+            s = classes_in_order(s, first.class_names, where=f, reference=reference)
+        if args.id_column:
+            s = rows_in_order(s, _ids(first, reference), where=f, reference=reference)
+        else:
+            _check_paired_by_position(first, s, reference, f)
+        sets[i] = s
     print(compare_text(names, sets, n_boot=args.bootstrap, seed=args.seed, progress=progress))
     return 0
+
+
+def _ids(pset: PosteriorSet, path: str) -> np.ndarray:
+    if pset.ids is None:
+        raise CalibInputError(f"{path} has no id column to pair rows by; name it with --id-column")
+    return pset.ids
+
+
+def _check_paired_by_position(first: PosteriorSet, other: PosteriorSet, reference: str, path: str) -> None:
+    """Without --id-column, rows are paired by position: refuse files that disagree on anything checkable."""
+    if other.n_samples != first.n_samples:
+        raise CalibInputError(
+            f"{path} has {other.n_samples} rows and {reference} {first.n_samples}: compare systems on one test set"
+        )
+    if first.ids is not None and other.ids is not None and not np.array_equal(first.ids, other.ids):
+        raise CalibInputError(
+            f"{path} and {reference} hold their rows in another order (their ids differ): pair the rows by id with "
+            "--id-column COLUMN ('Unnamed: 0' for the index pandas writes)"
+        )
+    if not np.array_equal(other.labels, first.labels):
+        raise CalibInputError(
+            f"{path}: its labels differ from those of {reference} row by row; compare systems on one test set "
+            "(rows in the same order, or paired with --id-column)"
+        )
 
 
 class _Version(argparse.Action):
@@ -344,12 +538,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input_options(ev)
     ev.add_argument("--out", help="folder for metrics.json, metrics.csv and reliability.png / .pdf")
     ev.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
-    ev.add_argument("--priors", type=float, nargs="+", help="class priors for NCE, NBS and the risks (one per class)")
+    ev.add_argument(
+        "--priors",
+        nargs="+",
+        metavar="PRIOR",
+        help="class priors for NCE, NBS and the risks: NAME=VALUE per class, or one number per class in the class "
+        "order printed",
+    )
     ev.add_argument(
         "--abstain", type=float, help="also the Bayes risk of 0-1 costs with an abstain decision of this cost"
     )
     ev.add_argument(
-        "--costs", help="also the Bayes risk of this cost matrix (CSV, row = true class, column = decision)"
+        "--costs",
+        help="also the Bayes risk of this cost matrix (CSV, row = true class, column = decision; a first column of "
+        "class names matches rows by name, a header row of decision names is skipped)",
     )
     ev.add_argument(
         "--bootstrap", type=int, default=200, help=f"bootstrap resamples (0: no intervals; else 2..{MAX_BOOTSTRAP})"
@@ -369,7 +571,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ca.add_argument("--train", help="posteriors and labels to fit the calibrator on")
     ca.add_argument("--apply", required=True, help="posteriors to calibrate (labels optional)")
-    ca.add_argument("--out", required=True, help=".npz file for the calibrated log-probabilities")
+    ca.add_argument(
+        "--out",
+        required=True,
+        help=".npz file for the calibrated log-probabilities, or .csv for the probabilities (with class names, ids "
+        "and labels)",
+    )
     ca.add_argument("--save-model", help="write the fitted calibrator to this .json file")
     ca.add_argument("--model", help="apply a calibrator saved with --save-model (a .json file) instead of fitting one")
     _add_input_options(ca)
@@ -392,7 +599,7 @@ def main(argv: list[str] | None = None) -> int:
         return args.run(args)
     except CalibInputError as exc:
         print(f"calib {args.command}: error: {exc.cli_message}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, UsageError) else 1
     except BrokenPipeError:  # the reader closed the pipe (e.g. `| head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -3,27 +3,75 @@ and the side-by-side comparison of several systems with paired bootstrap interva
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from calib._internal.files import atomic_write
+from calib.calibration_errors.binned import ReliabilityBins
 from calib.data.real import PosteriorSet
 from calib.resampling.bootstrap import percentile_interval, resample_blocks
 from calib.scoring.decisions import zero_one_costs
-from calib.summary import BINARY_ECE, ECE_BINS, TOP_LABEL_ECE, Summary, point_metrics, resampled_metrics
+from calib.summary import (
+    BINARY_ECE,
+    CLASSWISE_ECE,
+    ECE_BINS,
+    TOP_LABEL_ECE,
+    Summary,
+    point_metrics,
+    resampled_metrics,
+)
 
 COMPARED = ("accuracy", "NCE", "NBS", "ECE top-label", "ECD")
 # Resamples of the consistency band in the CORP figure (when the samples are few enough to resample).
 CORP_BAND_RESAMPLES = 500
+# What `calib evaluate --out DIR` writes into DIR.
+REPORT_FILES = ("metrics.json", "metrics.csv", "reliability.png", "reliability.pdf", "corp.png", "corp.pdf")
+# A class-wise reliability panel draws at most this many classes (those with the largest ECE).
+SHOWN_CLASSES = 10
+CORP_SCORES = {"brier": "Brier", "log": "log"}
 
 
-def evaluation_document(file: str, summary: Summary) -> dict:
-    """The evaluation as one JSON-ready dict: sizes, metrics with intervals, calibrator evidence, advice."""
+@dataclass(frozen=True)
+class Panel:
+    """One panel of the reliability figure: the summary metric it shows (its name and value are the
+    panel's title), what is binned, and the bins (one set, or one per class for a class-wise panel)."""
+
+    metric: str
+    axis: str
+    bins: tuple[ReliabilityBins, ...]
+    classes: tuple[str, ...] = ()
+
+
+def reliability_panels(logp: np.ndarray, labels: np.ndarray, class_names=None) -> list[Panel]:
+    """The panels of the reliability figure, from validated log-posteriors: for two classes the positive
+    class's probability (metric "ECE positive class"); for more, the top label's confidence ("ECE
+    top-label") and each class one-vs-rest ("ECE class-wise", the mean of the K classes' ECEs)."""
+    names = tuple(class_names) if class_names else tuple(str(k) for k in range(logp.shape[1]))
+    if logp.shape[1] == 2:
+        positive = BINARY_ECE.reliability(logp, labels, kind="logprobs")
+        return [Panel("ECE positive class", f"P(class {names[1]})", positive)]
+    return [
+        Panel("ECE top-label", "confidence (top label)", TOP_LABEL_ECE.reliability(logp, labels, kind="logprobs")),
+        Panel(
+            "ECE class-wise",
+            "P(class), each class one-vs-rest",
+            CLASSWISE_ECE.reliability(logp, labels, kind="logprobs"),
+            names,
+        ),
+    ]
+
+
+def evaluation_document(file: str, summary: Summary, class_names=None, panels=()) -> dict:
+    """The evaluation as one JSON-ready dict: sizes, classes, metrics with intervals, calibrator evidence,
+    advice, the CORP decompositions and the reliability bins behind the figure."""
     return {
         "file": file,
         "n_samples": summary.n_samples,
         "n_classes": summary.n_classes,
+        "classes": _class_list(summary.n_classes, class_names),
+        "interval": summary.interval_method,
         "metrics": summary.as_records(),
         "calibrator_gains": {
             "score": summary.gain_score,
@@ -34,7 +82,26 @@ def evaluation_document(file: str, summary: Summary) -> dict:
         },
         "recommended": summary.recommended,
         "corp": corp_document(summary.corp),
+        "reliability": [_panel_document(panel) for panel in panels],
     }
+
+
+def _class_list(n_classes: int, class_names) -> list[str]:
+    return list(class_names) if class_names else [str(k) for k in range(n_classes)]
+
+
+def _panel_document(panel: Panel) -> dict:
+    bins = [
+        {
+            **({"class": name} if name is not None else {}),
+            "edges": b.edges.tolist(),
+            "counts": b.counts.tolist(),
+            "mean_confidence": b.mean_confidence.tolist(),
+            "frequency": b.frequency.tolist(),
+        }
+        for b, name in zip(panel.bins, panel.classes or [None] * len(panel.bins), strict=True)
+    ]
+    return {"metric": panel.metric, "axis": panel.axis, "bins": bins}
 
 
 def corp_document(corp) -> dict:
@@ -45,12 +112,15 @@ def corp_document(corp) -> dict:
     return document
 
 
-def summary_text(name: str, summary: Summary) -> str:
+def summary_text(name: str, summary: Summary, class_names=None) -> str:
     """The evaluation as aligned text lines (value and interval per metric, then the calibrators)."""
     lines = [f"{name}: {summary.n_samples} samples, {summary.n_classes} classes"]
+    lines.append(f"  classes, in order: {', '.join(_class_list(summary.n_classes, class_names))}")
+    lines.append(f"  intervals: {summary.interval_method}")
     for metric, m in summary.metrics.items():
         interval = "" if np.isnan(m.low) else f"   [{m.low:.4f}, {m.high:.4f}]"
         lines.append(f"  {metric:<28s} {m.value:9.4f}{interval}")
+    lines += [f"  note: {note}" for note in summary.interval_notes]
     subset = "" if summary.fit_samples == summary.n_samples else f", on a random {summary.fit_samples} samples"
     lines.append(f"  gain in {summary.gain_score} per sample, cross-validated calibrator{subset} (paired bootstrap):")
     for calibrator, g in summary.gains.items():
@@ -60,103 +130,116 @@ def summary_text(name: str, summary: Summary) -> str:
     return "\n".join(lines + corp_lines(summary.corp, summary.n_samples))
 
 
-CORP_SCORES = {"brier": "Brier", "log": "log"}
-
-
 def corp_lines(corp, n_samples: int) -> list[str]:
     """The CORP decompositions as text: score = MCB - DSC + UNC per score, with the MCB test's p-value."""
     tested = f"MCB test on {corp.resamples} resamples" if corp.resamples else "no MCB test (--bootstrap 0)"
     if corp.resamples and corp.test_samples < n_samples:
         tested += f" of a random {corp.test_samples} samples"
     lines = [f"  CORP decomposition, {corp.lens} (score = MCB - DSC + UNC; {tested}):"]
-    for name, r in corp.scores.items():
-        p_value = f"   p = {r.p_value:.3f}" if corp.resamples else ""
-        lines.append(f"    {CORP_SCORES[name]:<8s} {r.score:.4f} = {r.mcb:.4f} - {r.dsc:.4f} + {r.unc:.4f}{p_value}")
+    for name in corp.scores:
+        lines.append(f"    {corp_equation(corp, name)}")
     return lines
 
 
-def write_outputs(out: Path, pset: PosteriorSet, summary: Summary, document: str, progress, *, seed: int) -> list[Path]:
-    """metrics.json, metrics.csv, the reliability figure and the CORP figure (PNG, PDF) in ``out``, each
-    written atomically."""
+def corp_equation(corp, score: str) -> str:
+    """One score's decomposition as the text and the CORP figure print it, e.g.
+    "Brier 0.1661 = MCB 0.0010 - DSC 0.0849 + UNC 0.2500, MCB test p = 0.020"."""
+    r = corp.scores[score]
+    tested = f", MCB test p = {r.p_value:.3f}" if corp.resamples else ""
+    return f"{CORP_SCORES[score]} {r.score:.4f} = MCB {r.mcb:.4f} - DSC {r.dsc:.4f} + UNC {r.unc:.4f}{tested}"
+
+
+def write_outputs(
+    out: Path, panels: list[Panel], corp_data, summary: Summary, document: str, progress, *, seed: int
+) -> list[Path]:
+    """metrics.json (``document``), metrics.csv, the reliability figure and the CORP figure (PNG, PDF) in
+    ``out``, each written atomically; ``corp_data`` is (confidence, outcome) of :func:`calib.summary.corp_view`."""
     import pandas as pd
 
     atomic_write(out / "metrics.json", lambda tmp: tmp.write_text(document + "\n"))
     frame = pd.DataFrame(summary.as_records())
     atomic_write(out / "metrics.csv", lambda tmp: frame.to_csv(tmp, index=False, float_format="%.10g"))
     progress("drawing the reliability diagram")
-    figures = reliability_figure(out / "reliability", reliability_panels(pset))
+    figures = reliability_figure(out / "reliability", panels, summary)
     progress("drawing the CORP reliability diagram")
-    figures += corp_figure(out / "corp", pset, summary.corp, seed=seed)
+    figures += corp_figure(out / "corp", *corp_data, summary.corp, axis=panels[0].axis, seed=seed)
     return [out / "metrics.json", out / "metrics.csv", *figures]
 
 
-def corp_figure(stem: Path, pset: PosteriorSet, corp, *, seed: int) -> list[Path]:
+def corp_figure(
+    stem: Path, confidence: np.ndarray, outcome: np.ndarray, corp, *, axis: str, seed: int
+) -> list[Path]:
     """The CORP reliability diagram of the evaluation's binary view (:func:`calib.summary.corp_view`): the
-    PAV curve, its 90 % consistency band, the Brier score's decomposition and the scores' histogram."""
+    PAV curve and its 90 % consistency band alone on the diagram, the scores' histogram below it, the
+    legend and the Brier score's decomposition (as the text prints it) outside, so nothing covers the
+    curve; ``axis`` says what the scores are (the reliability figure's first panel's words)."""
     from calib.calibration_errors.corp import corp_curve
     from calib.calibration_errors.corp_bands import corp_bands
-    from calib.plots.corp import band_label, corp_diagram
+    from calib.plots.corp import band_label, corp_curve_lines, score_histogram
     from calib.plots.style import figure_style, save_figure, subplots
-    from calib.summary import corp_view
 
-    _, confidence, outcome = corp_view(pset.logprobs(), pset.labels)
     curve = corp_curve(confidence, outcome)
     bands = corp_bands(curve, n_resamples=CORP_BAND_RESAMPLES, seed=seed)
-    brier = corp.scores["brier"]
-    terms = {"Brier": brier.score, "MCB": brier.mcb, "DSC": brier.dsc, "UNC": brier.unc}
     with figure_style():
-        fig, ax = subplots(figsize=(4.6, 4.6), layout="constrained")
+        fig, (ax, below) = subplots(2, 1, figsize=(5.2, 6.4), layout="constrained", height_ratios=[4, 1])
         band = (bands.points, *bands.consistency)
         label = band_label(bands.level, bands.method)
-        corp_diagram(ax, curve.points, curve.recalibrated, curve.counts, terms, band=band, band_label=label)
-        tested = f", MCB test p = {brier.p_value:.3f}" if corp.resamples else ""
-        ax.set_title(f"CORP reliability diagram, {corp.lens}{tested}", fontsize=9)
-        ax.set_xlabel("P(class 1)" if corp.lens == "positive class" else "confidence (top label)")
-        ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.64), fontsize=7, frameon=False)
+        corp_curve_lines(ax, curve.points, curve.recalibrated, band=band, band_label=label)
+        ax.set_title(f"CORP reliability diagram, {corp.lens}\n{corp_equation(corp, 'brier')}", fontsize=7.5)
+        score_histogram(below, curve.points, curve.counts)
+        below.set_ylabel("samples", fontsize=7)
+        below.set_xlabel(axis)
+        fig.legend(loc="outside lower center", ncols=2, fontsize=7, frameon=False)
         return save_figure(fig, stem)
 
 
-def reliability_panels(pset: PosteriorSet) -> list[tuple]:
-    """The reliability diagram's panels as (bins, what is binned): for two classes the positive class's
-    probability; for more, every class's probability against its one-vs-rest outcome, then the top label."""
-    from calib.calibration_errors.binned import reliability_bins
-
-    logp, y = pset.logprobs(), pset.labels
-    if pset.n_classes == 2:
-        positive = pset.class_names[1] if pset.class_names else "1"
-        return [(BINARY_ECE.reliability(logp, y, kind="logprobs")[0], f"P(class {positive})")]
-    probs = np.exp(logp)
-    pooled = reliability_bins(probs.ravel(), np.eye(pset.n_classes, dtype=bool)[y].ravel(), n_bins=ECE_BINS)
-    (top,) = TOP_LABEL_ECE.reliability(logp, y, kind="logprobs")
-    return [(pooled, "every class, one-vs-rest"), (top, "confidence (top label)")]
-
-
-def reliability_figure(stem: Path, panels: list[tuple]) -> list[Path]:
-    """Draw :func:`reliability_panels`: per panel, bars spanning each of the 15 bins up to the observed
-    frequency, the gap to the bin's mean score, and below it the number of samples per bin."""
+def reliability_figure(stem: Path, panels: list[Panel], summary: Summary) -> list[Path]:
+    """Draw :func:`reliability_panels`, each titled with its metric as the text prints it: bars spanning
+    each of the 15 bins up to the observed frequency with the gap to the bin's mean score (for a
+    class-wise panel, one line per class, at most SHOWN_CLASSES), and below, the samples per bin."""
     from calib.plots.reliability import reliability_bars
     from calib.plots.style import figure_style, save_figure, subplots
 
     with figure_style():
         fig, axes = subplots(
-            2, len(panels), figsize=(3.8 * len(panels), 4.6), layout="constrained", height_ratios=[3, 1], squeeze=False
+            2, len(panels), figsize=(3.8 * len(panels), 4.8), layout="constrained", height_ratios=[3, 1], squeeze=False
         )
-        for column, (bins, what) in enumerate(panels):
+        for column, panel in enumerate(panels):
             top, bottom = axes[0, column], axes[1, column]
-            reliability_bars(top, bins)
+            if panel.classes:
+                _class_lines(top, panel)
+            else:
+                reliability_bars(top, panel.bins[0])
             top.set_ylabel("observed frequency")
-            top.set_title(f"{what}: ECE {bins.ece():.4f}", fontsize=9)
+            top.set_title(f"{panel.metric} {summary.metrics[panel.metric].value:.4f}", fontsize=9)
             top.set_xlabel("")
-            bottom.bar(bins.edges[:-1], bins.counts, width=np.diff(bins.edges), align="edge", color="grey")
-            for left, right, count in zip(bins.edges[:-1], bins.edges[1:], bins.counts, strict=True):
-                if count:
-                    bottom.annotate(f"{count}", ((left + right) / 2, count), ha="center", va="bottom", fontsize=5)
+            edges = panel.bins[0].edges
+            counts = np.sum([b.counts for b in panel.bins], axis=0)
+            bottom.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="grey")
             bottom.set_xlim(0, 1)
             bottom.set_yscale("log")  # counts span orders of magnitude; an empty bin has no bar
-            bottom.set_ylim(0.7, 4 * max(int(bins.counts.max()), 1))
-            bottom.set_ylabel("samples")
-            bottom.set_xlabel(f"{what} ({ECE_BINS} bins of width {1 / ECE_BINS:.3f})")
+            bottom.set_ylim(0.7, 4 * max(int(counts.max()), 1))
+            bottom.set_ylabel("scores" if panel.classes else "samples")
+            bottom.set_xlabel(f"{panel.axis} ({ECE_BINS} bins of width {1 / ECE_BINS:.3f})")
         return save_figure(fig, stem)
+
+
+def _class_lines(ax, panel: Panel) -> None:
+    """One reliability line per class (observed frequency at each bin's mean score), the classes with
+    the largest ECE first when there are more than SHOWN_CLASSES."""
+    errors = np.array([b.ece() if b.occupied.any() else 0.0 for b in panel.bins])
+    shown = np.argsort(-errors, kind="stable")[:SHOWN_CLASSES]
+    for k in sorted(shown):
+        b = panel.bins[k]
+        ax.plot(b.mean_confidence[b.occupied], b.frequency[b.occupied], "o-", markersize=2.5, linewidth=1,
+                label=panel.classes[k])  # fmt: skip
+    ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal", adjustable="box")
+    hidden = len(panel.bins) - len(shown)
+    title = f"{len(shown)} classes of largest ECE" if hidden else None
+    ax.legend(fontsize=6, title=title, title_fontsize=6, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
 
 
 def compare_text(names: list[str], sets: list[PosteriorSet], *, n_boot: int, seed: int, progress) -> str:

@@ -42,9 +42,9 @@ from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.registry import make_calibrator
 from calib.resampling.bootstrap import (
     ResampledSums,
+    basic_interval,
     counted_resamples,
     ece_terms,
-    percentile_interval,
     resample_counts,
     resamples_per_matrix,
 )
@@ -67,6 +67,10 @@ BINARY_ECE = BinnedCalibrationError("binary", ECE_BINS)
 CLASSWISE_ECE = BinnedCalibrationError("classwise", ECE_BINS)
 # Resampler computes confidences this many samples at a time (no full (N, K) temporary).
 _VALUE_ROWS = 1 << 16
+# Resampler is called on at most about this many float64 cells of per-resample work at a time (bin sums
+# of every class, and smooth ECE's binned grids, about 40,000 cells at its finest bandwidths).
+_RESAMPLE_CELLS = 1 << 22
+_SMOOTH_ECE_CELLS = 40_000
 # A long phase reports its progress at most this often (seconds).
 _PROGRESS_EVERY = 2.0
 RCL_FOLDS = 5
@@ -121,6 +125,8 @@ class Summary:
     recommended: str = ""
     fit_samples: int = 0
     corp: CorpSummary | None = None
+    interval_method: str = "none (no bootstrap resamples)"
+    interval_notes: list[str] = field(default_factory=list)
 
     def as_records(self) -> list[dict]:
         """One dict per metric (name, value, low, high), e.g. for a CSV."""
@@ -210,6 +216,8 @@ class Resampler:
         self.class_ece, self.class_ece_name = (
             (BINARY_ECE, "ECE positive class") if logp.shape[1] == 2 else (CLASSWISE_ECE, "ECE class-wise")
         )
+        # Resamples per call that keep a call's memory near _RESAMPLE_CELLS, whatever the number of resamples.
+        self.block = max(1, _RESAMPLE_CELLS // (4 * ECE_BINS * (logp.shape[1] + 1) + _SMOOTH_ECE_CELLS))
         confidence, correct = np.empty(labels.size), np.empty(labels.size, dtype=bool)
         for start in range(0, labels.size, _VALUE_ROWS):
             rows = slice(start, start + _VALUE_ROWS)
@@ -219,7 +227,14 @@ class Resampler:
 
     def __call__(self, counts: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """The metrics of each resample counted by ``counts`` (N, S): name -> (S,) values in
-        :func:`point_metrics`' order, and the (S, len(means)) means of the extra values."""
+        :func:`point_metrics`' order, and the (S, len(means)) means of the extra values. The resamples
+        are taken ``block`` at a time, so that what their metrics hold while computed (bin sums of every
+        class, smooth ECE's grids) stays bounded however many there are."""
+        parts = [self._block(counts[:, start : start + self.block]) for start in range(0, counts.shape[1], self.block)]
+        metrics = {name: np.concatenate([p[0][name] for p in parts]) for name in parts[0][0]}
+        return metrics, np.concatenate([p[1] for p in parts])
+
+    def _block(self, counts: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
         n, k = self.logp.shape
         weighted, plain, top, class_gaps = 0.0, 0.0, 0.0, 0.0
         for rows, c in float_chunks(counts):
@@ -492,8 +507,13 @@ def evaluate(
     point, draws = dict(zip(metrics, draws[0, : len(metrics)], strict=True)), draws[1:]
     gain_draws = draws[:, len(metrics) :] if subset is None else _resampled_means(gains, n_boot, seed)
     if n_boot:
-        low, high = percentile_interval(draws[:, : len(metrics)], alpha)
-        gain_low, gain_high = percentile_interval(gain_draws, alpha)
+        values = np.array(list(point.values()))
+        low, high = _within_ranges(list(point), *basic_interval(draws[:, : len(metrics)], values, alpha))
+        gain_low, gain_high = basic_interval(gain_draws, [np.mean(g) for g in gains.values()], alpha)
+        summary.interval_method = (
+            f"{round(100 * (1 - alpha))} % basic bootstrap intervals (Davison & Hinkley (1997)), {n_boot} resamples"
+        )
+        summary.interval_notes = _outside_notes(point, low, high, draws[:, : len(metrics)])
     metrics = {
         name: Metric(float(value), *(float(low[i]), float(high[i])) if n_boot else ())
         for i, (name, value) in enumerate(point.items())
@@ -523,6 +543,35 @@ def corp_summary(logp: np.ndarray, labels: np.ndarray, *, n_resamples: int, seed
     lens, confidence, outcome = corp_view(logp, labels)
     report = corp_report(confidence, outcome, n_resamples=n_resamples, seed=seed, test_samples=CORP_TEST_SAMPLES)
     return CorpSummary(lens, report, n_resamples, min(labels.size, CORP_TEST_SAMPLES) if n_resamples else 0)
+
+
+def _metric_range(name: str) -> tuple[float, float]:
+    """The values a bootstrapped metric can take (an interval is clipped to them)."""
+    if name == "accuracy" or "ECE" in name:
+        return 0.0, 1.0
+    if name == "ECD":  # one datum's term is at least 1 - 1/p* ("An entropic metric" (2025))
+        return -0.27846, np.inf
+    return 0.0, np.inf
+
+
+def _within_ranges(names: list[str], low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Basic intervals clipped to each metric's range (a reflected percentile can leave it)."""
+    lower, upper = np.array([_metric_range(n) for n in names]).T
+    return np.clip(low, lower, upper), np.clip(high, lower, upper)
+
+
+def _outside_notes(point: dict[str, float], low: np.ndarray, high: np.ndarray, draws: np.ndarray) -> list[str]:
+    """Why an estimate lies outside its interval: the resamples say it is biased, by how much."""
+    notes = []
+    for i, (name, value) in enumerate(point.items()):
+        if np.isfinite(value) and not low[i] <= value <= high[i]:
+            bias = float(np.mean(draws[:, i])) - value
+            notes.append(
+                f"{name} {value:.4f} lies outside its interval: its resamples average {value + bias:.4f}, so the "
+                f"estimate is biased by about {bias:+.4f} (a calibration error measured on finite samples is biased "
+                "upward); the basic interval, reflected about the estimate, is for the true value"
+            )
+    return notes
 
 
 def _drawn_ahead(matrices: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
@@ -573,9 +622,10 @@ def _retell(notes: list, n_fits: int) -> None:
     """The calibrators' notes of the cross-validated fits, once: how many fits gave one, and the first."""
     fits = [n for n in notes if issubclass(n.category, CalibInputWarning)]
     if fits:
+        first = fits[0].message
+        head = f"{len(fits)} of the {n_fits} cross-validated calibrator fits noted: "
         warnings.warn(
-            f"{len(fits)} of the {n_fits} cross-validated calibrator fits noted: {fits[0].message}",
-            CalibInputWarning,
+            CalibInputWarning(head + str(first), cli_message=head + getattr(first, "cli_message", str(first))),
             stacklevel=3,
         )
     for other in notes:

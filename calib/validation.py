@@ -52,8 +52,20 @@ class MissingFileError(CalibInputError, FileNotFoundError):
 
 
 class CalibInputWarning(UserWarning):
-    """Something about the input that calib handled on its own and the user should know (e.g. a dropped
-    index column, rows renormalized): the command line prints it as a note on stderr."""
+    """Something about the input that calib handled on its own and the user should know (e.g. an index
+    column kept as ids, rows renormalized): the command line prints it as a note on stderr, in the words
+    of ``cli_message`` where the Python wording would name arguments (as for :class:`CalibInputError`).
+
+    Examples
+    --------
+    >>> note = CalibInputWarning("pass class_columns=", cli_message="pass --class-columns")
+    >>> str(note), note.cli_message
+    ('pass class_columns=', 'pass --class-columns')
+    """
+
+    def __init__(self, message: str, *, cli_message: str | None = None):
+        super().__init__(message)
+        self.cli_message = message if cli_message is None else cli_message
 
 
 def as_float_array(values, name: str, expected: str = "array") -> np.ndarray:

@@ -168,11 +168,13 @@ def label_indices(labels, columns: list, label_values, positive_label, path: Pat
     _check_positions(indices, values, names, path)
     if label_values == "auto":  # numbers onto named columns: by position, which the user should see
         pairs = ", ".join(f"{k}: {n}" for k, n in enumerate(names[:6])) + (", ..." if len(names) > 6 else "")
+        said = f"{path}: labels are numbers and the class columns are names: label k is read as the k-th class column"
+        fix = "if the labels encode the classes in another order, give the columns in that order"
         warnings.warn(
-            f"{path}: labels are numbers and the class columns are names: label k is read as the k-th class "
-            f"column ({pairs}); if the labels encode the classes in another order, give the columns in that "
-            "order (class_columns= / --class-columns) or map them (label_values= / --label-values LABEL=COLUMN)",
-            CalibInputWarning,
+            CalibInputWarning(
+                f"{said} ({pairs}); {fix} (class_columns=) or map them (label_values={{label: column}})",
+                cli_message=f"{said} ({pairs}); {fix} (--class-columns) or map them (--label-values LABEL=COLUMN)",
+            ),
             stacklevel=3,
         )
     return indices

@@ -223,7 +223,7 @@ def load_npy_pair(
 def load_npz(
     path,
     *,
-    kind: str,
+    kind: str | None,
     scores_key: str = "scores",
     labels_key: str = "labels",
     labels=None,
@@ -234,8 +234,9 @@ def load_npz(
     **meta,
 ) -> PosteriorSet:
     """Scores and labels from two arrays of one ``.npz`` archive, or its scores with the labels of the
-    ``.npy`` file ``labels`` (labels optional if not ``require_labels``). Arrays ``class_names`` (K
-    strings) and ``ids`` (one per row), as ``calib calibrate`` writes them, are read too."""
+    ``.npy`` file ``labels`` (labels optional if not ``require_labels``). Arrays ``kind``,
+    ``class_names`` (K strings) and ``ids`` (one per row), as ``calib calibrate`` writes them, are
+    read too: ``kind=None`` takes the archive's kind, and a ``kind`` that contradicts it is refused."""
     path = require_readable(path, "archive")
     data = _numeric_array(lambda: np.load(seekable_source(path), allow_pickle=False), f"archive {path}")
     if not isinstance(data, np.lib.npyio.NpzFile):
@@ -255,12 +256,30 @@ def load_npz(
         stored = _archive_array(data, labels_key, path) if labels is None and labels_key in data.files else None
         names = _archive_array(data, "class_names", path) if "class_names" in data.files else None
         ids = _archive_array(data, "ids", path) if "ids" in data.files else None
+        stored_kind = str(_archive_array(data, "kind", path)) if "kind" in data.files else None
+    kind = _archive_kind(kind, stored_kind, path)
     if labels is not None:
         stored = _load_npy(labels, "labels file")
     _scores_and_labels(scores, stored, f"{path} ({scores_key})", f"{path} ({labels_key})")
     scores = _prepared(scores, kind, scale, renormalize, path)
     meta.setdefault("class_names", tuple(str(n) for n in names) if names is not None and names.size else None)
     return PosteriorSet(name or Path(path).stem, scores, stored, kind, ids=ids, **meta)
+
+
+def _archive_kind(kind: str | None, stored: str | None, path) -> str:
+    """The kind of an archive's scores: its own ``kind`` array, or the one the caller declares."""
+    if stored is not None and kind is not None and kind != stored:
+        raise CalibInputError(
+            f"{path} holds {stored} (its kind array) but kind={kind!r} was given; drop kind= or give the right one",
+            cli_message=f"{path} holds {stored} (its kind array) but --kind {kind} was given; drop --kind",
+        )
+    if stored is None and kind is None:
+        raise CalibInputError(
+            f"{path} does not say what its scores are (no kind array): say kind='probs', 'logprobs' or 'logits'",
+            cli_message=f"{path} does not say what its scores are (no kind array): say --kind probs, logprobs or "
+            "logits",
+        )
+    return stored if kind is None else kind
 
 
 # The column pandas names a CSV's unnamed first column (DataFrame.to_csv writes its index that way).
@@ -286,11 +305,13 @@ def _read_frame(path: Path, fmt: str, sep, decimal):
         raise CalibInputError(f"{path} is not a readable {fmt} table ({first})") from exc
 
 
-def _index_column(frame, path: Path):
+def _index_column(frame, path: Path, id_column):
     """The frame without the unnamed leading column that ``DataFrame.to_csv`` writes by default (kept as
-    the rows' ids, with a warning), and those ids (None without such a column)."""
+    the rows' ids, with a warning), and those ids (None without such a column, or when ``id_column``
+    names it)."""
     first = frame.columns[0] if len(frame.columns) else None
-    if first is not None and isinstance(first, str) and _UNNAMED.match(first) and len(frame.columns) > 1:
+    unnamed = first is not None and isinstance(first, str) and _UNNAMED.match(first) is not None
+    if unnamed and first != id_column and len(frame.columns) > 1:
         warnings.warn(
             f"{path}: the unnamed first column (the index DataFrame.to_csv writes by default) is kept as the rows' "
             "ids, not as scores",
@@ -396,7 +417,7 @@ def load_table(
     """
     path = require_readable(path, "table")
     fmt = file_format(path, format)
-    frame, index_ids = _index_column(_read_frame(path, fmt, sep, decimal), path)
+    frame, index_ids = _index_column(_read_frame(path, fmt, sep, decimal), path, id_column)
     if frame.empty:
         raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
     has_labels = label_column in frame.columns

@@ -2,7 +2,9 @@
 
 The CORP diagram: the PAV-recalibrated curve as a step function of the score, the consistency band
 around the diagonal (shaded), the score's decomposition in the lower-right corner and a histogram of
-the scores inset at the upper left. Everything drawn is computed first (:mod:`calib.calibration_errors.corp`,
+the scores inset at the upper left (:func:`corp_diagram`); its parts can be drawn apart
+(:func:`corp_curve_lines`, :func:`score_histogram`) where nothing may cover the curve. Everything
+drawn is computed first (:mod:`calib.calibration_errors.corp`,
 :mod:`calib.calibration_errors.corp_bands`, :mod:`calib.scoring.murphy`); these functions only draw.
 """
 
@@ -18,7 +20,9 @@ HISTOGRAM_BINS = 20
 def corp_diagram(
     ax, points, recalibrated, counts, terms: dict[str, float], *, band=None, band_label="", color="tab:red"
 ):
-    """Draw a CORP reliability diagram on ``ax``.
+    """Draw a CORP reliability diagram on ``ax`` as Dimitriadis et al. (2021) draw it: the curve and band
+    (:func:`corp_curve_lines`), the terms in the lower-right corner and the scores' histogram inset at
+    the upper left.
 
     Parameters
     ----------
@@ -51,15 +55,7 @@ def corp_diagram(
     >>> len(ax.lines)  # the curve and the diagonal
     2
     """
-    if band is not None:
-        at, low, high = band
-        ax.fill_between(at, low, high, step="post", color="tab:blue", alpha=0.25, linewidth=0, label=band_label)
-    ax.step(points, recalibrated, where="post", color=color, linewidth=1.5, label="CORP (PAV) curve")
-    ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8)
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_aspect("equal", adjustable="box")
-    ax.set_ylabel("conditional event probability")
+    corp_curve_lines(ax, points, recalibrated, band=band, band_label=band_label, color=color)
     box = "\n".join(f"{name} {value:.4f}" for name, value in terms.items())
     ax.text(
         0.97,
@@ -73,12 +69,63 @@ def corp_diagram(
         bbox={"facecolor": "white", "edgecolor": "grey", "alpha": 0.9},
     )
     inset = ax.inset_axes([0.04, 0.66, 0.3, 0.3])
-    histogram, edges = np.histogram(points, bins=HISTOGRAM_BINS, range=(0, 1), weights=counts)
-    inset.bar(edges[:-1], histogram, width=np.diff(edges), align="edge", color="grey", edgecolor="white")
-    inset.set_xlim(0, 1)
+    score_histogram(inset, points, counts)
     inset.set_xticks([])
     inset.set_yticks([])
     inset.set_title("scores", fontsize=6, pad=1)
+
+
+def corp_curve_lines(ax, points, recalibrated, *, band=None, band_label="", color="tab:red"):
+    """The CORP curve as a step function of the score, the diagonal and the consistency band, on
+    [0, 1] x [0, 1] with an equal aspect (nothing else, so nothing drawn can hide the curve).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes to draw on.
+    points, recalibrated : arrays of shape (M,)
+        Distinct scores and their PAV values.
+    band, band_label, color
+        As for :func:`corp_diagram`.
+
+    Returns
+    -------
+    None
+        The artists are added to ``ax``.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().add_subplot()
+    >>> corp_curve_lines(ax, [0.1, 0.5, 0.9], [0.0, 0.5, 1.0])
+    >>> len(ax.lines), ax.get_xlim()
+    (2, (0.0, 1.0))
+    """
+    if band is not None:
+        at, low, high = band
+        ax.fill_between(at, low, high, step="post", color="tab:blue", alpha=0.25, linewidth=0, label=band_label)
+    ax.step(points, recalibrated, where="post", color=color, linewidth=1.5, label="CORP (PAV) curve")
+    ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal", adjustable="box")
+    ax.set_ylabel("conditional event probability")
+
+
+def score_histogram(ax, points, counts):
+    """The scores' histogram (HISTOGRAM_BINS bins on [0, 1]) from distinct scores and their counts.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().add_subplot()
+    >>> score_histogram(ax, [0.1, 0.9], [3, 1])
+    >>> len(ax.patches)
+    20
+    """
+    histogram, edges = np.histogram(points, bins=HISTOGRAM_BINS, range=(0, 1), weights=counts)
+    ax.bar(edges[:-1], histogram, width=np.diff(edges), align="edge", color="grey", edgecolor="white")
+    ax.set_xlim(0, 1)
 
 
 def band_label(level: float, method: str) -> str:

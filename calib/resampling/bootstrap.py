@@ -241,6 +241,43 @@ def percentile_interval(values, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     return bounds[0], bounds[1]
 
 
+def basic_interval(values, estimate, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """The basic (reverse percentile) bootstrap interval: (2 t - t*_(1 - alpha/2), 2 t - t*_(alpha/2)).
+
+    The resamples' spread around the estimate t stands for the estimate's spread around the true
+    value, so the percentiles are reflected about t: where the statistic is biased (the resamples lie
+    mostly on one side of t, as binned and smoothed calibration errors of finite samples lie above
+    it), the interval moves the other way, toward the true value. An infinite estimate has that
+    infinity as both bounds. The percentiles are those of :func:`percentile_interval`.
+
+    Source: Davison & Hinkley (1997), Sect. 5.2 (basic bootstrap confidence limits).
+
+    Parameters
+    ----------
+    values : array of shape (B, ...)
+        The statistic on B resamples.
+    estimate : float or array of shape (...)
+        The statistic on the data.
+    alpha : float
+        1 - the interval's level.
+
+    Returns
+    -------
+    low, high : arrays of shape (...)
+
+    Examples
+    --------
+    >>> low, high = basic_interval(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), 2.0, 0.5)
+    >>> float(low), float(high)
+    (0.0, 2.0)
+    """
+    lower, upper = percentile_interval(values, alpha)
+    t = np.asarray(estimate, dtype=np.float64)
+    with np.errstate(invalid="ignore"):  # inf - inf where an infinite estimate meets infinite resamples
+        low, high = 2 * t - upper, 2 * t - lower
+    return np.where(np.isinf(t), t, low), np.where(np.isinf(t), t, high)
+
+
 def _percentile_of_infinities(arr: np.ndarray, level: float) -> np.ndarray:
     """The ``level``-th percentile along axis 0 where the two order statistics around it include an infinity."""
     position = level / 100 * (arr.shape[0] - 1)

@@ -90,7 +90,7 @@ def test_evaluate_json_holds_the_corp_decompositions_of_a_binary_file(tmp_path):
         )
         assert corp[score]["p_value"] == 0.01  # p^2 against p: every resample under calibration has less MCB
     text = run_calib("evaluate", "binary.csv", "--quiet", "--bootstrap", "0", cwd=tmp_path).stdout
-    assert "no MCB test (--bootstrap 0)" in text and f"{d.score:.4f} = {d.mcb:.4f} - {d.dsc:.4f}" in text
+    assert "no MCB test (--bootstrap 0)" in text and f"{d.score:.4f} = MCB {d.mcb:.4f} - DSC {d.dsc:.4f}" in text
 
 
 def test_priors_and_cost_matrices(user_csv, tmp_path):
@@ -158,7 +158,7 @@ def test_missing_file_and_bad_command_line(tmp_path):
     magic = run_calib(
         "calibrate", "--method", "magic", "--train", "a.csv", "--apply", "a.csv", "--out", "b.npz", cwd=tmp_path
     )
-    assert magic.returncode == 1 and "--method 'magic' is not a calibrator; use one of dp, temperature" in magic.stderr
+    assert magic.returncode == 2 and "--method 'magic' is not a calibrator; use one of dp, temperature" in magic.stderr
 
 
 def test_calibrate_fits_saves_loads_and_applies(tmp_path):
@@ -182,8 +182,8 @@ def test_calibrate_fits_saves_loads_and_applies(tmp_path):
 
 def test_calibrate_rejects_a_bad_output_name_and_a_foreign_model(user_csv, tmp_path):
     done = run_calib("calibrate", "--method", "dp", "--train", str(user_csv), "--apply", str(user_csv),
-                  "--out", "x.csv", "--quiet", cwd=tmp_path)  # fmt: skip
-    assert done.returncode == 1 and ".npz" in done.stderr and not (tmp_path / "x.csv").exists()
+                  "--out", "x.txt", "--quiet", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2 and ".npz or .csv" in done.stderr and not (tmp_path / "x.txt").exists()
     done = run_calib("calibrate", "--model", str(user_csv), "--apply", str(user_csv), "--out", "y.npz", cwd=tmp_path)
     assert done.returncode == 1 and "calib reads calibrators from .json files" in done.stderr
 
@@ -232,6 +232,6 @@ def test_fit_samples_caps_the_calibrators_data_and_says_so(user_csv, tmp_path):
 
 def test_fit_samples_below_ten_is_refused_in_one_line(user_csv, tmp_path):
     done = run_calib("evaluate", str(user_csv), "--fit-samples", "3", cwd=tmp_path)
-    assert done.returncode == 1 and done.stderr.strip().splitlines() == [
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
         "calib evaluate: error: --fit-samples must be 0 (all samples) or at least 10; got 3"
     ]

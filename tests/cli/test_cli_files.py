@@ -54,9 +54,10 @@ def _assert_metrics(done, probs, labels):
         assert got[name] == pytest.approx(value, rel=1e-12, abs=1e-15), name
 
 
-def _one_error_line(done: subprocess.CompletedProcess, command: str = "evaluate") -> str:
-    """The single stderr line of a refused input (notes may precede it), no traceback, nothing on stdout."""
-    assert done.returncode == 1, (done.returncode, done.stderr)
+def _one_error_line(done: subprocess.CompletedProcess, command: str = "evaluate", status: int = 1) -> str:
+    """The single stderr line of a refused input (notes may precede it), no traceback, nothing on stdout;
+    exit status 1 (bad input) or, for a command line that cannot be run, 2."""
+    assert done.returncode == status, (done.returncode, done.stderr)
     assert "Traceback" not in done.stderr and done.stdout == ""
     errors = [line for line in done.stderr.splitlines() if not line.startswith("calib: note:")]
     assert len(errors) == 1 and errors[0].startswith(f"calib {command}: error: "), done.stderr
@@ -228,7 +229,8 @@ def test_output_paths_are_checked_before_any_work(tmp_path):
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (("--seed", "-1"), "--seed must be 0 or a positive integer"),
+        (("--seed", "-1"), "--seed must be an integer from 0 to 4294967295"),
+        (("--seed", "4294967296"), "--seed must be an integer from 0 to 4294967295"),
         (("--bootstrap", "1"), "--bootstrap must be 0 (no intervals) or between 2 and 100000"),
         (("--bootstrap", "1000000000"), "between 2 and 100000"),
     ],
@@ -236,13 +238,14 @@ def test_output_paths_are_checked_before_any_work(tmp_path):
 def test_run_options_out_of_range(tmp_path, args, expected):
     probs, labels = _model()
     _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
-    assert expected in _one_error_line(run_calib("evaluate", "s.csv", *args, "--quiet", cwd=tmp_path))
+    assert expected in _one_error_line(run_calib("evaluate", "s.csv", *args, "--quiet", cwd=tmp_path), status=2)
 
 
 def test_compare_needs_two_files_and_version(tmp_path):
     probs, labels = _model()
     _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
-    assert "at least two files" in _one_error_line(run_calib("compare", "s.csv", "--quiet", cwd=tmp_path), "compare")
+    done = run_calib("compare", "s.csv", "--quiet", cwd=tmp_path)
+    assert "at least two files" in _one_error_line(done, "compare", status=2)
     done = run_calib("--version", cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.startswith("calib ")
 
@@ -315,23 +318,24 @@ def test_a_small_or_incomplete_training_set_is_noted(tmp_path):
         cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "no sample of class ['class_3']" in done.stderr and "noisy" in done.stderr
+    assert "no sample of class class_3:" in done.stderr and "noisy" in done.stderr
 
 
 def test_the_figure_shows_the_positive_class_for_two_classes_and_the_top_label_beside_for_more(tmp_path):
     from calib.cli_report import reliability_panels
-    from calib.data.real import PosteriorSet
 
     probs, labels = _model(k=2)
-    ((bins, what),) = reliability_panels(PosteriorSet("s", probs, labels, "probs", class_names=("no", "yes")))
-    assert what == "P(class yes)" and bins.counts.sum() == labels.size
+    (panel,) = reliability_panels(np.log(probs), labels, ("no", "yes"))
+    (bins,) = panel.bins
+    assert panel.axis == "P(class yes)" and panel.metric == "ECE positive class" and bins.counts.sum() == labels.size
     occupied = bins.counts > 0
     ids = np.minimum((probs[:, 1] * 15 - 1e-12).astype(int), 14)  # (k/15, (k+1)/15], away from the edges here
     np.testing.assert_allclose(bins.frequency[occupied], np.bincount(ids, labels, 15)[occupied] / bins.counts[occupied])
     probs, labels = _model()
-    panels = reliability_panels(PosteriorSet("s", probs, labels, "probs"))
-    assert [w for _, w in panels] == ["every class, one-vs-rest", "confidence (top label)"]
-    assert panels[0][0].counts.sum() == labels.size * K and panels[1][0].counts.sum() == labels.size
+    panels = reliability_panels(np.log(probs), labels)
+    assert [p.metric for p in panels] == ["ECE top-label", "ECE class-wise"]  # the summary's names
+    assert panels[0].bins[0].counts.sum() == labels.size and len(panels[1].bins) == K
+    assert all(b.counts.sum() == labels.size for b in panels[1].bins)
     _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
     done = run_calib("evaluate", "s.csv", "--out", "report", "--bootstrap", "0", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
