@@ -166,9 +166,7 @@ def write_outputs(
     return [out / "metrics.json", out / "metrics.csv", *figures]
 
 
-def corp_figure(
-    stem: Path, confidence: np.ndarray, outcome: np.ndarray, corp, *, axis: str, seed: int
-) -> list[Path]:
+def corp_figure(stem: Path, confidence: np.ndarray, outcome: np.ndarray, corp, *, axis: str, seed: int) -> list[Path]:
     """The CORP reliability diagram of the evaluation's binary view (:func:`calib.summary.corp_view`): the
     PAV curve and its 90 % consistency band alone on the diagram, the scores' histogram below it, the
     legend and the Brier score's decomposition (as the text prints it) outside, so nothing covers the
