@@ -73,6 +73,7 @@ def evaluation_document(file: str, summary: Summary, class_names=None, panels=()
         "classes": _class_list(summary.n_classes, class_names),
         "interval": summary.interval_method,
         "metrics": summary.as_records(),
+        "interval_notes": summary.interval_notes,
         "calibrator_gains": {
             "score": summary.gain_score,
             "samples": summary.fit_samples,
