@@ -7,7 +7,9 @@ keeps them, otherwise a temporary folder is removed at the end; extra arguments 
 
 - 10^5 x 10 and 10^6 x 4 probabilities (overconfident softmax outputs) in ``.npz`` archives;
 - 10^7 x 2 probabilities (p_1 ~ Beta(0.7, 0.7)) three ways: ``.npy`` scores with ``--labels-file``,
-  an ``.npz`` archive and a ``.parquet`` table.
+  an ``.npz`` archive and a ``.parquet`` table;
+- 10^3 x 2 and 10^5 x 2 of the same kind (labelled "small"), for options whose cost does not grow with
+  the file, e.g. ``--only small -- --bootstrap 100000``.
 
 Each file is evaluated by ``python -m calib.cli evaluate FILE`` in a fresh process, with the default
 bootstrap (200 resamples) unless told otherwise, running this checkout's ``calib`` (PYTHONPATH).
@@ -72,6 +74,12 @@ def write_inputs(folder: Path, only: str | None) -> dict[str, list[str]]:
             path = folder / f"multiclass_{n}x{k}.npz"
             np.savez(path, scores=np.exp(logp), labels=labels)
             files[label] = [str(path)]
+    for n in (10**3, 10**5):
+        label = f"1e{round(np.log10(n))} x 2 small .npz"
+        if wanted(label):
+            probs, labels = binary_problem(n, seed=0)
+            np.savez(folder / f"binary_{n}.npz", scores=probs, labels=labels)
+            files[label] = [str(folder / f"binary_{n}.npz")]
     binary = [label for label in ("1e7 x 2 .npy", "1e7 x 2 .npz", "1e7 x 2 .parquet") if wanted(label)]
     if binary:
         probs, labels = binary_problem(10**7, seed=0)

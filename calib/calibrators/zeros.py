@@ -43,10 +43,10 @@ def zero_smoothing(logp: np.ndarray) -> float:
 
     Examples
     --------
-    >>> zero_smoothing(np.log(np.array([[0.0, 1.0], [0.3, 0.7]])))
-    0.3
-    >>> zero_smoothing(np.log(np.array([[0.2, 0.8]])))
-    0.0
+    >>> with np.errstate(divide="ignore"):  # log 0 = -inf
+    ...     logp = np.log(np.array([[0.0, 1.0], [0.3, 0.7]]))
+    >>> zero_smoothing(logp), zero_smoothing(np.log(np.array([[0.2, 0.8]])))
+    (0.3, 0.0)
     """
     zero = np.isneginf(logp)
     if not zero.any():
@@ -60,7 +60,9 @@ def smooth_zeros(logp: np.ndarray, eps: float) -> np.ndarray:
 
     Examples
     --------
-    >>> np.exp(smooth_zeros(np.log(np.array([[0.0, 1.0]])), 0.1)).round(6).tolist()
+    >>> with np.errstate(divide="ignore"):  # log 0 = -inf
+    ...     logp = np.log(np.array([[0.0, 1.0]]))
+    >>> np.exp(smooth_zeros(logp, 0.1)).round(6).tolist()  # (0 + 0.1) / 1.2, (1 + 0.1) / 1.2
     [[0.083333, 0.916667]]
     """
     if eps > 0:

@@ -98,8 +98,8 @@ def corp_curve_lines(ax, points, recalibrated, *, band=None, band_label="", colo
     >>> from matplotlib.figure import Figure
     >>> ax = Figure().add_subplot()
     >>> corp_curve_lines(ax, [0.1, 0.5, 0.9], [0.0, 0.5, 1.0])
-    >>> len(ax.lines), ax.get_xlim()
-    (2, (0.0, 1.0))
+    >>> len(ax.lines), [float(x) for x in ax.get_xlim()]
+    (2, [0.0, 1.0])
     """
     if band is not None:
         at, low, high = band

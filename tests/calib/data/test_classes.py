@@ -1,0 +1,81 @@
+"""Matching a table's columns and labels to classes by name (calib.data.classes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from calib.data.alignment import classes_in_order, rows_in_order
+from calib.data.classes import class_numbers, label_indices, pick_class_columns
+from calib.data.real import PosteriorSet
+from calib.validation import CalibInputError, CalibInputWarning
+
+PATH = Path("t.csv")
+
+
+@pytest.mark.parametrize(
+    ("names", "numbers"),
+    [
+        (["c0", "c1", "c10", "c11", "c2"], [0, 1, 10, 11, 2]),
+        (["prob_1", "prob_2", "prob_3"], [1, 2, 3]),
+        (["p1_cal", "p2_cal"], [1, 2]),
+        (["0", "1"], [0, 1]),
+        (["0.0", "1.0", "2.0"], [0, 1, 2]),
+        (["class10", "class11"], [10, 11]),
+        (["cat", "dog"], None),
+        (["c1", "c01"], None),  # the same number twice
+        (["a1", "b2"], None),
+        (["x"], None),
+    ],
+)
+def test_class_numbers(names, numbers):
+    assert class_numbers(names) == numbers
+
+
+def test_numbered_columns_come_in_number_order_and_named_ones_as_given():
+    frame = pd.DataFrame(np.ones((2, 5)), columns=["c0", "c1", "c10", "c2", "label"])
+    assert pick_class_columns(frame, PATH, "label", None) == ["c0", "c1", "c2", "c10"]
+    assert pick_class_columns(frame, PATH, "label", "c*") == ["c0", "c1", "c2", "c10"]
+    assert pick_class_columns(frame, PATH, "label", ["c10", "c0", "c2", "c1"]) == ["c10", "c0", "c2", "c1"]
+
+
+def test_numeric_labels_name_the_column_that_carries_their_number():
+    labels = pd.Series([10, 0, 2, 1])
+    assert label_indices(labels, ["c10", "c0", "c2", "c1"], "auto", None, PATH).tolist() == [0, 1, 2, 3]
+    # said to be positions (the numbers 0, 1, 2, 10 are not 0..K-1): positions in number order
+    assert label_indices(pd.Series([3, 0]), ["c0", "c1", "c2", "c10"], "index", None, PATH).tolist() == [3, 0]
+    with pytest.raises(CalibInputError, match=r"labels \[7\] are not among the numbers"):
+        label_indices(pd.Series([7, 0]), ["c0", "c1"], "auto", None, PATH)
+
+
+def test_numbers_onto_named_columns_are_positions_with_a_note():
+    with pytest.warns(CalibInputWarning, match=r"0: cat, 1: dog"):
+        assert label_indices(pd.Series([1, 0]), ["cat", "dog"], "auto", None, PATH).tolist() == [1, 0]
+
+
+def test_text_labels_holding_the_column_numbers_are_matched_by_number():
+    labels = pd.Series(["3", "0"])
+    assert label_indices(labels, ["class_0", "class_3"], "auto", None, PATH).tolist() == [1, 0]
+
+
+def test_a_set_is_put_in_another_class_order_by_name():
+    pset = PosteriorSet("s", np.array([[0.2, 0.5, 0.3]]), np.array([2]), "probs", class_names=("a", "b", "c"))
+    moved = classes_in_order(pset, ["c", "a", "b"], where="s", reference="r")
+    assert moved.scores.tolist() == [[0.3, 0.2, 0.5]] and moved.labels.tolist() == [0]
+    with pytest.raises(CalibInputError, match=r"missing \['d'\]"):
+        classes_in_order(pset, ["a", "b", "d"], where="s", reference="r")
+
+
+def test_rows_are_paired_by_id_in_any_order_and_type():
+    pset = PosteriorSet(
+        "s", np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.5]]), np.array([0, 1, 1]), "probs", ids=[3, 1, 2]
+    )
+    moved = rows_in_order(pset, np.array(["1", "2", "3"]), where="s", reference="r")  # ids read as text there
+    assert moved.labels.tolist() == [1, 1, 0] and moved.scores[:, 0].tolist() == [0.2, 0.5, 0.9]
+    with pytest.raises(CalibInputError, match="do not hold the same ids"):
+        rows_in_order(pset, np.array([1, 2, 4]), where="s", reference="r")
+    with pytest.raises(CalibInputError, match="2 times"):
+        rows_in_order(pset, np.array([1, 1, 2]), where="s", reference="r")
