@@ -161,8 +161,8 @@ def _load(path: str, args, *, require_labels: bool = True) -> PosteriorSet:
     options = {"renormalize": args.renormalize, "require_labels": require_labels, "scale": args.scale}
     fmt = file_format(file, args.format)
     kind = args.kind
-    if fmt == "npz":
-        options |= {"scores_key": args.scores_key, "labels_key": args.labels_key}
+    if fmt == "npz":  # the archive's own kind array, as calib calibrate writes it, else --kind's default
+        options |= {"scores_key": args.scores_key, "labels_key": args.labels_key, "default_kind": "probs"}
     else:
         kind = kind or "probs"
     if fmt in ("npz", "npy"):

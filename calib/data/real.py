@@ -230,13 +230,15 @@ def load_npz(
     renormalize: bool = False,
     require_labels: bool = True,
     scale: str = "unit",
+    default_kind: str | None = None,
     name: str | None = None,
     **meta,
 ) -> PosteriorSet:
     """Scores and labels from two arrays of one ``.npz`` archive, or its scores with the labels of the
     ``.npy`` file ``labels`` (labels optional if not ``require_labels``). Arrays ``kind``,
     ``class_names`` (K strings) and ``ids`` (one per row), as ``calib calibrate`` writes them, are
-    read too: ``kind=None`` takes the archive's kind, and a ``kind`` that contradicts it is refused."""
+    read too: ``kind=None`` takes the archive's kind (``default_kind`` when it has none, else an
+    error), and a ``kind`` that contradicts it is refused."""
     path = require_readable(path, "archive")
     data = _numeric_array(lambda: np.load(seekable_source(path), allow_pickle=False), f"archive {path}")
     if not isinstance(data, np.lib.npyio.NpzFile):
@@ -257,7 +259,7 @@ def load_npz(
         names = _archive_array(data, "class_names", path) if "class_names" in data.files else None
         ids = _archive_array(data, "ids", path) if "ids" in data.files else None
         stored_kind = str(_archive_array(data, "kind", path)) if "kind" in data.files else None
-    kind = _archive_kind(kind, stored_kind, path)
+    kind = _archive_kind(kind, stored_kind, path, default_kind)
     if labels is not None:
         stored = _load_npy(labels, "labels file")
     _scores_and_labels(scores, stored, f"{path} ({scores_key})", f"{path} ({labels_key})")
@@ -266,13 +268,16 @@ def load_npz(
     return PosteriorSet(name or Path(path).stem, scores, stored, kind, ids=ids, **meta)
 
 
-def _archive_kind(kind: str | None, stored: str | None, path) -> str:
-    """The kind of an archive's scores: its own ``kind`` array, or the one the caller declares."""
+def _archive_kind(kind: str | None, stored: str | None, path, default: str | None) -> str:
+    """The kind of an archive's scores: its own ``kind`` array, or the one the caller declares, or the
+    caller's default when neither says."""
     if stored is not None and kind is not None and kind != stored:
         raise CalibInputError(
             f"{path} holds {stored} (its kind array) but kind={kind!r} was given; drop kind= or give the right one",
             cli_message=f"{path} holds {stored} (its kind array) but --kind {kind} was given; drop --kind",
         )
+    if stored is None and kind is None and default is not None:
+        return default
     if stored is None and kind is None:
         raise CalibInputError(
             f"{path} does not say what its scores are (no kind array): say kind='probs', 'logprobs' or 'logits'",

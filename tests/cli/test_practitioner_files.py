@@ -348,6 +348,21 @@ def test_an_unlabelled_archive_gets_advice_that_works(tmp_path):
     _assert_numbers(done, probs, labels)
 
 
+def test_an_archive_says_its_kind_or_is_read_as_the_command_line_says(tmp_path):
+    probs, labels, _ = _iris(tmp_path)
+    np.savez(tmp_path / "plain.npz", scores=probs, labels=labels)  # no kind array: --kind's default, probs
+    _assert_numbers(run_calib("evaluate", "plain.npz", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path),
+                    probs, labels)  # fmt: skip
+    np.savez(tmp_path / "logits.npz", scores=np.log(probs) + 3.0, labels=labels)
+    _assert_numbers(run_calib("evaluate", "logits.npz", "--kind", "logits", "--json", "--quiet", "--bootstrap", "0",
+                              cwd=tmp_path), probs, labels)  # fmt: skip
+    np.savez(tmp_path / "said.npz", scores=np.log(probs), labels=labels, kind=np.array("logprobs"))
+    _assert_numbers(run_calib("evaluate", "said.npz", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path),
+                    probs, labels)  # fmt: skip
+    line = _error(run_calib("evaluate", "said.npz", "--kind", "probs", "--quiet", cwd=tmp_path))
+    assert "holds logprobs (its kind array)" in line and "drop --kind" in line
+
+
 def test_multiclass_isotonic_and_beta_name_the_methods_that_work(tmp_path):
     _iris(tmp_path)
     for method in ("isotonic", "beta", "histogram"):
