@@ -1,24 +1,38 @@
 """Where the workflow gets the published real posterior sets: the configured mirror or downloads.
 
-The environment variable ``CALIB_REAL_DATA`` overrides ``real_data.mirror``. Availability is
-decided from file presence only (cheap, for the Snakefile); the fetch step verifies checksums.
+``real_data.download`` decides: ``auto`` (the default) takes a file from the mirror when it holds it
+and downloads it from its upstream repository at the pinned commit otherwise, provided the upstream
+answers (one probe per process, within ``timeout_seconds``); ``true`` always downloads what the
+mirror lacks; ``false`` never downloads. The environment variables ``CALIB_REAL_DATA`` and
+``CALIB_REAL_DATA_URL`` override ``real_data.mirror`` and ``real_data.url``. Availability is decided
+from file presence and that probe only (cheap, for the Snakefile); the fetch step verifies sizes and
+checksums.
 """
 
 from __future__ import annotations
 
+import functools
+import http.client
 import os
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from omegaconf import DictConfig
 
-from calib.data.registry import REAL_SETS, RealSet
+from calib.data.registry import REAL_SETS, RealSet, upstream_url
 
 ENV_MIRROR = "CALIB_REAL_DATA"
+ENV_URL = "CALIB_REAL_DATA_URL"
+DOWNLOAD_MODES = ("auto", True, False)
 HOW_TO_PROVIDE = (
     f"set the environment variable {ENV_MIRROR} (or real_data.mirror in configs/config.yaml) to a directory "
-    "laid out like ../shared/real_posteriors, or set real_data.download: true to fetch the files from their "
-    "upstream repositories (pinned commits, sha256-checked)"
+    "laid out like ../shared/real_posteriors, or let the machine reach the upstream repositories: with "
+    "real_data.download: auto (the default) or true, the files are fetched from them (pinned commits, "
+    "sha256-checked)"
 )
+# The probe of an upstream answers within this many seconds or counts as unreachable (at most timeout_seconds).
+PROBE_SECONDS = 10.0
 
 
 def mirror_dir(cfg: DictConfig) -> Path | None:
@@ -27,27 +41,71 @@ def mirror_dir(cfg: DictConfig) -> Path | None:
     return Path(value) if value else None
 
 
+def url_template(cfg: DictConfig) -> str:
+    """The download address template in effect (environment first): ``{repo}``, ``{commit}``, ``{path}``."""
+    return os.environ.get(ENV_URL) or cfg.real_data.url
+
+
+def download_mode(cfg: DictConfig):
+    """``real_data.download`` as "auto", True or False; anything else stops with the allowed values."""
+    mode = cfg.real_data.download
+    if isinstance(mode, str) and mode.lower() in ("auto", "true", "false"):
+        mode = {"auto": "auto", "true": True, "false": False}[mode.lower()]
+    if mode not in DOWNLOAD_MODES or (mode != "auto" and not isinstance(mode, bool)):
+        raise SystemExit(f"real_data.download must be auto, true or false; got {mode!r}")
+    return mode
+
+
 def locate_options(cfg: DictConfig) -> dict:
     """Keyword arguments of :func:`calib.data.registry.locate` from the config."""
     rd = cfg.real_data
     return {
         "mirror": mirror_dir(cfg),
         "cache": Path(rd.cache),
-        "download": bool(rd.download),
-        "url": rd.url,
+        "download": download_mode(cfg) is not False,
+        "url": url_template(cfg),
         "timeout": float(rd.timeout_seconds),
     }
 
 
 def obtainable(cfg: DictConfig, name: str) -> bool:
-    """Whether registered set ``name`` can be materialized: its files are in the mirror, or downloads are on."""
+    """Whether registered set ``name`` can be materialized: it is materialized already, or its files are in
+    the mirror or the download cache, or downloads are on (``auto``: and the upstream answers)."""
     entry: RealSet = REAL_SETS[name]
     if entry.unavailable:
         return False
-    if cfg.real_data.download:
+    if real_set_path(cfg.paths.data, name).is_file():
         return True
     mirror = mirror_dir(cfg)
-    return mirror is not None and all((mirror / f).is_file() for f in entry.files)
+    local = [mirror / f for f in entry.files] if mirror is not None else []
+    if local and all(p.is_file() for p in local):
+        return True
+    mode = download_mode(cfg)
+    if mode is False:
+        return False
+    if mode is True or all((Path(cfg.real_data.cache) / f).is_file() for f in entry.files):
+        return True
+    probe = upstream_url(_family_file(entry.family), url_template(cfg))  # one probe per upstream repository
+    return upstream_answers(probe, float(cfg.real_data.timeout_seconds))
+
+
+def _family_file(family: str) -> str:
+    """The first registered file of a family (every set of the family probes its upstream with it)."""
+    return min(f for entry in REAL_SETS.values() if entry.family == family for f in entry.files)
+
+
+@functools.cache
+def upstream_answers(url: str, timeout: float) -> bool:
+    """Whether the server of ``url`` answers a HEAD request within min(``timeout``, PROBE_SECONDS) (any
+    HTTP status counts: a server that answers 404 is reachable, and the fetch then says what is missing)."""
+    request = urllib.request.Request(url, method="HEAD")
+    try:
+        with urllib.request.urlopen(request, timeout=min(timeout, PROBE_SECONDS)):
+            return True
+    except urllib.error.HTTPError:
+        return True
+    except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError):
+        return False
 
 
 def real_set_path(data_dir: str | Path, name: str) -> Path:

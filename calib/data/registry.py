@@ -10,6 +10,7 @@ through a temporary file, so an interrupted or corrupt download never looks like
 from __future__ import annotations
 
 import csv
+import http.client
 import shutil
 import urllib.error
 import urllib.request
@@ -137,31 +138,50 @@ def get(name: str) -> RealSet:
     return REAL_SETS[name]
 
 
-def verify(path: Path, relpath: str, expected: tuple[int, str], fix: str) -> Path:
-    """Check size and sha256 of ``path`` against the pinned values; raise with ``fix`` otherwise."""
+def verify(path: Path, relpath: str, expected: tuple[int, str], fix: str, shown: str | None = None) -> Path:
+    """Check size and sha256 of ``path`` against the pinned values; raise with ``fix`` otherwise, naming
+    the file as ``shown`` (default: ``path`` and ``relpath``)."""
     size, digest = expected
+    shown = shown or f"{path} ({relpath})"
     actual = path.stat().st_size
     if actual != size:
         what = "truncated" if actual < size else "longer than the pinned file"
-        raise RealDataError(f"{path} ({relpath}) is {what}: {actual} bytes, expected {size}. {fix}")
+        raise RealDataError(f"{shown} is {what}: {actual} bytes, expected {size}. {fix}")
     if (found := sha256_file(path)) != digest:
-        raise RealDataError(f"{path} ({relpath}) is altered: sha256 {found}, expected {digest}. {fix}")
+        raise RealDataError(f"{shown} is altered: sha256 {found}, expected {digest}. {fix}")
     return path
 
 
 def _download(url: str, dest: Path, relpath: str, expected: tuple[int, str], timeout: float) -> Path:
+    """Fetch ``url`` into ``dest`` through a temporary file that is verified before it takes ``dest``'s
+    name: a broken, truncated or altered transfer leaves nothing behind."""
+
     def fetch(tmp: Path) -> None:
         with tmp.open("wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
             shutil.copyfileobj(response, out)
-        verify(tmp, relpath, expected, f"The download from {url} is not the pinned file; retry or use a mirror.")
+        shown = f"the download of {relpath} from {url}"
+        verify(tmp, relpath, expected, "It is not the pinned file; retry, or use a mirror (CALIB_REAL_DATA).", shown)
 
+    use_mirror = "or point real_data.mirror (or the environment variable CALIB_REAL_DATA) at a directory that holds it"
     try:
         return atomic_write(dest, fetch)
-    except (urllib.error.URLError, OSError) as exc:
+    except urllib.error.HTTPError as exc:
         raise RealDataError(
-            f"could not download {relpath} from {url}: {exc}. Check the network, or point real_data.mirror "
-            "(or the environment variable CALIB_REAL_DATA) at a directory that holds the file"
+            f"could not download {relpath}: {url} answered {exc.code} {exc.reason}. Check real_data.url (or "
+            f"CALIB_REAL_DATA_URL), {use_mirror}"
         ) from exc
+    except (TimeoutError, urllib.error.URLError) as exc:
+        if not isinstance(getattr(exc, "reason", exc), TimeoutError):
+            raise RealDataError(
+                f"could not download {relpath} from {url}: {getattr(exc, 'reason', exc)}. Check the network, "
+                f"{use_mirror}"
+            ) from exc
+        raise RealDataError(
+            f"could not download {relpath}: {url} did not answer within {timeout:g} s (real_data.timeout_seconds). "
+            f"Retry, raise the timeout, {use_mirror}"
+        ) from exc
+    except (OSError, http.client.HTTPException) as exc:
+        raise RealDataError(f"could not download {relpath} from {url}: {exc}. Check the network, {use_mirror}") from exc
 
 
 def locate(

@@ -35,7 +35,7 @@ CODE = sorted(str(p) for folder in ("calib", "pipeline") for p in Path(".").glob
 # One file stands for all the code: jobs depend on it rather than on ~90 modules each (fewer files for the
 # scheduler to stat), and it records which code built the results.
 CODE_STAMP = f"{RESULTS}/code.sha256"
-SETTINGS = compose_config()
+SETTINGS = compose_config([f"paths.results={RESULTS}"])
 for corrupt in discard_corrupt(f"{RESULTS}/data") if workflow.is_main_process else ():  # rebuilt in this run
     print(f"calib-repro: {corrupt} failed its sha256 check (truncated or altered); rebuilding it", file=sys.stderr)
 ALL_EXPERIMENTS = {f"{e.paper}/{e.artifact}": e for e in experiments()}

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from support import BUILD_STEP_RULES, artifact_rules, given_build
+from upstream_server import closed_port_url
 
 from pipeline.claims import REASSESSING
 from pipeline.config import experiment_names
@@ -35,8 +36,9 @@ pytestmark = pytest.mark.xdist_group("workflow")
 
 
 def _snakemake(results: Path, *extra: str, mirror: str | None = None, expect_ok: bool = True) -> str:
+    """A build; with ``mirror``, from that mirror, and offline: the upstream a closed port on the loopback."""
     cmd = ["snakemake", "--cores", "2", *extra, "--config", f"results={results}"]
-    env = {**os.environ, "CALIB_REAL_DATA": mirror} if mirror else None
+    env = {**os.environ, "CALIB_REAL_DATA": mirror, "CALIB_REAL_DATA_URL": closed_port_url()} if mirror else None
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False, env=env)
     assert (done.returncode == 0) == expect_ok, done.stderr[-3000:]
     return done.stdout + done.stderr
@@ -242,7 +244,7 @@ def test_without_the_mirror_the_rest_builds_and_the_report_says_how(results, tmp
     assert set(jobs) <= {"all", "report", "total"}, jobs
     report = (offline / "report.md").read_text()
     assert "Not built: the real posterior sets ['ferrer2024/adrenalmnist_resnet50'" in report
-    assert "real_data.download: true" in report
+    assert "real_data.download: auto (the default) or true" in report
     assert (offline / "ferrer2024" / "zoo_wine.md").exists()
 
 
