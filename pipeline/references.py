@@ -5,9 +5,14 @@ our values never read them (a test scans the pipeline for it).
 
 Every published cell gets one status of :mod:`pipeline.statuses`; a ``deviation`` needs a declared
 cause whose check is computed here from our values, never assumed (see :data:`CHECKS`); when the
-check does not hold the cell is a ``fail``. Each published number is counted once: an experiment
-that re-reads a published file in a second reading declares ``reading: second`` (and
-``reading_cause``, what the reading is); its lines are informational, never counted.
+check does not hold, or rests on a reading whose constants were fitted to the same published cells
+(its reference block declares ``fitted``), the cell is a ``fail``. A cell whose tolerance is at
+least the published value itself is ``informational``: such a comparison has no power. Each printed
+number is counted once: an experiment that re-reads a published file in a second reading declares
+``reading: second`` (and ``reading_cause``, what the reading is); a cell that repeats a number
+printed elsewhere in the paper names it (``repeats``); a number that is not in the paper (e.g. from
+a rerun of the authors' code) says where it comes from (``not_printed``). Their lines are
+informational, never counted.
 
 The tolerance is derived, never chosen: half a unit of the last digit the paper printed (from the
 published text, e.g. ``0.60`` -> 0.005; a ``decimals`` rule states the digits where the file cannot
@@ -25,10 +30,13 @@ file's columns, ``value`` the value column), ``skip_values`` (printed placeholde
 default, or ``second``), ``decimals`` (``{row, column, decimals}`` rules), ``exact`` (``{row,
 column}``: the paper states the value exactly, e.g. 0; tolerance :data:`EXACT_TOLERANCE`),
 ``cells`` (``{row, column, status, cause}``: cells that are not verdicts, ``status`` one of
-:data:`pipeline.statuses.NON_VERDICTS`), ``deviations`` (``{row, column, cause, check}``) and
+:data:`pipeline.statuses.NON_VERDICTS`), ``deviations`` (``{row, column, cause, check}``),
 ``second_readings`` (``{row, column, ours, cause}``: the same cell against another of our values,
-listed as informational lines whose ``reading`` names that value). Patterns are fnmatch patterns;
-the first matching rule of a list wins.
+listed as informational lines whose ``reading`` names that value), ``repeats`` (``{row, column,
+of}``: the paper prints the same number at ``of``, "<experiment> <row> / <column>", where it is
+counted), ``not_printed`` (``{row, column, source}``) and ``fitted`` (what was fitted to this
+file's cells: a ``reading`` check on them is then no evidence). Patterns are fnmatch patterns; the
+first matching rule of a list wins.
 """
 
 from __future__ import annotations
@@ -185,6 +193,7 @@ class Cell:
     ours: float
     tolerance: Tolerance
     scale: float
+    reference_dir: Path
 
 
 def _check_rerun(check: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
@@ -202,35 +211,52 @@ def _check_rerun(check: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict)
 
 
 def _check_reading(check: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
-    """The same published cell passes in another reading of the artifact (another experiment)."""
+    """The same published cell passes in another reading of the artifact (another experiment), whose
+    constants were not fitted to these cells (a fitted reading lands on them by construction)."""
     other = verdicts.get((check.reading, cell.row, cell.column))
     if other is None:
         return False, f"experiment {check.reading} has no verdict on this cell"
     holds, value = other
-    return holds, f"{check.reading} gives {_fmt(value)}, {'within' if holds else 'outside'} its tolerance"
+    measured = f"{check.reading} gives {_fmt(value)}, {'within' if holds else 'outside'} its tolerance"
+    fitted = verdicts.get((FITTED, check.reading))
+    if fitted is not None:
+        return False, f"{measured}, but its constants were fitted to these cells ({fitted}): no evidence of a cause"
+    return holds, measured
 
 
-def _check_truncated(check: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
-    """The paper truncated (towards zero) where it should have rounded: ours truncated equals the print."""
+def _check_recorded(check: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
+    """The authors' own code, rerun as written, gave the printed number: its recorded output (a CSV beside
+    the published file, keyed by its leading text columns as the published file is) lands within half a
+    unit of the printed digit."""
+    rows = pd.read_csv(cell.reference_dir / check.recorded, dtype=str, keep_default_na=False)
+    numeric = [pd.to_numeric(rows[c], errors="coerce").notna().all() for c in rows.columns]
+    keys = list(rows.columns[: numeric.index(True)])
+    rows.index = rows[keys].agg(" ".join, axis=1)
+    if cell.row not in rows.index or cell.column not in rows.columns:
+        return False, f"{check.recorded} has no value for this cell"
+    value = float(rows.loc[cell.row, cell.column])
+    holds = within(cell.published, value, cell.tolerance.half)
+    return holds, f"their code gave {_fmt(value)} ({check.recorded})"
+
+
+def _check_difference(check: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
+    """The paper printed the difference of two printed (rounded) cells of the same row, not the rounded
+    difference: ours of ``total`` and ``minus``, each rounded to the cell's printed digits, subtract to it."""
     digits = -Decimal(cell.printed.strip()).as_tuple().exponent
-    truncated = math.trunc(cell.ours * 10**digits) / 10**digits
-    holds = math.isclose(truncated, cell.published, abs_tol=1e-12)
-    return holds, f"ours truncated to {digits} decimals is {truncated:g}"
-
-
-def _check_corrected(check: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
-    """The value the paper's own printed inputs give (e.g. 11 / 15), which ours must reproduce."""
-    corrected = float(check.corrected)
-    holds = abs(cell.ours - corrected) <= cell.tolerance.value
-    return holds, f"the paper's own inputs give {corrected:g} ({check.source}); ours is {_fmt(cell.ours)}"
+    total = round(_our_value(ours, cell.row, check.difference.total, cell.scale), digits)
+    minus = round(_our_value(ours, cell.row, check.difference.minus, cell.scale), digits)
+    holds = math.isclose(total - minus, cell.published, abs_tol=1e-9)
+    return holds, f"ours rounded to {digits} decimals: {total:g} - {minus:g} = {total - minus:.{digits}f}"
 
 
 CHECKS: dict[str, Callable[[DictConfig, Cell, pd.Series, dict], tuple[bool, str]]] = {
     "rerun": _check_rerun,
     "reading": _check_reading,
-    "truncated": _check_truncated,
-    "corrected": _check_corrected,
+    "difference": _check_difference,
+    "recorded": _check_recorded,
 }
+# The key under which ``verdicts`` records what an experiment's constants were fitted to.
+FITTED = "fitted"
 
 
 def consults_other_experiments(exp: DictConfig) -> bool:
@@ -270,12 +296,13 @@ def compare(
     """
     ref = exp.reference
     verdicts = {} if verdicts is None else verdicts
+    name = f"{exp.paper}_{exp.artifact}"
+    if ref.get("fitted"):
+        verdicts[(FITTED, name)] = ref.fitted
     if values is None:
         values = pd.DataFrame({"row": [], "column": [], "x": [], "value": []})
     ours = values[values.x.isna()].set_index(["row", "column"]).value
     primary = ref.get("reading", "primary") == "primary"
-    reading = "primary" if primary else ref.reading_cause
-    name = f"{exp.paper}_{exp.artifact}"
     lines = []
     for cell in published_cells(ref, reference_dir).itertuples(index=False):
         scale = 100.0 if _is_percent(ref, cell.column) else 1.0
@@ -298,13 +325,38 @@ def compare(
             verdicts[(name, cell.row, cell.column)] = (inside, value)
             status, cause = "pass", ""
             if not inside:
-                judged = Cell(cell.row, cell.column, cell.published, cell.printed, value, tol, scale)
+                judged = Cell(cell.row, cell.column, cell.published, cell.printed, value, tol, scale, reference_dir)
                 status, cause = _explain(ref, judged, ours, verdicts)
-        if not primary and status in VERDICTS:
-            status, cause = "informational", f"second reading: {reading}; {status}" + (f" ({cause})" if cause else "")
+            if status in VERDICTS and 0 < abs(cell.published) <= tol.value:
+                status, cause = "informational", _no_power(tol, cell.published, inside, cause)
+        reading, said = _reading(ref, primary, cell.row, cell.column)
+        if reading != "primary" and status in VERDICTS:
+            status, cause = "informational", f"{said}; {status}" + (f" ({cause})" if cause else "")
         lines.append(_line(exp, cell, value, tol, status, cause, reading))
         lines += _second_readings(exp, cell, ours, scale)
     return pd.DataFrame(lines, columns=REPORT_COLUMNS)
+
+
+def _reading(ref: DictConfig, primary: bool, row: str, column: str) -> tuple[str, str]:
+    """What a published cell's line is, as the ``reading`` column and the cause says it: "primary"
+    (counted), a second reading, a repeat of a number printed elsewhere in the paper (counted there) or
+    a number the paper does not print."""
+    if not primary:
+        return ref.reading_cause, f"second reading: {ref.reading_cause}"
+    repeat = _first_match(ref.get("repeats"), row, column)
+    if repeat is not None:
+        return f"repeat of {repeat.of}", f"repeats the number printed at {repeat.of} (counted there)"
+    unprinted = _first_match(ref.get("not_printed"), row, column)
+    if unprinted is not None:
+        return "not printed", f"not printed in the paper: {unprinted.source}"
+    return "primary", ""
+
+
+def _no_power(tol: Tolerance, published: float, inside: bool, cause: str) -> str:
+    """The cause of a comparison whose tolerance is at least the published value: it cannot fail a zero."""
+    where = "within" if inside else "outside"
+    said = f"no power: the tolerance {tol.value:.3g} ({tol.basis}) is at least the published value itself "
+    return said + f"({abs(published):.3g}); ours is {where} it" + (f" ({cause})" if cause else "")
 
 
 def _line(exp: DictConfig, cell, value: float, tol: Tolerance | None, status: str, cause: str, reading: str) -> list:

@@ -33,7 +33,7 @@ ROOT_KEYS = (
 
 REFERENCE_KEYS = (
     "file", "layout", "row", "column", "value", "skip_values", "percent_columns", "reading", "reading_cause",
-    "decimals", "exact", "cells", "deviations", "second_readings",
+    "decimals", "exact", "cells", "deviations", "second_readings", "repeats", "not_printed", "fitted",
 )  # fmt: skip
 # Each rule list of a reference block, with the keys of its rules.
 REFERENCE_RULES = {
@@ -42,8 +42,10 @@ REFERENCE_RULES = {
     "cells": ("row", "column", "status", "cause"),
     "deviations": ("row", "column", "cause", "check"),
     "second_readings": ("row", "column", "ours", "cause"),
+    "repeats": ("row", "column", "of"),
+    "not_printed": ("row", "column", "source"),
 }
-DEVIATION_CHECKS = ("rerun", "reading", "truncated", "corrected")
+DEVIATION_CHECKS = ("rerun", "reading", "difference", "recorded")
 
 # Longer lists of allowed values are cut after this many (the closest match is always suggested).
 _LISTED = 30

@@ -32,7 +32,7 @@ from calib.scoring.divergences import expected_divergence_to_constant
 from calib.scoring.risk_curves import bayes_risk_curve
 from calib.scoring.scores import brier, brier_losses, cross_entropy, semi_empirical_cross_entropy
 from calib.validation import CalibInputError
-from pipeline.companions import UPSTREAM, monte_carlo_records
+from pipeline.companions import UPSTREAM
 from pipeline.config import compose_config
 from pipeline.io import write_table
 from pipeline.kinds import Kind
@@ -319,10 +319,9 @@ def unavailable_reason(system: DictConfig) -> str | None:
 def real_metrics_table(exp: DictConfig, data: DataSources) -> list[dict]:
     """Table 2: each metric of raw and calibrated posteriors (calibrators refitted per row's RCL).
 
-    A row with ``fold_seeds: S`` (calh: the authors' histogram-binning folds were drawn from an
-    unrecoverable global NumPy state) is a Monte-Carlo cell over the calibrator's fold seeds 0..S-1
-    (:func:`pipeline.companions.monte_carlo_records`); the metrics' own folds (RCL) keep ``options.seed``.
-    With ``upstream_rerun: true`` every other cell is computed again the way the authors' code computes
+    Every calibrator is cross-validated on the seed-0 folds, the authors' (their histogram-binning folds
+    come from NumPy's global stream right after it is seeded with 0, which draws the same folds). With
+    ``upstream_rerun: true`` every other cell is computed again the way the authors' code computes
     it (:mod:`pipeline.authors_code`) and written as its ``[upstream]`` companion.
     """
     options = MetricOptions(**exp.options)
@@ -344,19 +343,6 @@ def real_metrics_table(exp: DictConfig, data: DataSources) -> list[dict]:
                 if spec is not None and spec.get("binary_only") and not binary:
                     continue
                 key = f"{system.label} {row}"
-                if spec is not None and "fold_seeds" in spec:
-                    if suffix:  # its own spread over fold seeds is the allowance; no upstream rerun
-                        continue
-                    draws = {m: [] for m in metrics}
-                    for seed in range(spec.fold_seeds):
-                        fold_options = replace(opts, seed=seed)
-                        logp = calibrated_posteriors(spec.calibrator, spec.protocol, raw, labels, fold_options)
-                        cache: dict = {}
-                        for metric in metrics:
-                            draws[metric].append(compute(metric, logp, labels, opts, cache=cache))
-                    for metric in metrics:
-                        records += monte_carlo_records(key, f"{metric}{suffix}", draws[metric])
-                    continue
                 if spec is None:
                     logp, cache = raw, raw_cache
                 else:

@@ -147,7 +147,8 @@ def render_recalibration_table(exp: DictConfig, values: pd.DataFrame, stem: Path
 
 
 def mrr_closed_form_check(exp: DictConfig, data: DataSources) -> list[dict]:
-    """MRR's NLL and Brier in closed form from a table's printed accuracy a and ECE (the inputs).
+    """MRR's NLL and Brier in closed form from a table's printed accuracy a and ECE (the inputs), and its
+    ACE and SmoothECE, which equal the ECE for a constant confidence.
 
     MRR's confidence is h = a + ECE or a - ECE (the tables print |a - h| only, and NLL and
     Brier are stationary in h at h = a, so they cannot tell the sign either). Both readings are written
@@ -174,6 +175,12 @@ def mrr_closed_form_check(exp: DictConfig, data: DataSources) -> list[dict]:
         records += [
             {"row": "MRR", "column": metric, "value": (low + high) / 2},
             {"row": "MRR", "column": companion(metric, INPUT_ROUNDING), "value": (high - low) / 2},
+        ]
+    # One confidence for every sample: one bin, so ACE and SmoothECE are |a - h|, the printed ECE itself.
+    for metric in ("ACE", "SmoothECE"):
+        records += [
+            {"row": "MRR", "column": metric, "value": ece0},
+            {"row": "MRR", "column": companion(metric, INPUT_ROUNDING), "value": half},
         ]
     return records
 

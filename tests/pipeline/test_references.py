@@ -272,12 +272,69 @@ def test_rerun_check_of_a_monte_carlo_rerun_uses_its_own_spread(tmp_path):
     assert _deviation(tmp_path, {"rerun": "upstream"}, ours)["NCE"].status == "fail"
 
 
-def test_truncation_and_corrected_value_checks(tmp_path):
-    assert _deviation(tmp_path, "truncated", {("A raw", "NCE"): 0.5009})["NCE"].status == "deviation"
-    assert _deviation(tmp_path, "truncated", {("A raw", "NCE"): 0.5011})["NCE"].status == "fail"
-    corrected = {"corrected": 0.498, "source": "11 / 15"}
-    assert _deviation(tmp_path, corrected, {("A raw", "NCE"): 0.4984})["NCE"].status == "deviation"
-    assert _deviation(tmp_path, corrected, {("A raw", "NCE"): 0.4990})["NCE"].status == "fail"
+def test_difference_check_is_the_rounded_parts_subtracted(tmp_path):
+    # printed 0.500 = round(0.9124, 3) - round(0.4119, 3) = 0.912 - 0.412, though ours is 0.5005 (0.501 rounded)
+    check = {"difference": {"total": "total", "minus": "part"}}
+    parts = {("A raw", "total"): 0.9124, ("A raw", "part"): 0.4119}
+    held = _deviation(tmp_path, check, {("A raw", "NCE"): 0.5007, **parts})["NCE"]
+    assert held.status == "deviation" and "0.912 - 0.412 = 0.500" in held.cause
+    parts[("A raw", "part")] = 0.4109  # 0.912 - 0.411 = 0.501
+    assert _deviation(tmp_path, check, {("A raw", "NCE"): 0.5007, **parts})["NCE"].status == "fail"
+
+
+def test_recorded_check_reads_the_authors_code_rerun_beside_the_published_file(tmp_path):
+    _write(tmp_path, "rerun.csv", "system,posteriors,NCE\nA,raw,0.50021\n")
+    held = _deviation(tmp_path, {"recorded": "rerun.csv"}, {("A raw", "NCE"): 0.51})["NCE"]
+    assert held.status == "deviation" and held.cause.endswith("their code gave 0.50021 (rerun.csv)")
+    _write(tmp_path, "rerun.csv", "system,posteriors,NCE\nA,raw,0.5007\n")  # beyond half a unit of 0.500
+    assert _deviation(tmp_path, {"recorded": "rerun.csv"}, {("A raw", "NCE"): 0.51})["NCE"].status == "fail"
+    _write(tmp_path, "rerun.csv", "system,posteriors,ECE\nA,raw,12.3\n")
+    missing = _deviation(tmp_path, {"recorded": "rerun.csv"}, {("A raw", "NCE"): 0.51})["NCE"]
+    assert missing.status == "fail" and "has no value for this cell" in missing.cause
+
+
+def test_a_reading_fitted_to_the_same_cells_is_no_evidence(tmp_path):
+    """Issue 40: a cause is checked only by a reading whose constants were not fitted to the cells it explains."""
+    _write(tmp_path, "t.csv", DEVIATING)
+    for fitted, expected in ((None, "deviation"), ("its constants were chosen to match this table", "fail")):
+        verdicts: dict = {}
+        reference = {**_experiment(cells=[]).reference, "reading": "second", "reading_cause": "another generator"}
+        if fitted:
+            reference["fitted"] = fitted
+        other = OmegaConf.create({"paper": "p000", "artifact": "table9b", "reference": reference})
+        compare(other, _values({("A raw", "NCE"): 0.5002}), tmp_path, verdicts)
+        exp = _experiment(cells=[], deviations=[{"cause": "the generator", "check": {"reading": "p000_table9b"}}])
+        line = compare(exp, _values({("A raw", "NCE"): 0.9}), tmp_path, verdicts).set_index("column").loc["NCE"]
+        assert line.status == expected
+        assert (fitted in line.cause and "no evidence of a cause" in line.cause) if fitted else True
+
+
+def test_a_tolerance_as_large_as_the_published_value_has_no_power(tmp_path):
+    """Issue 40: a cell whose tolerance is at least the published value is informational, not a pass."""
+    _write(tmp_path, "t.csv", "system,posteriors,NCE,ECE\nA,raw,0.0050,0.00\n")
+    exp = _experiment(cells=[])
+    ours = {("A raw", "NCE"): 0.004, ("A raw", "NCE [sd]"): 0.002, ("A raw", "ECE"): 0.00001}  # ECE in percent
+    lines = compare(exp, _values(ours), tmp_path, {}).set_index("column")
+    assert lines.loc["NCE"].status == "informational" and lines.loc["NCE"].cause.startswith("no power: the tolerance")
+    assert lines.loc["ECE"].status == "pass"  # a printed 0 is a test: ours must be below half its digit
+    ours[("A raw", "NCE [sd]")] = 0.0001  # 0.00005 + 3e-4 < 0.005: a test again
+    assert compare(exp, _values(ours), tmp_path, {}).set_index("column").loc["NCE"].status == "fail"
+
+
+def test_a_repeated_printed_number_and_an_unprinted_one_are_not_counted(tmp_path):
+    """Issue 40: a number the paper prints twice is counted once; a number it does not print is not counted."""
+    _write(tmp_path, "t.csv", DEVIATING)
+    exp = _experiment(
+        cells=[],
+        repeats=[{"column": "NCE", "of": "p000_table1 A / NCE"}],
+        not_printed=[{"column": "ECE", "source": "a rerun of the authors' code"}],
+    )
+    frame = compare(exp, _values({("A raw", "NCE"): 0.5, ("A raw", "ECE"): 12.3}), tmp_path, {})
+    lines = frame.set_index("column")
+    assert lines.loc["NCE"].reading == "repeat of p000_table1 A / NCE" and lines.loc["NCE"].status == "informational"
+    assert lines.loc["NCE"].cause == "repeats the number printed at p000_table1 A / NCE (counted there); pass"
+    assert lines.loc["ECE"].reading == "not printed" and "a rerun of the authors' code" in lines.loc["ECE"].cause
+    assert summary(frame, ["p000"]).set_index("paper").loc["p000", "published"] == 0
 
 
 def test_reading_check_consults_the_other_reading(tmp_path):
