@@ -327,11 +327,11 @@ def compare(
             if not inside:
                 judged = Cell(cell.row, cell.column, cell.published, cell.printed, value, tol, scale, reference_dir)
                 status, cause = _explain(ref, judged, ours, verdicts)
-            if status in VERDICTS and 0 < abs(cell.published) <= tol.value:
-                status, cause = "informational", _no_power(tol, cell.published, inside, cause)
         reading, said = _reading(ref, primary, cell.row, cell.column)
         if reading != "primary" and status in VERDICTS:
             status, cause = "informational", f"{said}; {status}" + (f" ({cause})" if cause else "")
+        if status in VERDICTS and 0 < abs(cell.published) <= tol.value:
+            status, cause = "informational", _no_power(tol, cell.published, inside, cause)
         lines.append(_line(exp, cell, value, tol, status, cause, reading))
         lines += _second_readings(exp, cell, ours, scale)
     return pd.DataFrame(lines, columns=REPORT_COLUMNS)

@@ -82,12 +82,16 @@ def test_readme_states_the_summary(results):
         paper: tuple(row) for paper, row in summary.iterrows()
     }
     report = pd.read_csv(results / "reproduction.csv")
-    deviations = report[(report.reading == "primary") & (report.status == "deviation")]
-    ferrer = deviations[deviations.paper == "ferrer2024"]
-    assert re.search(r"Four\s+cells\s+of\s+Table\s+2\s+and\s+Fig\.\s+6", readme) and len(ferrer) == 4
-    calh = report[report.row.str.endswith(" calh") & (report.status == "pass")]
-    assert int(re.search(r"over 50 fold seeds \(all (\d+) pass\)", readme).group(1)) == len(calh)
-    logit = deviations[deviations.artifact == "table1_logit"]
+    primary = report[report.reading == "primary"]
+    deviations = primary[primary.status == "deviation"]
+    calh = primary[primary.row.str.endswith(" calh")]
+    said = re.search(r"passes (\d+) of the (\d+) calh cells.*?\((\w+) deviations\)\. (\w+) more", readme, re.DOTALL)
+    words = {"four": 4, "six": 6}
+    assert (int(said.group(1)), int(said.group(2))) == ((calh.status == "pass").sum(), calh.status.isin(VERDICTS).sum())
+    assert words[said.group(3)] == (calh.status == "deviation").sum()
+    ferrer = deviations[(deviations.paper == "ferrer2024") & ~deviations.row.str.endswith(" calh")]
+    assert words[said.group(4).lower()] == len(ferrer)
+    logit = primary[(primary.artifact == "table1_logit") & (primary.status == "fail")]
     assert int(re.search(r"misses (\d+) of 99\s+cells", readme).group(1)) == len(logit)
     held, total = map(int, re.search(r"holds\s+in full on (\d+) of our (\d+) tables", readme).groups())
     claims = pd.read_csv(results / "claims.csv").query("paper == 'reassessing'")
@@ -107,8 +111,11 @@ def test_each_published_number_is_counted_once(results):
                 key = (exp.reference.file, cell.row, cell.column)
                 assert key not in published, f"{key} is read by two primary readings"
                 published[key] = (exp.paper, exp.artifact)
-    assert len(primary) == len(published)
-    assert not primary.duplicated(["paper", "artifact", "row", "column"]).any()
+    # every cell of a primary reading has one line: counted (primary), a repeat or a number not printed
+    listed = report[(report.reading == "primary") | report.reading.str.startswith("repeat of ")]
+    listed = pd.concat([listed, report[report.reading == "not printed"]])
+    assert len(listed) == len(published)
+    assert not listed.duplicated(["paper", "artifact", "row", "column"]).any()
     # a number the paper prints twice is counted at the place its repeat names, with the same printed value
     repeats = report[report.reading.str.startswith("repeat of ")]
     assert len(repeats) >= 4 and (repeats.status == "informational").all()
@@ -162,13 +169,14 @@ def test_no_deterministic_cell_passes_beyond_half_a_unit_of_its_printed_digit(re
 def test_table2_acceptance(results):
     report = pd.read_csv(results / "reproduction.csv").query("paper == 'ferrer2024' and artifact == 'table2'")
     sitw = report[report.row.str.startswith("SITW")]
-    assert len(sitw) == 35 and (sitw.status == "not-reproducible").all()
+    assert len(sitw) == 35 and (sitw.status == "not-run-here").all() and sitw.cause.str.contains("recipe").all()
     calh = report[report.row.str.endswith("calh") & ~report.row.str.startswith("SITW")]
-    assert len(calh) == 49 and (calh.status == "pass").all()
-    assert calh.tolerance_basis.str.contains("sd over seeds").all()  # Monte-Carlo over fold seeds
-    values = pd.read_csv(results / "ferrer2024" / "table2_values.csv")
-    assert (values.column == "NCE [share inf]").sum() == 7  # one per binary set's calh row
-    deviations = report[report.status == "deviation"]
+    # the authors' folds (seed 0), judged at half a unit of the printed digit; the misses are the float32 ties
+    # their code, rerun as written (recorded), lands on
+    assert len(calh) == 49 and calh.status.value_counts().to_dict() == {"pass": 43, "deviation": 6}
+    assert calh.tolerance_basis.str.startswith("half a unit of the printed digit").all()
+    assert calh[calh.status == "deviation"].cause.str.contains("ferrer2024_table2_calh_rerun.csv").all()
+    deviations = report[(report.status == "deviation") & ~report.row.str.endswith("calh")]
     assert set(zip(deviations.row, deviations.column, strict=True)) == {
         ("FVCAUS XvPLDA cal", "RCL-CE-Dxv"),
         ("FVCAUS XvPLDA calp", "RCL-CE-Dxv"),
@@ -195,8 +203,9 @@ def test_fig6_to_the_printed_digit(results):
     report = pd.read_csv(results / "reproduction.csv").query("paper == 'ferrer2024' and artifact == 'fig6'")
     overall = report[report.column.isin(["NRisk-01", "NRisk-01r", "NRisk-imb", "NCE", "NBS"])]
     assert len(overall) == 20 and (overall.tolerance == 0.00005).all()
-    # the NRisk and NCE cells were never printed (a re-run of the authors' code): listed, not judged
-    assert overall.cause.str.endswith("(within tolerance)").sum() == 16
+    # the NRisk and NCE cells were never printed (a re-run of the authors' code): listed, not counted
+    unprinted = overall[overall.reading == "not printed"]
+    assert len(unprinted) == 16 and unprinted.cause.str.endswith("; pass").all()
     assert report.status.value_counts().to_dict() == {"pass": 23, "informational": 16, "deviation": 1}
 
 
@@ -341,7 +350,8 @@ def test_temperature_scaling_recovers_the_synthetic_scale(results):
 def test_reassessing_mrr_rows_are_a_consistency_check_that_holds(results):
     report = pd.read_csv(results / "reproduction.csv").query("paper == 'reassessing'")
     checked = report[report.status == "informational"]
-    assert len(checked) == 12 and set(checked.row) == {"MRR"} and set(checked.column) == {"NLL", "Brier"}
+    assert len(checked) == 24 and set(checked.row) == {"MRR"}
+    assert set(checked.column) == {"NLL", "Brier", "ACE", "SmoothECE"}
     assert checked.cause.str.endswith("(within tolerance)").all()
     assert checked.tolerance_basis.str.contains("inputs' rounding").all()
     assert set(report.status) == {"informational", "input", "not-run-here"}
@@ -358,19 +368,21 @@ def _ecd_values(results: Path, artifact: str) -> pd.DataFrame:
     return pd.read_csv(results / "ecd2025" / f"{artifact}_values.csv")
 
 
-def test_ecd_table1_primary_reading_misses_where_the_other_reading_matches(results):
+def test_ecd_table1_primary_reading_misses_are_fails_the_fitted_reading_does_not_explain(results):
     report = pd.read_csv(results / "reproduction.csv")
     ecd = report[report.paper == "ecd2025"]
     second = ecd[ecd.artifact == "table1"]
     assert (second.status == "informational").all() and (second.reading != "primary").all()
-    assert second.cause.str.endswith("; pass").all()  # every cell within 3 sd in the probability-noise reading
+    assert second.cause.str.contains("; pass").all()  # every cell within 3 sd in the probability-noise reading
     logit = ecd[ecd.artifact == "table1_logit"].set_index(["row", "column"])
-    calibrated = logit.index.get_level_values(1).str.startswith("eps=0")
-    assert (logit.status[calibrated] == "pass").all()
-    assert set(logit.status[~calibrated]) == {"pass", "deviation"}
+    assert logit.status.value_counts().to_dict() == {"fail": 51, "informational": 39, "pass": 9}
+    fails = logit[logit.status == "fail"]
+    assert fails.cause.str.contains("were fitted to these cells").all()  # the fitted reading is no evidence
+    no_power = logit[logit.status == "informational"]
+    assert no_power.cause.str.startswith("no power").all() and (no_power.tolerance >= no_power.published.abs()).all()
     for column in ("sigma=0.5 ECD", "sigma=2 ECD", "sigma=0.5 ECE"):
         cell = logit.loc[("Weighted Sum", column)]
-        assert cell.status == "deviation" and cell.ours < 0.2 * cell.published
+        assert cell.status == "fail" and cell.ours < 0.2 * cell.published
     table2 = ecd[ecd.artifact == "table2"]
     assert table2.status.value_counts().to_dict() == {"not-reproducible": 75, "informational": 4, "input": 2}
     assert table2[table2.status == "informational"].cause.str.endswith("(within tolerance)").all()
