@@ -26,7 +26,7 @@ from pipeline.authors_code import UpstreamAffine, UpstreamHistogramBinning, upst
 _RCL = re.compile(r"^RCL-(CE|BS)-([DTHP])(xv|tt)$")
 METRIC_NAMES = ("NCE", "NBS", "NRisk-01", "NRisk-01r", "NRisk-imb", "ECE", "ECEbin", "ECEmc")
 RCL_NAMES = tuple(f"RCL-{e}-{c}{p}" for e in ("CE", "BS") for c in "DTHP" for p in ("xv", "tt"))
-ZERO_PROBABILITY_POLICIES = ("floor", "nan")
+ZERO_PROBABILITY_POLICIES = ("smooth", "nan")
 IMPLEMENTATIONS = ("calib", "authors")
 
 
@@ -34,9 +34,10 @@ IMPLEMENTATIONS = ("calib", "authors")
 class MetricOptions:
     """Settings a paper fixes: ECE bins and edge rule, histogram-binning bins and empty-bin policy, folds.
 
-    ``rcl_zero_probability``: what RCL does with posteriors holding an exact 0 (log = -inf). ``floor``
-    (ours) fits the calibrator on log-posteriors floored at -700; ``nan`` reports NaN, as the code of
-    Ferrer & Ramos (2024) does (their CE is then infinite, or their float32 affine fit returns NaN).
+    ``rcl_zero_probability``: what RCL does with posteriors holding an exact 0 (log = -inf). ``smooth``
+    (ours) fits the calibrator as it treats exact zeros (:mod:`calib.calibrators.zeros`); ``nan`` reports
+    NaN, as the code of Ferrer & Ramos (2024) does (their CE is then infinite, or their float32 affine fit
+    returns NaN).
 
     ``implementation``: ``calib`` (ours: exact float64 fits) or ``authors`` (the float32 L-BFGS fits,
     histogram binning and ECE bins, :mod:`pipeline.authors_code`), used to rerun a cell the way upstream
@@ -49,7 +50,7 @@ class MetricOptions:
     histogram_empty_bin: str
     n_folds: int
     seed: int
-    rcl_zero_probability: str = "floor"
+    rcl_zero_probability: str = "smooth"
     implementation: str = "calib"
 
     def __post_init__(self):

@@ -157,7 +157,7 @@ VALUE_RULES: dict[str, Callable] = {
     "rng": _choice(lambda: ("default", "paper")),
     "generator": _choice(lambda: ("gaussian",)),
     "histogram_empty_bin": _choice(_empty_bin_policies),
-    "rcl_zero_probability": _choice(lambda: ("floor", "nan")),
+    "rcl_zero_probability": _choice(lambda: ("smooth", "nan")),
     **dict.fromkeys(("set", "sets"), _choice(_posterior_sets)),
     "datasets": _choice(_dataset_names),
     **dict.fromkeys(("system", "systems"), _choice(lambda: ("cal", "mcp", "mcs", "mcps"))),

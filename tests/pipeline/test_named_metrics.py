@@ -42,8 +42,8 @@ def with_zero(binary):
 
 
 def test_defaults():
-    assert OPTIONS.rcl_zero_probability == "floor"
-    assert set(ZERO_PROBABILITY_POLICIES) == {"floor", "nan"}
+    assert OPTIONS.rcl_zero_probability == "smooth"
+    assert set(ZERO_PROBABILITY_POLICIES) == {"smooth", "nan"}
 
 
 def test_ecebin_is_ece(binary):
@@ -112,15 +112,15 @@ def test_exact_zero_probability_under_nan_policy(with_zero):
     assert np.isfinite(compute("ECE", logp, labels, nan_options))
 
 
-def test_exact_zero_probability_under_floor_policy(with_zero, binary):
+def test_exact_zero_probability_under_smooth_policy(with_zero, binary):
     logp, labels = with_zero
     value = compute("RCL-CE-Dxv", logp, labels, OPTIONS)
     assert np.isfinite(value)
-    # one floored row barely moves the result
+    # one smoothed row barely moves the result
     assert value == pytest.approx(compute("RCL-CE-Dxv", *binary, OPTIONS), abs=0.05)
 
 
-def test_nan_policy_without_zeros_is_the_floor_value(binary):
+def test_nan_policy_without_zeros_is_the_smooth_value(binary):
     logp, labels = binary
     nan_options = replace(OPTIONS, rcl_zero_probability="nan")
     assert compute("RCL-CE-Dxv", logp, labels, nan_options) == compute("RCL-CE-Dxv", logp, labels, OPTIONS)
@@ -129,7 +129,7 @@ def test_nan_policy_without_zeros_is_the_floor_value(binary):
 def test_unknown_zero_probability_policy():
     with pytest.raises(ValueError, match="rcl_zero_probability") as info:
         replace(OPTIONS, rcl_zero_probability="clip")
-    assert "floor" in str(info.value) and "nan" in str(info.value) and "clip" in str(info.value)
+    assert "smooth" in str(info.value) and "nan" in str(info.value) and "clip" in str(info.value)
 
 
 @pytest.mark.parametrize("name", ["ECE-top", "RCL-CE-Xxv", "RCL-LL-Dxv", "RCL-CE-Dxx", "rcl-ce-dxv", "nce", ""])
