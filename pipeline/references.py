@@ -330,7 +330,7 @@ def compare(
         reading, said = _reading(ref, primary, cell.row, cell.column)
         if reading != "primary" and status in VERDICTS:
             status, cause = "informational", f"{said}; {status}" + (f" ({cause})" if cause else "")
-        if status in VERDICTS and 0 < abs(cell.published) <= tol.value:
+        if status in VERDICTS and tol is not None and 0 < abs(cell.published) <= tol.value:
             status, cause = "informational", _no_power(tol, cell.published, inside, cause)
         lines.append(_line(exp, cell, value, tol, status, cause, reading))
         lines += _second_readings(exp, cell, ours, scale)
