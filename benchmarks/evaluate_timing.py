@@ -9,7 +9,9 @@ keeps them, otherwise a temporary folder is removed at the end; extra arguments 
 - 10^7 x 2 probabilities (p_1 ~ Beta(0.7, 0.7)) three ways: ``.npy`` scores with ``--labels-file``,
   an ``.npz`` archive and a ``.parquet`` table;
 - 10^3 x 2 and 10^5 x 2 of the same kind (labelled "small"), for options whose cost does not grow with
-  the file, e.g. ``--only small -- --bootstrap 100000``.
+  the file, e.g. ``--only small -- --bootstrap 100000``;
+- 5 x 10^4 x 1000 float32 logits (ImageNet validation's size) as ``.npy`` with ``--labels-file``;
+- 5 x 10^7 x 2 probabilities as one ``.parquet`` table (a prediction log larger than a few GiB in memory).
 
 Each file is evaluated by ``python -m calib.cli evaluate FILE`` in a fresh process, with the default
 bootstrap (200 resamples) unless told otherwise, running this checkout's ``calib`` (PYTHONPATH).
@@ -80,6 +82,20 @@ def write_inputs(folder: Path, only: str | None) -> dict[str, list[str]]:
             probs, labels = binary_problem(n, seed=0)
             np.savez(folder / f"binary_{n}.npz", scores=probs, labels=labels)
             files[label] = [str(folder / f"binary_{n}.npz")]
+    label = "5e4 x 1000 logits .npy"
+    if wanted(label):
+        logp, labels = multiclass_problem(50_000, 1000, seed=0)
+        np.save(folder / "imagenet_logits.npy", (2.0 * logp).astype(np.float32))  # logits up to a row shift
+        np.save(folder / "imagenet_labels.npy", labels)
+        files[label] = [str(folder / "imagenet_logits.npy"), "--labels-file", str(folder / "imagenet_labels.npy")]
+        files[label] += ["--kind", "logits"]
+    label = "5e7 x 2 .parquet"
+    if wanted(label):
+        probs, labels = binary_problem(5 * 10**7, seed=0)
+        frame = pd.DataFrame({"class_0": probs[:, 0], "class_1": probs[:, 1], "label": labels})
+        del probs, labels
+        frame.to_parquet(folder / "log_5e7.parquet", index=False, row_group_size=1 << 20)
+        files[label] = [str(folder / "log_5e7.parquet")]
     binary = [label for label in ("1e7 x 2 .npy", "1e7 x 2 .npz", "1e7 x 2 .parquet") if wanted(label)]
     if binary:
         probs, labels = binary_problem(10**7, seed=0)
