@@ -435,11 +435,14 @@ class ResampledSmoothEce:
         Confidences in [0, 1] (e.g. max_j q_j).
     correct : array of shape (N,)
         Outcomes (1 if the top label is right, else 0).
+    bandwidth : float, optional
+        A fixed sigma (as :func:`smooth_ece`'s ``bandwidth``); default None: each resample's fixed point.
     """
 
-    def __init__(self, confidence: np.ndarray, correct: np.ndarray):
+    def __init__(self, confidence: np.ndarray, correct: np.ndarray, bandwidth: float | None = None):
         self.confidence = confidence
         self.correct = correct  # the residuals are formed chunk by chunk: no third N-vector is kept
+        self.bandwidth = bandwidth
 
     def __call__(self, counts: np.ndarray) -> np.ndarray:
         """SmoothECE of each resample counted by a column of ``counts`` (N, b), an array of sample counts
@@ -452,6 +455,8 @@ class ResampledSmoothEce:
                 binned[nodes] = self._binned(counts, nodes)
             return _relplot_values(binned[nodes][:, :, which], sigma)
 
+        if self.bandwidth is not None:
+            return evaluate(float(self.bandwidth), np.arange(counts.shape[1]))
         return _smece_search_batch(evaluate, counts.shape[1], _RELPLOT_REFINE)
 
     def _binned(self, counts: np.ndarray, nodes: int) -> np.ndarray:

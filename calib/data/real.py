@@ -54,6 +54,7 @@ class PosteriorSet:
     class_names: tuple[str, ...] | None = None
     provenance: str = ""
     ids: np.ndarray | None = None
+    groups: np.ndarray | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -78,6 +79,8 @@ class PosteriorSet:
                 raise CalibInputError(f"class_names of {self.name} must be distinct; got {list(self.class_names)}")
         if self.ids is not None:
             object.__setattr__(self, "ids", _row_ids(self.ids, scores.shape[0], self.name))
+        if self.groups is not None:
+            object.__setattr__(self, "groups", _row_ids(self.groups, scores.shape[0], self.name))
         object.__setattr__(self, "scores", scores)
         object.__setattr__(self, "labels", None if labels is None else labels.astype(np.int64, copy=False))
 
@@ -346,6 +349,7 @@ def load_table(
     label_values="auto",
     positive_label=None,
     id_column: str | None = None,
+    group_column: str | None = None,
     renormalize: bool = False,
     require_labels: bool = True,
     scale: str = "unit",
@@ -388,6 +392,9 @@ def load_table(
         the negative class.
     id_column : str, optional
         A column of row ids (kept in the set's ``ids``, not read as scores).
+    group_column : str, optional
+        A column of subgroups (a segment, a site, an attribute; kept in the set's ``groups``, not read as
+        scores).
     renormalize : bool
         Divide rows of probabilities by their sums when they are off 1 by rounding (at most 0.01);
         the largest deviation is reported in a warning.
@@ -433,12 +440,13 @@ def load_table(
             cli_message=f"{path} has no label column {label_column!r}; its columns are {list(frame.columns)}: "
             "name the label column with --labels COLUMN",
         )
-    if id_column is not None and id_column not in frame.columns:
-        raise CalibInputError(
-            f"{path} has no id column {id_column!r}; its columns are {list(frame.columns)}",
-            cli_message=f"{path} has no id column {id_column!r} (--id-column); its columns are {list(frame.columns)}",
-        )
-    exclude = () if id_column is None else (id_column,)
+    for column, flag in ((id_column, "--id-column"), (group_column, "--groups")):
+        if column is not None and column not in frame.columns:
+            raise CalibInputError(
+                f"{path} has no column {column!r}; its columns are {list(frame.columns)}",
+                cli_message=f"{path} has no column {column!r} ({flag}); its columns are {list(frame.columns)}",
+            )
+    exclude = tuple(c for c in (id_column, group_column) if c is not None)
     columns = pick_class_columns(frame, path, label_column, class_columns, exclude)
     if len(columns) == 1 and positive_label is None:
         raise CalibInputError(
@@ -458,7 +466,22 @@ def load_table(
         class_names = tuple(str(c) for c in columns)
     scores = _prepared(scores, kind, scale, renormalize, path, columns)
     ids = frame[id_column].to_numpy() if id_column is not None else index_ids
-    return PosteriorSet(name or path.stem, scores, labels, kind, class_names=class_names, ids=ids, **meta)
+    groups = None if group_column is None else _groups(frame[group_column], path)
+    return PosteriorSet(
+        name or path.stem, scores, labels, kind, class_names=class_names, ids=ids, groups=groups, **meta
+    )
+
+
+def _groups(values, path: Path) -> np.ndarray:
+    """A group column's values; a missing one is refused with its line."""
+    missing = values.isna().to_numpy()
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise CalibInputError(
+            f"{path}: {int(missing.sum())} rows have no group (first at row {row}, counting from 0); fill them in "
+            "(e.g. with 'unknown') or drop them"
+        )
+    return values.to_numpy()
 
 
 def load_posteriors(path, *, kind: str, labels=None, format: str | None = None, **options) -> PosteriorSet:

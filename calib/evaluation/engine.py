@@ -1,0 +1,837 @@
+"""One evaluation of a set of posteriors, in memory or out of core: every registered metric with its
+bootstrap interval, the calibrators' cross-validated evidence, the CORP decompositions, and the same
+per subgroup with a calibration test.
+
+:func:`evaluate` takes arrays; :func:`evaluate_chunks` takes chunks (a file read in pieces,
+:mod:`calib.data.chunks`). Both make one pass (:mod:`calib.evaluation.passes`) into states that
+merge: the metrics declared by sums (:mod:`calib.evaluation.metrics`) are exact whatever the
+chunking, and their intervals come from Poisson bootstrap resamples of the same pass. What needs its
+samples at once uses a seeded subsample of the rows, as the output says when it is not all of them:
+the smooth ECE and the CORP decomposition (at most ``sample_limit`` rows out of core, all in memory)
+and the calibrators (at most ``fit_samples`` rows).
+
+Intervals are basic bootstrap intervals (Davison & Hinkley (1997), Sect. 5.2), clipped to each
+metric's range; an estimate outside its interval gets a note saying how biased its resamples show it
+to be. A calibrator is recommended only when the paired bootstrap interval of its per-sample gain in
+log loss (in Brier score when the raw log loss is infinite) lies above 0.
+
+Subgroups (``groups``): every metric per group, and per group Spiegelhalter's z test of calibration
+of the CORP lens (the positive class, or the top label), its p-values adjusted for the number of
+groups by Holm's method; a group is flagged below 0.05 (Spiegelhalter (1986); Holm (1979)).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from calib._internal.rows import float_chunks
+from calib.calibration_errors.corp import CorpReport, corp_report
+from calib.calibrators.blas_threads import one_blas_thread
+from calib.calibrators.folds import fold_ids
+from calib.calibrators.protocols import cross_validated_folds
+from calib.calibrators.registry import CALIBRATORS, make_calibrator
+from calib.evaluation.metrics import Batch, Context, MetricDefinition, bin_edges, reliability, selected
+from calib.evaluation.passes import State, Summers, blocks, poisson_counts, subsample_keys, terms_of
+from calib.evaluation.settings import EvaluationSettings
+from calib.resampling.bootstrap import ResampledSums, basic_interval, counted_resamples
+from calib.scoring.decisions import check_costs, zero_one_costs
+from calib.scoring.scores import brier_losses
+from calib.validation import CalibInputError, CalibInputWarning, as_priors, check_inputs
+
+# Bytes of the calibrators' subsample of log-posteriors at most (a cap on fit_samples x K), and of the
+# matrices of resample counts of the gains' and the smooth ECE's bootstraps.
+FIT_BYTES = 2**30
+# The calibrators' names in the output (their registry names otherwise).
+CALIBRATOR_LABELS = {"dp": "DP (affine)", "temperature": "temperature", "vector": "vector scaling"}
+# Groups of a subgroup analysis, at most (each has its own sums and resamples).
+MAX_GROUPS = 1000
+# A long phase reports its progress at most this often (seconds).
+PROGRESS_EVERY = 2.0
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A value with its bootstrap interval (NaN bounds when none was computed)."""
+
+    value: float
+    low: float = float("nan")
+    high: float = float("nan")
+
+
+@dataclass(frozen=True)
+class CorpSummary:
+    """The CORP decompositions of an evaluation: of the Brier and log scores on one binary ``lens``
+    (the positive class for two classes, the top label for more) with the MCB test's p-values (from
+    ``resamples`` resamples of at most ``test_samples`` samples) and ``samples`` rows decomposed."""
+
+    lens: str
+    scores: dict[str, CorpReport]
+    resamples: int
+    test_samples: int
+    samples: int = 0
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    """One subgroup: its value, size, metrics, and the calibration test's p-value before and after
+    Holm's adjustment, flagged when the adjusted one is below 0.05."""
+
+    group: str
+    n: int
+    metrics: dict[str, Metric]
+    statistic: float
+    p_value: float
+    p_adjusted: float
+    flagged: bool
+    reliability: list = field(default_factory=list)
+
+
+@dataclass
+class Summary:
+    """Everything an evaluation measured, in presentation order."""
+
+    n_samples: int
+    n_classes: int
+    metrics: dict[str, Metric] = field(default_factory=dict)
+    gains: dict[str, Metric] = field(default_factory=dict)
+    gain_score: str = "log loss"
+    recommended: str = ""
+    fit_samples: int = 0
+    corp: CorpSummary | None = None
+    interval_method: str = "none (no bootstrap resamples)"
+    interval_notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    groups: list[GroupRow] = field(default_factory=list)
+    group_column: str = ""
+    settings: EvaluationSettings = field(default_factory=EvaluationSettings)
+    # The reliability bins of each binned ECE on the data (one per score column), and the CORP lens's
+    # scores and outcomes of the rows it decomposed: what the figures draw.
+    reliability: dict[str, list] = field(default_factory=dict)
+    lens: tuple[np.ndarray, np.ndarray] | None = None
+
+    def as_records(self) -> list[dict]:
+        """One dict per metric (name, value, low, high), e.g. for a CSV."""
+        return [{"metric": k, "value": m.value, "low": m.low, "high": m.high} for k, m in self.metrics.items()]
+
+
+def evaluate(
+    scores,
+    labels,
+    *,
+    kind: str,
+    settings: EvaluationSettings | None = None,
+    costs: dict[str, np.ndarray] | None = None,
+    priors=None,
+    groups=None,
+    group_column: str = "group",
+    progress: Callable[[str], None] | None = None,
+    overwrite: bool = False,
+    **options,
+) -> Summary:
+    """Every registered metric of (``scores``, ``labels``) with bootstrap intervals, the calibrators'
+    cross-validated evidence and the CORP decompositions; per subgroup too with ``groups``.
+
+    The metrics are those of :data:`calib.evaluation.metrics.REGISTRY` that apply (accuracy, NCE, NBS,
+    the normalized Bayes risk per cost matrix, the top-label, positive-class or class-wise binned ECE,
+    smooth ECE, ECD), and RCL = (EPSR_raw - EPSR_cal) / EPSR_raw of the cross-entropy and the Brier
+    score for each calibrator under cross-validation. Intervals: basic intervals of Poisson bootstrap
+    resamples (RCL: a point estimate). Cost: one pass over the data (O(N K) per resample block), one
+    cross-validated fit per calibrator.
+
+    Source: Ferrer & Ramos (2024), eqs. 8-9 (NCE, NBS), Sec. 2.3.1 (normalized risk), eq. 33 (RCL);
+    Silva Filho et al. (2023), Defs. 1, 4 and 6 (the ECEs); Błasiok & Nakkiran (2023) (smooth ECE);
+    "An entropic metric" (2025) (ECD); Davison & Hinkley (1997), Sect. 5.2 (basic intervals); Hanley &
+    MacGibbon (2006) (Poisson resamples); Spiegelhalter (1986) and Holm (1979) (the subgroup test).
+
+    Parameters
+    ----------
+    scores : array of shape (N, K)
+        Posteriors of kind ``kind``.
+    labels : array of shape (N,)
+        True classes in [0, K).
+    kind : {"probs", "logprobs", "logits"}
+        What ``scores`` hold; nothing is guessed from the values.
+    settings : EvaluationSettings, optional
+        Bins, calibrators, bootstrap, subsamples (default: the command's); ``**options`` sets single
+        fields instead (``n_boot=50``, ``n_bins=10``, ...).
+    costs : dict of name -> (K, D) cost matrix, optional
+        Bayes risks to report (default: 0-1 costs).
+    priors : array of shape (K,), optional
+        Weight each class to these priors in NCE, NBS and the risks (Ferrer & Ramos (2024), eqs. 36-37).
+    groups : array of shape (N,), optional
+        A subgroup per sample (a segment, a site, an attribute): every metric and a calibration test
+        per group, at most 1000 groups.
+    group_column : str
+        What the groups are called in the output.
+    progress : callable, optional
+        Receives progress messages.
+    overwrite : bool
+        ``scores`` is a float64 array the caller no longer needs: validated in its own memory.
+
+    Returns
+    -------
+    Summary
+
+    Raises
+    ------
+    CalibInputError
+        For invalid inputs or settings.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, 400)
+    >>> y = (rng.random(400) < p1).astype(int)
+    >>> s = evaluate(np.column_stack([1 - p1, p1]), y, kind="probs", n_boot=20)
+    >>> round(s.metrics["accuracy"].value, 3), s.recommended.startswith("none")
+    (0.752, True)
+    """
+    settings = _settings(settings, options)
+    logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
+    group_ids = None
+    if groups is not None:
+        group_ids = np.asarray(groups)
+        if group_ids.shape != y.shape:
+            raise CalibInputError(f"groups must hold one group per sample, shape {y.shape}; got {group_ids.shape}")
+    chunks = [(logp, y, group_ids)]
+    return _evaluate(
+        lambda: iter(chunks),
+        n_classes=logp.shape[1],
+        n_rows=y.size,
+        settings=settings,
+        costs=costs,
+        priors=priors,
+        grouped=groups is not None,
+        group_column=group_column,
+        say=progress or (lambda _: None),
+        whole_limit=y.size,
+    )
+
+
+def evaluate_chunks(
+    chunks: Callable[[], Iterable[tuple]],
+    *,
+    n_classes: int,
+    kind: str = "logprobs",
+    settings: EvaluationSettings | None = None,
+    costs: dict[str, np.ndarray] | None = None,
+    priors=None,
+    grouped: bool = False,
+    group_column: str = "group",
+    n_rows: int | None = None,
+    progress: Callable[[str], None] | None = None,
+    **options,
+) -> Summary:
+    """:func:`evaluate` of a data set given in chunks, out of core: ``chunks()`` yields (scores (n, K) of
+    ``kind``, labels (n,), groups (n,) or None) in order, and may be called again (equal-mass bins read
+    the data twice). The sum-based metrics and their intervals equal those of :func:`evaluate` on the
+    whole data set, to the last bit, whatever the chunking; the smooth ECE and CORP use a seeded
+    subsample of at most ``sample_limit`` rows, the calibrators one of at most ``fit_samples`` rows.
+
+    Parameters
+    ----------
+    chunks : callable
+        Returns an iterable of (scores, labels, groups) tuples.
+    n_classes : int
+        K.
+    kind : {"probs", "logprobs", "logits"}
+        What the scores hold.
+    n_rows : int, optional
+        The number of rows, when known (for the time left).
+    settings, costs, priors, grouped, group_column, progress, **options
+        As for :func:`evaluate` (``grouped``: the chunks carry groups).
+
+    Returns
+    -------
+    Summary
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, 400)
+    >>> y = (rng.random(400) < p1).astype(int)
+    >>> probs = np.column_stack([1 - p1, p1])
+    >>> pieces = lambda: ((probs[i : i + 150], y[i : i + 150], None) for i in range(0, 400, 150))
+    >>> whole = evaluate(probs, y, kind="probs", n_boot=20, calibrators=())
+    >>> cut = evaluate_chunks(pieces, n_classes=2, kind="probs", n_boot=20, calibrators=())
+    >>> cut.metrics["NCE"] == whole.metrics["NCE"]
+    True
+    """
+    settings = _settings(settings, options)
+
+    def validated():
+        for scores, labels, group_ids in chunks():
+            logp, y = check_inputs(scores, labels, kind)
+            if logp.shape[1] != n_classes:
+                raise CalibInputError(f"a chunk has {logp.shape[1]} classes; the data set has {n_classes}")
+            yield logp, y, None if group_ids is None else np.asarray(group_ids)
+
+    return _evaluate(
+        validated,
+        n_classes=n_classes,
+        n_rows=n_rows,
+        settings=settings,
+        costs=costs,
+        priors=priors,
+        grouped=grouped,
+        group_column=group_column,
+        say=progress or (lambda _: None),
+        whole_limit=settings.sample_limit,
+    )
+
+
+def _settings(settings: EvaluationSettings | None, options: dict) -> EvaluationSettings:
+    if settings is not None and options:
+        return settings.replace(**options)
+    return settings if settings is not None else EvaluationSettings(**options)
+
+
+@dataclass
+class _Subsample:
+    """The rows with the smallest random keys, at most ``limit``: their keys and the arrays kept of them."""
+
+    limit: int
+    keys: np.ndarray = field(default_factory=lambda: np.empty(0))
+    arrays: list[np.ndarray] = field(default_factory=list)
+
+    def offer(self, keys: np.ndarray, *arrays: np.ndarray) -> None:
+        if self.limit <= 0:
+            return
+        if self.arrays:
+            keys = np.concatenate([self.keys, keys])
+            arrays = [np.concatenate([old, new]) for old, new in zip(self.arrays, arrays, strict=True)]
+        if keys.size > self.limit:
+            keep = np.sort(np.argpartition(keys, self.limit - 1)[: self.limit])
+            keys, arrays = keys[keep], [a[keep] for a in arrays]
+        self.keys, self.arrays = keys, list(arrays)
+
+
+@dataclass
+class Pass:
+    """What one pass over a data set gathered: the context, the metrics, the summed state overall and per
+    group, the subsamples (of the lens and of the calibrators' rows) and the class counts."""
+
+    ctx: Context
+    definitions: list[MetricDefinition]
+    overall: State
+    by_group: dict
+    lens: _Subsample
+    fitting: _Subsample
+    seen: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.seen.sum())
+
+    def draws(self) -> dict[str, np.ndarray]:
+        """Every metric's values over (the data, resample 1, ..., resample B): the summed metrics from the
+        state, the others from the subsample and its own resamples."""
+        out = _values([d for d in self.definitions if d.terms is not None], self.overall, self.ctx)
+        conf, correct = self.lens.arrays[0], self.lens.arrays[1]
+        for definition in self.definitions:
+            if definition.whole is not None:
+                out |= _whole_values(definition, conf, correct, self.ctx)
+        return out
+
+
+def run_pass(source, *, n_classes, n_rows, settings, costs, priors, grouped, say, whole_limit, fit_rows=0) -> Pass:
+    """One pass over ``source()`` (chunks of (log-posteriors, labels, groups)) into a :class:`Pass`."""
+    k = n_classes
+    costs = {name: check_costs(c, k) for name, c in (costs or {"0-1": zero_one_costs(k)}).items()}
+    priors = None if priors is None else as_priors(priors, k)
+    edges = _edges(source, settings, k) if settings.binning == "equal-mass" else _edges_of_width(settings)
+    ctx = Context(k, settings, costs, priors, edges)
+    definitions = selected(ctx)
+    summed = [d for d in definitions if d.terms is not None]
+    result = Pass(ctx, definitions, State(settings.n_boot), {}, _Subsample(whole_limit), _Subsample(fit_rows),
+                  np.zeros(k, dtype=np.int64))  # fmt: skip
+    reading = _Phase("reading", n_rows, say, unit="rows")
+    for index, (logp, y, group_ids) in blocks(source()):
+        batch = Batch(logp, y)
+        result.seen += np.bincount(y, minlength=k)
+        keys = subsample_keys(settings.seed, index, y.size)
+        result.lens.offer(keys, *_lens(batch, k))
+        result.fitting.offer(keys, logp, y)
+        _accumulate(result.overall, terms_of(summed, batch, ctx), settings, index, y.size)
+        if grouped:
+            _accumulate_groups(result.by_group, batch, ctx, summed, settings, index, group_ids)
+        reading.advance(y.size)
+    if result.n == 0:
+        raise CalibInputError("the data hold no samples: nothing to evaluate")
+    _check_classes(result.seen, priors)
+    return result
+
+
+def _evaluate(source, *, n_classes, n_rows, settings, costs, priors, grouped, group_column, say, whole_limit):
+    names, left_out = settings.calibrators_for(n_classes)
+    for name in names:
+        if name not in CALIBRATORS:
+            raise CalibInputError(f"calibrators: unknown {name!r}; known: {', '.join(CALIBRATORS)}")
+        if CALIBRATORS[name].binary_only and n_classes != 2:
+            raise CalibInputError(f"calibrators: {name} is for two classes; these scores have {n_classes}")
+    fit_rows = 0 if not names else min(settings.fit_samples or np.iinfo(np.int64).max, FIT_BYTES // (8 * n_classes))
+    done = run_pass(
+        source, n_classes=n_classes, n_rows=n_rows, settings=settings, costs=costs, priors=priors,
+        grouped=grouped, say=say, whole_limit=whole_limit, fit_rows=fit_rows,
+    )  # fmt: skip
+    summary = Summary(done.n, n_classes, settings=settings)
+    if left_out:
+        summary.notes.append(left_out)
+    say("metrics" + (f" and {settings.n_boot} bootstrap resamples" if settings.n_boot else ""))
+    draws = done.draws()
+    if done.lens.keys.size < done.n:
+        summary.notes.append(f"smooth ECE and CORP: on a seeded random {done.lens.keys.size} of the {done.n} samples")
+    summary.metrics, summary.interval_method, summary.interval_notes = _intervals(draws, done.definitions, done.ctx)
+    _calibrators(summary, names, done.fitting, settings, say)
+    say("CORP decomposition" + (f" and MCB test ({settings.n_boot} resamples)" if settings.n_boot else ""))
+    summary.corp = _corp(done.lens.arrays[2], done.lens.arrays[3], n_classes, settings)
+    summary.lens = (done.lens.arrays[2], done.lens.arrays[3])
+    summary.reliability = {
+        name: reliability(d.bins[0], done.overall.sums, done.ctx.edges[d.bins[1]])
+        for d in done.definitions
+        if d.bins is not None
+        for name in d.names(done.ctx)
+    }
+    if grouped:
+        summed = [d for d in done.definitions if d.terms is not None]
+        summary.groups, summary.group_column = _group_rows(done.by_group, summed, done.ctx), group_column
+    return summary
+
+
+def _edges_of_width(settings: EvaluationSettings) -> dict[str, np.ndarray]:
+    return bin_edges(settings, {"confidence": None, "positive": None, "classes": None})
+
+
+def _edges(source, settings: EvaluationSettings, k: int) -> dict[str, np.ndarray]:
+    """Equal-mass edges: the quantiles of a seeded subsample of ``sample_limit`` rows (all rows when they are
+    fewer), read in a first pass."""
+    sample = _Subsample(settings.sample_limit)
+    for index, (logp, y, _) in blocks(source()):
+        batch = Batch(logp, y)
+        sample.offer(subsample_keys(settings.seed, index, y.size), batch.confidence, batch.probs)
+    confidence, probs = sample.arrays
+    return bin_edges(settings, {"confidence": confidence, "positive": probs[:, 1], "classes": probs})
+
+
+def _lens(batch: Batch, k: int) -> tuple[np.ndarray, ...]:
+    """What the subsample keeps of each row: the top label's confidence and correctness (smooth ECE), and
+    the CORP lens's score and outcome (the positive class for two classes, else the top label)."""
+    correct = batch.correct.astype(np.float64)
+    if k == 2:
+        return batch.confidence, correct, batch.probs[:, 1], (batch.labels == 1).astype(np.float64)
+    return batch.confidence, correct, batch.confidence, correct
+
+
+def _accumulate(state: State, terms: dict, settings: EvaluationSettings, index: int, rows: int) -> None:
+    """Add a block's sums for the data (column 0) and for every resample."""
+    for key, sums in Summers(terms)(np.ones((rows, 1))).items():
+        state.add(key, slice(0, 1), sums)
+    if not settings.n_boot:
+        return
+    summers = Summers(terms, resampled=True)
+    for columns, counts in poisson_counts(settings.seed, index, rows, settings.n_boot):
+        for key, sums in summers(counts).items():
+            state.add(key, slice(columns.start + 1, columns.stop + 1), sums)
+
+
+def _accumulate_groups(by_group, batch, ctx, summed, settings, index, group_ids) -> None:
+    """Each group's rows of the block into that group's state (with the same counts as the whole block)."""
+    values, inverse = np.unique(group_ids, return_inverse=True)
+    counts = [(columns, c) for columns, c in poisson_counts(settings.seed, index, batch.labels.size, settings.n_boot)]
+    for g, value in enumerate(values):
+        rows = np.flatnonzero(inverse == g)
+        key = value.item() if hasattr(value, "item") else value
+        if key not in by_group:
+            if len(by_group) >= MAX_GROUPS:
+                raise CalibInputError(
+                    f"the groups have more than {MAX_GROUPS} values: choose a column with fewer (a segment, a "
+                    "site), or bin it first"
+                )
+            by_group[key] = State(settings.n_boot)
+        part = Batch(batch.logp[rows], batch.labels[rows])
+        terms = terms_of(summed, part, ctx) | _test_terms(part, ctx.n_classes)
+        state = by_group[key]
+        for term, sums in Summers(terms)(np.ones((rows.size, 1))).items():
+            state.add(term, slice(0, 1), sums)
+        summers = Summers(terms, resampled=True)
+        for columns, c in counts:
+            for term, sums in summers(c[rows]).items():
+                state.add(term, slice(columns.start + 1, columns.stop + 1), sums)
+
+
+def _test_terms(batch: Batch, k: int):
+    """Spiegelhalter's z of the CORP lens as sums: sum (y - p)(1 - 2p) and sum (1 - 2p)^2 p (1 - p)."""
+    from calib.evaluation.metrics import Terms
+
+    _, _, p, y = _lens(batch, k)
+    weight = 1.0 - 2.0 * p
+    return {"z numerator": Terms((y - p) * weight), "z variance": Terms(weight**2 * p * (1.0 - p))}
+
+
+def _check_classes(seen: np.ndarray, priors) -> None:
+    if np.count_nonzero(seen) < 2:
+        raise CalibInputError(
+            "labels hold a single class: the naive cross-entropy and Brier score are 0, so NCE and NBS are "
+            "undefined; evaluate samples of at least two classes"
+        )
+    if priors is not None and (seen == 0).any():
+        missing = np.flatnonzero(seen == 0).tolist()
+        raise CalibInputError(f"labels have no samples of classes {missing}; the prior weighting needs every class")
+
+
+def _values(summed: list[MetricDefinition], state: State, ctx: Context) -> dict[str, np.ndarray]:
+    """Each metric's values over (the data, resample 1, ..., resample B)."""
+    out: dict[str, np.ndarray] = {}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for definition in summed:
+            out |= {name: np.asarray(v, dtype=np.float64) for name, v in definition.value(state.sums, ctx).items()}
+    return out
+
+
+def _whole_values(definition, conf, correct, ctx) -> dict[str, np.ndarray]:
+    """A metric of the samples at once: on the subsample, and on its own multinomial resamples."""
+    from calib.calibration_errors.smoothing import ResampledSmoothEce
+
+    point = definition.whole(_LensBatch(conf, correct), ctx)
+    n_boot = ctx.settings.n_boot
+    if not n_boot:
+        return {definition.name: np.array([point])}
+    draws = []
+    resampler = ResampledSmoothEce(conf, correct, bandwidth=ctx.settings.smooth_bandwidth)
+    seed = np.random.SeedSequence(ctx.settings.seed, spawn_key=(4,))
+    for counts in counted_resamples(conf.size, n_boot=n_boot, seed=seed):
+        for start in range(0, counts.shape[1], 64):
+            draws.append(resampler(counts[:, start : start + 64]))
+    return {definition.name: np.concatenate([[point], *draws])}
+
+
+@dataclass(frozen=True)
+class _LensBatch:
+    """The top label's confidence and correctness of the subsample, as a whole metric reads them."""
+
+    confidence: np.ndarray
+    correct: np.ndarray
+
+
+def _intervals(draws, definitions, ctx) -> tuple[dict[str, Metric], str, list[str]]:
+    """The metrics with basic intervals clipped to their ranges, the method, and why an estimate lies
+    outside its interval where one does."""
+    bounds = {name: d.bounds for d in definitions for name in d.names(ctx)}
+    settings = ctx.settings
+    metrics, notes = {}, []
+    for name, values in draws.items():
+        point = float(values[0])
+        if not settings.n_boot:
+            metrics[name] = Metric(point)
+            continue
+        resamples = values[1:]
+        finite = resamples[~np.isnan(resamples)]
+        if finite.size < 2:
+            metrics[name] = Metric(point)
+            continue
+        low, high = basic_interval(finite, point, settings.alpha)
+        low, high = np.clip([float(low), float(high)], *bounds[name])
+        metrics[name] = Metric(point, float(low), float(high))
+        if np.isfinite(point) and not low <= point <= high:
+            bias = float(np.mean(finite)) - point
+            notes.append(
+                f"{name} {point:.4f} lies outside its interval: its resamples average {point + bias:.4f}, so the "
+                f"estimate is biased by about {bias:+.4f} (a calibration error measured on finite samples is biased "
+                "upward); the basic interval, reflected about the estimate, is for the true value"
+            )
+    level = round(100 * (1 - settings.alpha))
+    method = (
+        f"{level} % basic bootstrap intervals (Davison & Hinkley (1997)) of {settings.n_boot} Poisson resamples"
+        if settings.n_boot
+        else "none (no bootstrap resamples)"
+    )
+    return metrics, method, notes
+
+
+# --- the calibrators -------------------------------------------------------------------------------------
+
+
+def _calibrators(summary: Summary, names, fitting: _Subsample, settings: EvaluationSettings, say) -> None:
+    """RCL of the log loss and the Brier score of each calibrator, cross-validated on the fitting subsample,
+    each calibrator's paired bootstrap gain per sample, and the recommendation."""
+    if not names:
+        summary.recommended = "none assessed: no calibrator was asked for"
+        return
+    logp, y = fitting.arrays[0], fitting.arrays[1]
+    summary.fit_samples = y.size
+    if y.size < summary.n_samples:
+        say(f"calibrators: cross-validated on a random {y.size} of the {summary.n_samples} samples (fit_samples)")
+    if np.bincount(y).max() < settings.folds:
+        raise CalibInputError(
+            f"labels: the calibrators are cross-validated in {settings.folds} folds, which needs a class with at "
+            f"least {settings.folds} samples; the largest class here has {np.bincount(y).max()}. Evaluate more "
+            "samples, or no calibrator"
+        )
+    raw = {score: _per_sample_loss(logp, y, score) for score in ("log loss", "Brier")}
+    score = "log loss" if np.isfinite(raw["log loss"]).all() else "Brier"
+    raw_means = {name: float(np.mean(values)) for name, values in raw.items()}
+    gains = {}
+    with warnings.catch_warnings(record=True) as notes:
+        warnings.simplefilter("always", CalibInputWarning)
+        for name, own in _cross_validated(logp, y, names, settings, say):
+            label = CALIBRATOR_LABELS.get(name, name)
+            summary.metrics[f"RCL-CE {label}"] = Metric(_relative_loss(raw_means["log loss"], own["log loss"]))
+            summary.metrics[f"RCL-BS {label}"] = Metric(_relative_loss(raw_means["Brier"], own["Brier"]))
+            gains[label] = raw[score] - own[score]
+    _retell(notes, len(names) * settings.folds)
+    summary.gain_score = score
+    draws = _resampled_means(gains, settings)
+    for i, (label, gain) in enumerate(gains.items()):
+        bounds = ()
+        if settings.n_boot:
+            low, high = basic_interval(draws[:, i], float(np.mean(gain)), settings.alpha)
+            bounds = (float(low), float(high))
+        summary.gains[label] = Metric(float(np.mean(gain)), *bounds)
+    summary.recommended = _recommendation(summary.gains, score, settings)
+
+
+def _cross_validated(logp, y, names, settings: EvaluationSettings, say):
+    """Each calibrator's per-sample log loss and Brier score, cross-validated on shared folds, ``threads``
+    calibrators at a time on small problems (BLAS on one thread: the same bits however they run)."""
+    folds = fold_ids(y, n_folds=settings.folds, seed=settings.seed).astype(np.min_scalar_type(settings.folds - 1))
+    fits = _Phase("cross-validated fits", len(names) * settings.folds, say)
+    threads = settings.threads if logp.size <= 10**7 else 1
+
+    def fit_folds(name: str) -> dict[str, np.ndarray]:
+        say(f"{name}: {settings.folds}-fold cross-validated fit")
+        losses = {"log loss": np.empty(y.size), "Brier": np.empty(y.size)}
+        for test, calibrated in cross_validated_folds(make_calibrator(name), logp, y, kind="logprobs", folds=folds):
+            for score, values in losses.items():
+                values[test] = _per_sample_loss(calibrated, y[test], score)
+            fits.advance()
+        return losses
+
+    with one_blas_thread(), ThreadPoolExecutor(max_workers=threads) as pool:
+        running = [(name, pool.submit(fit_folds, name)) for name in names]
+        for name, fitted in running:
+            yield name, fitted.result()
+
+
+def _per_sample_loss(logp: np.ndarray, y: np.ndarray, score: str) -> np.ndarray:
+    return -logp[np.arange(y.size), y] if score == "log loss" else brier_losses(logp, y, "mean")
+
+
+def _relative_loss(raw_mean: float, calibrated: np.ndarray) -> float:
+    """RCL = (raw - calibrated) / raw of two mean losses (Ferrer & Ramos (2024), eq. 33); NaN when the raw
+    loss is infinite."""
+    if not np.isfinite(raw_mean) or raw_mean <= 0:
+        return float("nan")
+    return (raw_mean - float(np.mean(calibrated))) / raw_mean
+
+
+def _resampled_means(values: dict[str, np.ndarray], settings: EvaluationSettings) -> np.ndarray:
+    """(B, len(values)): the mean of each per-sample vector over each multinomial resample of its samples."""
+    if not settings.n_boot or not values:
+        return np.empty((settings.n_boot, len(values)))
+    matrix = np.column_stack(list(values.values()))
+    out = []
+    seed = np.random.SeedSequence(settings.seed, spawn_key=(5,))
+    for counts in counted_resamples(matrix.shape[0], n_boot=settings.n_boot, seed=seed):
+        total = sum(ResampledSums(matrix[rows])(c) for rows, c in float_chunks(counts))
+        out.append(total.T / matrix.shape[0])
+    return np.concatenate(out)
+
+
+def _retell(notes: list, n_fits: int) -> None:
+    """The calibrators' notes of the cross-validated fits, once: how many fits gave one, and the first."""
+    fits = [n for n in notes if issubclass(n.category, CalibInputWarning)]
+    if fits:
+        first = fits[0].message
+        head = f"{len(fits)} of the {n_fits} cross-validated calibrator fits noted: "
+        warnings.warn(
+            CalibInputWarning(head + str(first), cli_message=head + getattr(first, "cli_message", str(first))),
+            stacklevel=4,
+        )
+    for other in notes:
+        if not issubclass(other.category, CalibInputWarning):
+            warnings.warn_explicit(other.message, other.category, other.filename, other.lineno)
+
+
+def _recommendation(gains: dict[str, Metric], score: str, settings: EvaluationSettings) -> str:
+    """The calibrator with the largest mean gain among those whose interval of the gain lies above 0."""
+    if not settings.n_boot:
+        return "none assessed: the evidence needs bootstrap resamples (n_boot > 0)"
+    better = {name: g.value for name, g in gains.items() if g.low > 0}
+    if not better:
+        level = round(100 * (1 - settings.alpha))
+        return f"none: no calibrator lowers the {score} beyond noise ({level} % paired bootstrap interval includes 0)"
+    return max(better, key=better.get)
+
+
+# --- CORP and the subgroups --------------------------------------------------------------------------------
+
+
+def corp_view(logp: np.ndarray, labels: np.ndarray) -> tuple[str, np.ndarray, np.ndarray]:
+    """The binary problem CORP reads from validated log-posteriors: for two classes the probability of
+    class 1 against the label being 1, for more the top label's confidence against it being right."""
+    if logp.shape[1] == 2:
+        return "positive class", np.exp(logp[:, 1]), labels == 1
+    return "top label", np.exp(logp.max(axis=1)), logp.argmax(axis=1) == labels
+
+
+def _corp(x: np.ndarray, y: np.ndarray, k: int, settings: EvaluationSettings) -> CorpSummary:
+    lens = "positive class" if k == 2 else "top label"
+    report = corp_report(x, y, n_resamples=settings.n_boot, seed=settings.seed, test_samples=settings.corp_test_samples)
+    tested = min(y.size, settings.corp_test_samples) if settings.n_boot else 0
+    return CorpSummary(lens, report, settings.n_boot, tested, y.size)
+
+
+def _group_rows(by_group: dict, summed, ctx: Context) -> list[GroupRow]:
+    """Per group: its metrics with intervals, Spiegelhalter's z of its CORP lens, and Holm's adjustment."""
+    from scipy.special import ndtr
+
+    rows = []
+    for group, state in by_group.items():
+        draws = _values(summed, state, ctx)
+        metrics, _, _ = _intervals(draws, summed, ctx)
+        numerator, variance = state.sums["z numerator"][0, 0], state.sums["z variance"][0, 0]
+        z = numerator / np.sqrt(variance) if variance > 0 else float("nan")
+        p = float(2 * ndtr(-abs(z))) if np.isfinite(z) else float("nan")
+        n = int(round(float(state.sums["n"][0, 0]))) if "n" in state.sums else 0
+        lens = next(
+            d for d in summed if d.bins is not None and d.bins[1] in ("positive", "confidence") and d.applies(ctx)
+        )
+        bins = reliability(lens.bins[0], state.sums, ctx.edges[lens.bins[1]])
+        rows.append(GroupRow(str(group), n, metrics, float(z), p, p, False, bins))
+    adjusted = holm([r.p_value for r in rows])
+    return [
+        GroupRow(r.group, r.n, r.metrics, r.statistic, r.p_value, a, bool(a < 0.05), r.reliability)
+        for r, a in zip(rows, adjusted, strict=True)
+    ]
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjustment of m p-values: the i-th smallest times (m - i + 1), made monotone and
+    capped at 1; NaN stays NaN and does not count in m.
+
+    Source: Holm (1979).
+
+    Examples
+    --------
+    >>> holm([0.01, 0.04, 0.03, 0.2])
+    [0.04, 0.09, 0.09, 0.2]
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    out = np.full(p.size, np.nan)
+    known = np.flatnonzero(~np.isnan(p))
+    order = known[np.argsort(p[known], kind="stable")]
+    m = order.size
+    running = 0.0
+    for i, j in enumerate(order):
+        running = max(running, min(1.0, (m - i) * p[j]))
+        out[j] = running
+    return [float(round(v, 12)) if np.isfinite(v) else float("nan") for v in out]
+
+
+class _Phase:
+    """Progress of a phase of ``total`` steps (None: unknown): steps done, elapsed time and, when the
+    total is known, the time left at the rate so far, at most every PROGRESS_EVERY seconds."""
+
+    def __init__(self, what: str, total: int | None, say, unit: str = ""):
+        self.what, self.total, self.say, self.unit, self.done = what, total, say, unit, 0
+        self.start = self.last = time.perf_counter()
+        self._lock = threading.Lock()  # the calibrators' fits advance it from their threads
+
+    def advance(self, steps: int = 1) -> None:
+        with self._lock:
+            self._advance(steps)
+
+    def _advance(self, steps: int) -> None:
+        self.done += steps
+        now = time.perf_counter()
+        finished = self.total is not None and self.done >= self.total
+        if not finished and now - self.last < PROGRESS_EVERY:
+            return
+        self.last, elapsed = now, now - self.start
+        counted = f"{self.done}" + (f"/{self.total}" if self.total else "") + (f" {self.unit}" if self.unit else "")
+        if finished:
+            self.say(f"{self.what} {counted} ({elapsed:.1f} s)")
+        elif self.total:
+            left = elapsed / self.done * (self.total - self.done)
+            self.say(f"{self.what} {counted} ({elapsed:.0f} s, about {left:.0f} s left)")
+        else:
+            self.say(f"{self.what} {counted} ({elapsed:.0f} s)")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Systems on the same samples: each one's metrics, and each one's differences from the first with
+    paired intervals (the same resamples of the same samples for every system)."""
+
+    names: list[str]
+    metrics: list[dict[str, float]]
+    differences: list[dict[str, Metric]]
+    corp: list[CorpSummary]
+    interval_method: str
+
+
+def compare(
+    systems: list[np.ndarray], labels, *, names: list[str], settings: EvaluationSettings | None = None, **options
+) -> Comparison:
+    """Every registered metric of several systems' log-posteriors on the same ``labels``, and each
+    system's differences from the first with paired basic bootstrap intervals (Poisson resamples of the
+    sum-based metrics and the subsample's resamples of the others, the same for every system).
+
+    Parameters
+    ----------
+    systems : list of arrays of shape (N, K)
+        Validated log-posteriors of each system, rows in the same order.
+    labels : array of shape (N,)
+        The true classes.
+    names : list of str
+        One name per system.
+    settings : EvaluationSettings, optional
+        As for :func:`evaluate` (the calibrators are not fitted); ``**options`` sets single fields.
+
+    Returns
+    -------
+    Comparison
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, 300)
+    >>> y = (rng.random(300) < p1).astype(int)
+    >>> raw = np.log(np.column_stack([1 - p1, p1]))
+    >>> sharp = np.log(np.column_stack([1 - p1**2, p1**2]))
+    >>> c = compare([raw, raw], y, names=["a", "b"], n_boot=20)
+    >>> c.differences[0]["NCE"]
+    Metric(value=0.0, low=0.0, high=0.0)
+    """
+    settings = _settings(settings, options)
+    y = np.asarray(labels)
+    passes = [
+        run_pass(lambda lp=lp: iter([(lp, y, None)]), n_classes=lp.shape[1], n_rows=y.size, settings=settings,
+                 costs=None, priors=None, grouped=False, say=lambda _: None, whole_limit=y.size)
+        for lp in systems
+    ]  # fmt: skip
+    draws = [p.draws() for p in passes]
+    metrics = [{name: float(values[0]) for name, values in d.items()} for d in draws]
+    differences = []
+    for other in draws[1:]:
+        row = {}
+        for name, values in other.items():
+            with np.errstate(invalid="ignore"):
+                diff = values - draws[0][name]
+            if np.isnan(diff[0]) or not settings.n_boot or np.isnan(diff[1:]).any():
+                row[name] = Metric(float(diff[0]))
+                continue
+            low, high = basic_interval(diff[1:], float(diff[0]), settings.alpha)
+            row[name] = Metric(float(diff[0]), float(low), float(high))
+        differences.append(row)
+    corp = [_corp(p.lens.arrays[2], p.lens.arrays[3], p.ctx.n_classes, settings.replace(n_boot=0)) for p in passes]
+    level = round(100 * (1 - settings.alpha))
+    method = f"paired {level} % basic bootstrap intervals of {settings.n_boot} resamples" if settings.n_boot else ""
+    return Comparison(list(names), metrics, differences, corp, method)

@@ -1,0 +1,419 @@
+"""The metric registry: every metric of an evaluation declared once, as sums of per-sample terms.
+
+A :class:`MetricDefinition` names a metric, says what it reads, gives its per-sample terms
+(:class:`Terms`: values summed over the samples, optionally within groups such as classes or bins)
+and how the summed terms combine into its value. Everything else follows from the declaration:
+the value on the data, on each bootstrap resample (the terms weighted by how often the resample
+draws each sample), on chunks of a file read one after the other (their sums add), and per subgroup
+(:mod:`calib.evaluation.engine`). ``calib.evaluate``, ``calib evaluate`` and ``calib compare`` and
+the workflow's named metrics iterate :data:`REGISTRY`; adding a metric is one
+:func:`register` call (and its tests).
+
+A metric whose value is not a function of sums (the smooth ECE, whose bandwidth is searched on all
+the samples) declares ``terms=None`` and a ``whole`` function of the samples themselves; it is
+computed on all samples in memory and, out of core, on a seeded subsample (stated in the output).
+
+Sources: Ferrer & Ramos (2024), eqs. 8-9 (NCE, NBS) and Sec. 2.3.1 (the normalized Bayes risk);
+Silva Filho et al. (2023), Defs. 1, 4 and 6 (the binned ECEs); "An entropic metric" (2025), eq. 8
+(ECD); Błasiok & Nakkiran (2023) (smooth ECE).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import entr
+
+from calib.calibration_errors.entropic import ecd_terms
+from calib.evaluation.settings import EvaluationSettings
+from calib.scoring.decisions import bayes_choices
+from calib.scoring.scores import brier_losses
+from calib.validation import CalibInputError
+
+
+@dataclass(frozen=True)
+class Terms:
+    """Per-sample values of a chunk that an evaluation sums: ``values`` (n,) or (n, m), each within its
+    group of ``groups`` (n,) or (n, m) in [0, n_groups) when given. The sum over a set of samples is
+    (m,) without groups and (m, n_groups) with them (m = 1 for a vector). ``point_only``: summed on the
+    data only, not on resamples (what a figure reads)."""
+
+    values: np.ndarray
+    groups: np.ndarray | None = None
+    n_groups: int = 1
+    point_only: bool = False
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The samples of one chunk as the metrics read them, each derived once: validated log-posteriors
+    (n, K), probabilities, labels, and the top label's confidence, prediction and correctness."""
+
+    logp: np.ndarray
+    labels: np.ndarray
+    probs: np.ndarray = field(init=False)
+    confidence: np.ndarray = field(init=False)
+    prediction: np.ndarray = field(init=False)
+    correct: np.ndarray = field(init=False)
+
+    def __post_init__(self):
+        probs = np.exp(self.logp)
+        prediction = self.logp.argmax(axis=1)
+        object.__setattr__(self, "probs", probs)
+        object.__setattr__(self, "prediction", prediction)
+        object.__setattr__(self, "confidence", probs[np.arange(prediction.size), prediction])
+        object.__setattr__(self, "correct", prediction == self.labels)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What an evaluation's metrics share: K, the settings, the cost matrices by name, the priors (None:
+    the empirical class frequencies) and the bin edges of each binned score (``edges``, from
+    :func:`bin_edges`)."""
+
+    n_classes: int
+    settings: EvaluationSettings
+    costs: Mapping[str, np.ndarray]
+    priors: np.ndarray | None = None
+    edges: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+
+Sums = Mapping[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class MetricDefinition:
+    """One metric (or a family of them, one per cost matrix): its names, terms and value.
+
+    ``names(ctx)`` lists the values it reports; ``terms(batch, ctx)`` maps term keys to :class:`Terms`
+    (a key shared by several metrics is computed once); ``value(sums, ctx)`` maps each name to its value
+    for every resample, from the summed terms (each with a trailing resample axis). ``whole(batch,
+    ctx)`` replaces both for a metric that needs its samples at once. ``bounds`` are the values it can
+    take (intervals are clipped to them); ``applies(ctx)`` whether it is defined for these data;
+    ``bins``, for a binned metric, its term key and edges key (:func:`reliability` reads its bins).
+    """
+
+    name: str
+    reads: str
+    names: Callable[[Context], list[str]]
+    terms: Callable[[Batch, Context], dict[str, Terms]] | None
+    value: Callable[[Sums, Context], dict[str, np.ndarray]] | None
+    bounds: tuple[float, float] = (0.0, np.inf)
+    applies: Callable[[Context], bool] = lambda ctx: True
+    whole: Callable[[Batch, Context], float] | None = None
+    bins: tuple[str, str] | None = None
+
+
+REGISTRY: dict[str, MetricDefinition] = {}
+
+
+def register(definition: MetricDefinition) -> MetricDefinition:
+    """Add ``definition`` to :data:`REGISTRY` (after the metrics already there; a name is declared once).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mean_confidence = MetricDefinition(
+    ...     "mean confidence", "the top label's confidence", lambda ctx: ["mean confidence"],
+    ...     lambda batch, ctx: {"confidence": Terms(batch.confidence), "n": Terms(np.ones(batch.labels.size))},
+    ...     lambda sums, ctx: {"mean confidence": sums["confidence"][0] / sums["n"][0]}, bounds=(0.0, 1.0))
+    >>> _ = register(mean_confidence)
+    >>> "mean confidence" in REGISTRY
+    True
+    >>> del REGISTRY["mean confidence"]
+    """
+    if definition.name in REGISTRY:
+        raise CalibInputError(f"a metric named {definition.name!r} is declared already")
+    if (definition.terms is None) == (definition.whole is None):
+        raise CalibInputError(f"metric {definition.name!r} needs terms and a value, or a whole function")
+    REGISTRY[definition.name] = definition
+    return definition
+
+
+def selected(ctx: Context) -> list[MetricDefinition]:
+    """The registered metrics an evaluation reports, in registry order: those that apply to these data,
+    restricted to ``settings.metrics`` when it names some (unknown names are refused with the list)."""
+    wanted = ctx.settings.metrics
+    if wanted is not None:
+        known = {name for d in REGISTRY.values() if d.applies(ctx) for name in d.names(ctx)}
+        unknown = [m for m in wanted if m not in known and m not in REGISTRY]
+        if unknown:
+            raise CalibInputError(f"metrics {unknown} are not among the metrics of these data: {sorted(known)}")
+    return [d for d in REGISTRY.values() if d.applies(ctx) and (wanted is None or _wanted(d, ctx, wanted))]
+
+
+def _wanted(definition: MetricDefinition, ctx: Context, wanted: tuple[str, ...]) -> bool:
+    return definition.name in wanted or any(name in wanted for name in definition.names(ctx))
+
+
+# --- the shared terms ----------------------------------------------------------------------------------
+
+
+def _ones(batch: Batch) -> Terms:
+    return Terms(np.ones(batch.labels.size))
+
+
+def _by_class(values: np.ndarray, batch: Batch, ctx: Context) -> Terms:
+    return Terms(values, batch.labels, ctx.n_classes)
+
+
+def _class_weights(sums: Sums, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
+    """(P, N_h) per resample: the priors (given or the class frequencies), (K, S), and the class counts."""
+    counts = sums["class counts"][0]
+    priors = counts / counts.sum(axis=0) if ctx.priors is None else np.broadcast_to(ctx.priors[:, None], counts.shape)
+    return priors, counts
+
+
+def _weighted_mean(key: str, sums: Sums, ctx: Context) -> np.ndarray:
+    """sum_h P_h S_h / N_h: the mean of a per-sample value with each class weighted to its prior (with the
+    empirical priors, S / N)."""
+    priors, counts = _class_weights(sums, ctx)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_class = np.where(counts > 0, sums[key][0] / np.maximum(counts, 1), 0.0)
+        return np.sum(priors * per_class, axis=0)
+
+
+def _positive(values: np.ndarray) -> np.ndarray:
+    """NaN where a normalizer is 0 (a resample of one class): the metric is undefined there."""
+    return np.where(values > 0, values, np.nan)
+
+
+# --- the metrics ---------------------------------------------------------------------------------------
+
+register(
+    MetricDefinition(
+        "accuracy",
+        "the argmax of the scores against the labels",
+        lambda ctx: ["accuracy"],
+        lambda batch, ctx: {"correct": Terms(batch.correct.astype(np.float64)), "n": _ones(batch)},
+        lambda sums, ctx: {"accuracy": sums["correct"][0] / sums["n"][0]},
+        bounds=(0.0, 1.0),
+    )
+)
+
+register(
+    MetricDefinition(
+        "NCE",
+        "the log-posterior of the true class, against the naive system that outputs the priors",
+        lambda ctx: ["NCE"],
+        lambda batch, ctx: {
+            "cross-entropy": _by_class(-batch.logp[np.arange(batch.labels.size), batch.labels], batch, ctx),
+            "class counts": _by_class(np.ones(batch.labels.size), batch, ctx),
+        },
+        lambda sums, ctx: {
+            "NCE": _weighted_mean("cross-entropy", sums, ctx) / _positive(entr(_class_weights(sums, ctx)[0]).sum(0))
+        },
+    )
+)
+
+register(
+    MetricDefinition(
+        "NBS",
+        "the mean squared distance between posteriors and one-hot labels, against the naive system's",
+        lambda ctx: ["NBS"],
+        lambda batch, ctx: {
+            "Brier": _by_class(brier_losses(batch.logp, batch.labels, "mean"), batch, ctx),
+            "class counts": _by_class(np.ones(batch.labels.size), batch, ctx),
+        },
+        lambda sums, ctx: {
+            "NBS": _weighted_mean("Brier", sums, ctx)
+            / _positive(np.sum(_class_weights(sums, ctx)[0] * (1 - _class_weights(sums, ctx)[0]), 0) / ctx.n_classes)
+        },
+    )
+)
+
+
+def _risk_terms(batch: Batch, ctx: Context) -> dict[str, Terms]:
+    terms = {"class counts": _by_class(np.ones(batch.labels.size), batch, ctx)}
+    for name, c in ctx.costs.items():
+        terms[f"cost {name}"] = _by_class(c[batch.labels, bayes_choices(batch.probs, c)], batch, ctx)
+    return terms
+
+
+def _risk_values(sums: Sums, ctx: Context) -> dict[str, np.ndarray]:
+    priors = _class_weights(sums, ctx)[0]
+    return {
+        f"NRisk {name}": _weighted_mean(f"cost {name}", sums, ctx) / _positive(np.min(priors.T @ c, axis=1))
+        for name, c in ctx.costs.items()
+    }
+
+
+register(
+    MetricDefinition(
+        "NRisk",
+        "the cost of Bayes decisions for each cost matrix, against the best constant decision's",
+        lambda ctx: [f"NRisk {name}" for name in ctx.costs],
+        _risk_terms,
+        _risk_values,
+    )
+)
+
+
+def bin_ids(scores: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """The bin in [0, M) of each score for M + 1 ``edges`` (k / M for equal width, quantiles for equal
+    mass): right-closed bins, [e_0, e_1], (e_1, e_2], ..., the lowest holding its left edge, with the
+    same edge tolerance as :class:`calib.calibration_errors.binned.BinnedCalibrationError`.
+
+    Examples
+    --------
+    >>> bin_ids(np.array([0.0, 0.2, 0.21, 1.0]), np.linspace(0, 1, 6)).tolist()
+    [0, 0, 1, 4]
+    """
+    from calib.calibration_errors.binning import bin_ids_from_edges
+
+    return bin_ids_from_edges(scores, edges, closed="right")
+
+
+def bin_edges(settings: EvaluationSettings, columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The bin edges of each binned score: k / M for equal width; for equal mass, the scores' quantiles
+    (``columns``: name -> the scores, (n,) or (n, K) for one set of edges per class)."""
+    m = settings.n_bins
+    if settings.binning == "equal-width":
+        edges = np.arange(m + 1) / m
+        return {name: edges for name in columns}
+    out = {}
+    for name, scores in columns.items():
+        quantiles = np.quantile(scores, np.linspace(0, 1, m + 1), axis=0)
+        quantiles[0], quantiles[-1] = 0.0, 1.0
+        out[name] = quantiles
+    return out
+
+
+def _binned(key: str, scores: np.ndarray, outcomes: np.ndarray, edges: np.ndarray, m: int) -> dict[str, Terms]:
+    """outcome - score gaps grouped by bin (one column per class when ``scores`` is (n, K)) under ``key``,
+    and under "``key`` bins" each bin's count, score sum and outcome sum (the reliability diagram's)."""
+    if scores.ndim == 1:
+        scores, outcomes = scores[:, None], outcomes[:, None]
+    ids = np.column_stack(
+        [bin_ids(scores[:, j], edges if edges.ndim == 1 else edges[:, j]) for j in range(scores.shape[1])]
+    )
+    ones = np.ones_like(scores)
+    return {
+        key: Terms(outcomes - scores, ids, m),
+        f"{key} bins": Terms(np.concatenate([ones, scores, outcomes], axis=1), np.tile(ids, 3), m, point_only=True),
+    }
+
+
+def reliability(key: str, sums: Sums, edges: np.ndarray) -> list:
+    """The reliability bins behind a binned ECE's term ``key`` on the data (column 0 of the sums): one
+    :class:`~calib.calibration_errors.binned.ReliabilityBins` per score column (one, or one per class)."""
+    from calib.calibration_errors.binned import ReliabilityBins
+
+    parts = sums[f"{key} bins"][..., 0]
+    columns = parts.shape[0] // 3
+    out = []
+    for j in range(columns):
+        counts, score_sums, outcome_sums = parts[j], parts[columns + j], parts[2 * columns + j]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean, frequency = score_sums / counts, outcome_sums / counts
+        column_edges = edges if edges.ndim == 1 else edges[:, j]
+        out.append(ReliabilityBins(column_edges, np.rint(counts).astype(np.int64), mean, frequency))
+    return out
+
+
+def _ece(key: str, sums: Sums) -> np.ndarray:
+    """sum over bins of |sum of gaps| / n, averaged over the gap columns (one per class, class-wise)."""
+    gaps = sums[key]
+    return np.abs(gaps).sum(axis=1).mean(axis=0) / sums["n"][0]
+
+
+register(
+    MetricDefinition(
+        "ECE top-label",
+        "the top label's confidence against the argmax being right, in the settings' bins",
+        lambda ctx: ["ECE top-label"],
+        lambda batch, ctx: {
+            **_binned(
+                "top-label gaps",
+                batch.confidence,
+                batch.correct.astype(np.float64),
+                ctx.edges["confidence"],
+                ctx.settings.n_bins,
+            ),
+            "n": _ones(batch),
+        },
+        lambda sums, ctx: {"ECE top-label": _ece("top-label gaps", sums)},
+        bounds=(0.0, 1.0),
+        bins=("top-label gaps", "confidence"),
+    )
+)
+
+register(
+    MetricDefinition(
+        "ECE positive class",
+        "P(class 1) against the label being 1, in the settings' bins (two classes)",
+        lambda ctx: ["ECE positive class"],
+        lambda batch, ctx: {
+            **_binned(
+                "positive gaps",
+                batch.probs[:, 1],
+                (batch.labels == 1).astype(np.float64),
+                ctx.edges["positive"],
+                ctx.settings.n_bins,
+            ),
+            "n": _ones(batch),
+        },
+        lambda sums, ctx: {"ECE positive class": _ece("positive gaps", sums)},
+        bounds=(0.0, 1.0),
+        bins=("positive gaps", "positive"),
+        applies=lambda ctx: ctx.n_classes == 2,
+    )
+)
+
+register(
+    MetricDefinition(
+        "ECE class-wise",
+        "each class's probability against the label being that class, the mean of the K ECEs",
+        lambda ctx: ["ECE class-wise"],
+        lambda batch, ctx: {
+            **_binned(
+                "class-wise gaps",
+                batch.probs,
+                np.eye(ctx.n_classes)[batch.labels],
+                ctx.edges["classes"],
+                ctx.settings.n_bins,
+            ),
+            "n": _ones(batch),
+        },
+        lambda sums, ctx: {"ECE class-wise": _ece("class-wise gaps", sums)},
+        bounds=(0.0, 1.0),
+        bins=("class-wise gaps", "classes"),
+        applies=lambda ctx: ctx.n_classes > 2,
+    )
+)
+
+
+def _smooth_ece(batch: Batch, ctx: Context) -> float:
+    from calib.calibration_errors.smoothing import smooth_ece
+
+    bandwidth = ctx.settings.smooth_bandwidth
+    return float(smooth_ece(batch.confidence, batch.correct.astype(np.float64), bandwidth=bandwidth))
+
+
+register(
+    MetricDefinition(
+        "smooth ECE",
+        "the top label's confidence against the argmax being right, kernel-smoothed (no bins)",
+        lambda ctx: ["smooth ECE"],
+        None,
+        None,
+        bounds=(0.0, 1.0),
+        whole=_smooth_ece,
+    )
+)
+
+register(
+    MetricDefinition(
+        "ECD",
+        "the mean log loss minus the mean entropy of the predictions",
+        lambda ctx: ["ECD"],
+        lambda batch, ctx: {
+            "ECD terms": Terms(ecd_terms(batch.logp, batch.labels, kind="logprobs")),
+            "n": _ones(batch),
+        },
+        lambda sums, ctx: {"ECD": sums["ECD terms"][0] / sums["n"][0]},
+        bounds=(-0.27846, np.inf),  # one datum's term is at least 1 - 1/p* ("An entropic metric" (2025))
+    )
+)

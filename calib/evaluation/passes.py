@@ -1,0 +1,139 @@
+"""One pass over a data set, block by block, into states that merge: the sums behind every metric, for
+the data and for each bootstrap resample, overall and per subgroup, and a seeded subsample.
+
+The samples are taken in blocks of :data:`BLOCK_ROWS` consecutive rows, whatever chunks they arrive
+in (a file read in pieces, a folder of Parquet files, an array), so a data set gives the same sums,
+added in the same order, however it is cut: a chunked pass equals a single one to the last bit.
+
+Resamples are Poisson bootstrap resamples: each sample is drawn Poisson(1) times, independently, so a
+resample needs no total count and is built block by block (Hanley & MacGibbon (2006)); the counts of a
+block come from a random stream keyed by the seed and the block's position, the same in every pass.
+The subsample keeps the rows with the smallest random keys (drawn the same way), so it is the same
+however the data are cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from calib.evaluation.metrics import Batch, Context, MetricDefinition, Terms
+from calib.resampling.bootstrap import ResampledSums
+
+# Rows per block of a pass; resamples per block of counts (a block's counts are then at most 32 MiB).
+BLOCK_ROWS = 1 << 16
+RESAMPLES_PER_BLOCK = 64
+
+
+def blocks(chunks: Iterable[tuple]) -> Iterator[tuple[int, tuple]]:
+    """Re-cut ``chunks`` (tuples of arrays of one length: scores, labels, groups, ...) into consecutive
+    blocks of BLOCK_ROWS rows (the last may be shorter), yielded with their index."""
+    pending: list[tuple] = []
+    held = 0
+    index = 0
+    for chunk in chunks:
+        n = len(chunk[0])
+        start = 0
+        while start < n:
+            take = min(BLOCK_ROWS - held, n - start)
+            pending.append(tuple(None if a is None else a[start : start + take] for a in chunk))
+            held += take
+            start += take
+            if held == BLOCK_ROWS:
+                yield index, _joined(pending)
+                index, pending, held = index + 1, [], 0
+    if held:
+        yield index, _joined(pending)
+
+
+def _joined(parts: list[tuple]) -> tuple:
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(None if parts[0][i] is None else np.concatenate([p[i] for p in parts]) for i in range(len(parts[0])))
+
+
+def poisson_counts(seed: int, block: int, n_rows: int, n_boot: int) -> Iterator[tuple[slice, np.ndarray]]:
+    """The Poisson(1) draw counts of block ``block``'s ``n_rows`` rows in resamples 0..n_boot-1, as
+    (resample columns, float64 (n_rows, b) counts) in groups of RESAMPLES_PER_BLOCK resamples."""
+    for start in range(0, n_boot, RESAMPLES_PER_BLOCK):
+        stop = min(start + RESAMPLES_PER_BLOCK, n_boot)
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2, block, start // RESAMPLES_PER_BLOCK)))
+        yield slice(start, stop), rng.poisson(1.0, size=(n_rows, stop - start)).astype(np.float64)
+
+
+def subsample_keys(seed: int, block: int, n_rows: int) -> np.ndarray:
+    """Uniform random keys of a block's rows: the subsample keeps the rows with the smallest keys."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(3, block))).random(n_rows)
+
+
+@dataclass
+class State:
+    """The summed terms of a set of samples: term key -> sums with a trailing axis over (the data,
+    resample 0, ..., resample B-1). States of disjoint sets of samples merge by adding (:meth:`merge`)."""
+
+    n_boot: int
+    sums: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def add(self, key: str, columns: slice, values: np.ndarray) -> None:
+        if key not in self.sums:
+            self.sums[key] = np.zeros(values.shape[:-1] + (1 + self.n_boot,))
+        target = self.sums[key][..., columns]
+        np.add(target, values, out=target)
+
+    def merge(self, other: State) -> State:
+        for key, values in other.sums.items():
+            self.add(key, slice(None), values)
+        return self
+
+
+def terms_of(definitions: list[MetricDefinition], batch: Batch, ctx: Context) -> dict[str, Terms]:
+    """Every term the metrics need for ``batch``, each key once."""
+    out: dict[str, Terms] = {}
+    for definition in definitions:
+        if definition.terms is not None:
+            for key, terms in definition.terms(batch, ctx).items():
+                out.setdefault(key, terms)
+    return out
+
+
+class Summers:
+    """The sums of a block's terms under many count vectors, with terms of one grouping stacked into one
+    matrix product (ResampledSums): every term without groups in one dense product, every term grouped
+    by the same array (e.g. the labels) in one sparse product."""
+
+    def __init__(self, terms: dict[str, Terms], resampled: bool = False):
+        """``resampled``: leave out the terms summed on the data only (``point_only``)."""
+        stacks: dict[tuple, list[tuple[str, np.ndarray]]] = {}
+        for key, t in terms.items():
+            if resampled and t.point_only:
+                continue
+            values = t.values.reshape(t.values.shape[0], -1)
+            signature = (None, 1, values.shape[1]) if t.groups is None else (id(t.groups), t.n_groups, -1)
+            stacks.setdefault(signature, []).append((key, values, t))
+        self.parts = []
+        for (_, n_groups, _), members in stacks.items():
+            grouped = members[0][2].groups
+            widths = [values.shape[1] for _, values, _ in members]
+            if grouped is None or grouped.ndim == 1:
+                stacked = np.column_stack([values for _, values, _ in members])
+                summer = ResampledSums(stacked, grouped, n_groups)
+            else:  # one group per value (e.g. a bin per class): each term on its own
+                summer = None
+            if summer is None:
+                for key, values, t in members:
+                    self.parts.append(([key], [values.shape[1]], ResampledSums(values, t.groups, t.n_groups)))
+            else:
+                self.parts.append(([key for key, _, _ in members], widths, summer))
+
+    def __call__(self, counts: np.ndarray) -> dict[str, np.ndarray]:
+        """Each term's sums for the count columns ``counts`` (n, b): (m, b) or (m, groups, b)."""
+        out = {}
+        for keys, widths, summer in self.parts:
+            sums = summer(counts)
+            start = 0
+            for key, width in zip(keys, widths, strict=True):
+                out[key] = sums[start : start + width]
+                start += width
+        return out

@@ -1,0 +1,129 @@
+"""Every setting of an evaluation, in one typed object (:class:`EvaluationSettings`).
+
+``calib.evaluate``, ``calib evaluate / compare`` and the streaming evaluation read their settings from
+here and nowhere else: bins and binning, the smooth ECE's bandwidth, the calibrators and their folds,
+the bootstrap, the samples the calibrators and the non-additive metrics may use, threads. The
+defaults are the command's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from calib.validation import CalibInputError
+
+BINNINGS = ("equal-width", "equal-mass")
+# The calibrators an evaluation cross-validates by default: for every K, then by K (registry names,
+# calib.calibrators.registry); vector scaling only while its 2 (K - 1) parameters stay few enough for
+# five cross-validated fits to take seconds (above, it is left out and the output says so).
+DEFAULT_CALIBRATORS = ("dp", "temperature")
+DEFAULT_BINARY_CALIBRATORS = ("histogram", "isotonic")
+DEFAULT_MULTICLASS_CALIBRATORS = ("vector",)
+VECTOR_SCALING_MAX_CLASSES = 100
+
+
+@dataclass(frozen=True)
+class EvaluationSettings:
+    """The settings of one evaluation (all have the ``calib evaluate`` defaults).
+
+    Parameters
+    ----------
+    n_bins : int, default 15
+        Bins of the binned ECEs and of the reliability diagram.
+    binning : {"equal-width", "equal-mass"}, default "equal-width"
+        Equal-width bins on [0, 1] (right-closed), or equal-mass bins (quantiles of the scores).
+    smooth_bandwidth : float, optional
+        The smooth ECE's kernel bandwidth; default None: the fixed point (Błasiok & Nakkiran (2023)).
+    calibrators : tuple of str, optional
+        The calibrators to cross-validate (registry names: dp, temperature, vector, matrix, dirichlet,
+        beta, isotonic, histogram); () for none; default None: dp and temperature, with histogram and
+        isotonic for two classes and vector scaling for up to 100 classes.
+    folds : int, default 5
+        Cross-validation folds of the calibrators.
+    n_boot : int, default 200
+        Bootstrap resamples (0: no intervals).
+    alpha : float, default 0.05
+        1 - the intervals' level.
+    seed : int, default 0
+        Seed of the resamples, the folds and the subsamples (0 .. 2^32 - 1).
+    fit_samples : int or None, default 1000000
+        The calibrators are cross-validated on at most this many samples (a seeded random subset
+        beyond); None: all samples.
+    sample_limit : int, default 1000000
+        Out of core, the metrics that need all their samples at once (smooth ECE, the CORP
+        decomposition) use a seeded random subsample of at most this many rows.
+    corp_test_samples : int, default 20000
+        The MCB test resamples at most this many samples (a seeded random subset beyond).
+    threads : int, default 2
+        Calibrators fitted at once on a small problem.
+    metrics : tuple of str, optional
+        The metrics to report (registry names, :mod:`calib.evaluation.metrics`); default None: all.
+
+    Examples
+    --------
+    >>> EvaluationSettings(n_bins=10).n_bins
+    10
+    >>> EvaluationSettings(binning="quantile")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    calib.validation.CalibInputError: binning must be one of ('equal-width', 'equal-mass'); got 'quantile'
+    """
+
+    n_bins: int = 15
+    binning: str = "equal-width"
+    smooth_bandwidth: float | None = None
+    calibrators: tuple[str, ...] | None = None
+    folds: int = 5
+    n_boot: int = 200
+    alpha: float = 0.05
+    seed: int = 0
+    fit_samples: int | None = 10**6
+    sample_limit: int = 10**6
+    corp_test_samples: int = 20_000
+    threads: int = 2
+    metrics: tuple[str, ...] | None = None
+
+    def __post_init__(self):
+        for name, low in (("n_bins", 1), ("folds", 2), ("n_boot", 0), ("threads", 1), ("sample_limit", 100)):
+            _check_int(getattr(self, name), name, low)
+        _check_int(self.corp_test_samples, "corp_test_samples", 2)
+        _check_int(self.seed, "seed", 0, 2**32 - 1)
+        if self.fit_samples is not None:
+            _check_int(self.fit_samples, "fit_samples", 2 * self.folds)
+        if self.binning not in BINNINGS:
+            raise CalibInputError(f"binning must be one of {BINNINGS}; got {self.binning!r}")
+        if not 0 < self.alpha < 1:
+            raise CalibInputError(f"alpha must lie in (0, 1), e.g. 0.05 for 95 % intervals; got {self.alpha!r}")
+        if self.smooth_bandwidth is not None and not 1e-5 <= float(self.smooth_bandwidth) <= 1:
+            raise CalibInputError(f"smooth_bandwidth must lie in [1e-5, 1] (or None); got {self.smooth_bandwidth!r}")
+        for name in ("calibrators", "metrics"):
+            value = getattr(self, name)
+            if value is not None:
+                if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                    raise CalibInputError(f"{name} must be a sequence of names (or None); got {value!r}")
+                object.__setattr__(self, name, tuple(value))
+
+    def calibrators_for(self, n_classes: int) -> tuple[tuple[str, ...], str]:
+        """The calibrators to cross-validate for K = ``n_classes``, and what the defaults left out (or "")."""
+        if self.calibrators is not None:
+            return self.calibrators, ""
+        if n_classes == 2:
+            return DEFAULT_CALIBRATORS + DEFAULT_BINARY_CALIBRATORS, ""
+        if n_classes <= VECTOR_SCALING_MAX_CLASSES:
+            return DEFAULT_CALIBRATORS + DEFAULT_MULTICLASS_CALIBRATORS, ""
+        left_out = (
+            f"vector scaling is left out by default above {VECTOR_SCALING_MAX_CLASSES} classes (its 2 (K - 1) "
+            "parameters make five cross-validated fits take minutes); ask for it with calibrators=('vector', ...)"
+        )
+        return DEFAULT_CALIBRATORS, left_out
+
+    def replace(self, **changes) -> EvaluationSettings:
+        """A copy with ``changes`` (checked like the original)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)} | changes
+        return EvaluationSettings(**values)
+
+
+def _check_int(value, name: str, low: int, high: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        bound = f"an integer from {low} to {high}" if high is not None else f"an integer >= {low}"
+        raise CalibInputError(f"{name} must be {bound}; got {value!r}")
