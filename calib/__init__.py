@@ -83,7 +83,9 @@ _HOMES = {
     "save_calibrator": "calib.calibrators",
     "load_calibrator": "calib.calibrators",
     "load_posteriors": "calib.data.real",
-    "evaluate": "calib.summary",
+    "evaluate": "calib.evaluation.engine",
+    "evaluate_chunks": "calib.evaluation.engine",
+    "EvaluationSettings": "calib.evaluation.settings",
     "reliability_bars": "calib.plots.reliability",
 }
 

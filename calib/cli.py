@@ -160,6 +160,12 @@ def _load(path: str, args, *, require_labels: bool = True) -> PosteriorSet:
     file = Path(path)
     options = {"renormalize": args.renormalize, "require_labels": require_labels, "scale": args.scale}
     fmt = file_format(file, args.format)
+    group_column = getattr(args, "groups", None)
+    if group_column and fmt in ("npz", "npy"):
+        raise UsageError(
+            f"--groups {group_column}: groups are read from a column of a table (CSV, Parquet, Feather); "
+            f"{path} is .{fmt}: write the scores, labels and groups as one table"
+        )
     kind = args.kind
     if fmt == "npz":  # the archive's own kind array, as calib calibrate writes it, else --kind's default
         options |= {"scores_key": args.scores_key, "labels_key": args.labels_key, "default_kind": "probs"}
@@ -174,6 +180,7 @@ def _load(path: str, args, *, require_labels: bool = True) -> PosteriorSet:
             "label_values": _label_values(args.label_values),
             "positive_label": args.positive_label,
             "id_column": args.id_column,
+            "group_column": group_column,
             "sep": args.sep,
             "decimal": args.decimal,
         }
@@ -224,13 +231,58 @@ def _refuse_overwriting(outputs: dict[str, Path], inputs: dict[str, str | None])
         seen[key] = f"{flag} {path}"
 
 
-def _check_run_options(args) -> None:
+def _settings(args):
+    """The evaluation settings the command line asks for (:class:`calib.evaluation.settings.EvaluationSettings`),
+    checked before any file is read; a setting out of range is reported with its option's name."""
+    from calib.evaluation.settings import EvaluationSettings
+
     if not 0 <= args.seed <= MAX_SEED:
         raise UsageError(f"--seed must be an integer from 0 to {MAX_SEED} (2^32 - 1); got {args.seed}")
-    if getattr(args, "fit_samples", None) and args.fit_samples < 10:
-        raise UsageError(f"--fit-samples must be 0 (all samples) or at least 10; got {args.fit_samples}")
     if args.bootstrap != 0 and not 2 <= args.bootstrap <= MAX_BOOTSTRAP:
         raise UsageError(f"--bootstrap must be 0 (no intervals) or between 2 and {MAX_BOOTSTRAP}; got {args.bootstrap}")
+    fields = {"n_bins": args.n_bins, "binning": args.binning, "n_boot": args.bootstrap, "seed": args.seed,
+              "metrics": args.metrics}  # fmt: skip
+    if args.command == "evaluate":
+        calibrators = args.calibrators
+        if calibrators is not None and [c.lower() for c in calibrators] == ["none"]:
+            calibrators = ()
+        if args.fit_samples is not None and args.fit_samples != 0 and args.fit_samples < 10:
+            raise UsageError(f"--fit-samples must be 0 (all samples) or at least 10; got {args.fit_samples}")
+        fields |= {
+            "smooth_bandwidth": args.smooth_bandwidth,
+            "calibrators": calibrators,
+            "folds": args.folds,
+            "sample_limit": args.sample_limit,
+            "threads": args.threads,
+        }
+        if args.fit_samples is not None:
+            fields["fit_samples"] = args.fit_samples or None
+    try:
+        return EvaluationSettings(**fields)
+    except CalibInputError as exc:
+        raise UsageError(_as_option(str(exc))) from None
+
+
+# The settings' field names as the command's options.
+SETTING_OPTIONS = {
+    "n_bins": "--n-bins",
+    "binning": "--binning",
+    "smooth_bandwidth": "--smooth-bandwidth",
+    "calibrators": "--calibrators",
+    "folds": "--folds",
+    "n_boot": "--bootstrap",
+    "seed": "--seed",
+    "fit_samples": "--fit-samples",
+    "sample_limit": "--sample-limit",
+    "threads": "--threads",
+    "metrics": "--metrics",
+}
+
+
+def _as_option(message: str) -> str:
+    """A settings error in the command's words: its field name replaced by the option's."""
+    field, _, rest = message.partition(" ")
+    return f"{SETTING_OPTIONS[field]} {rest}" if field in SETTING_OPTIONS else message
 
 
 def _json_number(value):
@@ -257,24 +309,21 @@ def _strict_json(document) -> str:
 
 
 def _evaluate(args) -> int:
-    _check_run_options(args)
+    settings = _settings(args)
     progress = _Progress(args.quiet)
     if args.out:
-        written = {f"--out {args.out} ({name})": Path(args.out) / name for name in _report_files()}
+        written = {f"--out {args.out} ({name})": Path(args.out) / name for name in _report_files(args.groups)}
         _refuse_overwriting(written, {"FILE": args.file, "--labels-file": args.labels_file, "--costs": args.costs})
     out = _output_dir(args.out) if args.out else None
     progress(f"reading {args.file}")  # the imports and a large file take seconds: say so first
-    from calib.cli_report import evaluation_document, reliability_panels, summary_text, write_outputs
+    from calib.cli_report import evaluation_document, summary_text, write_outputs
+    from calib.evaluation.engine import evaluate
     from calib.scoring.decisions import zero_one_costs
-    from calib.summary import corp_view, evaluate
 
     pset = _load(args.file, args)
-    logp, labels, n_classes, names = pset.logprobs(), pset.labels, pset.n_classes, pset.class_names
+    logp, labels, groups, n_classes, names = pset.logprobs(), pset.labels, pset.groups, pset.n_classes, pset.class_names
     progress(f"loaded {args.file}: {pset.n_samples} samples, {n_classes} classes")
     del pset  # the scores as stored: the log-posteriors are all that is read from now on
-    # The figures' inputs, before the evaluation validates logp in its own memory.
-    panels = reliability_panels(logp, labels, names)
-    corp_data = corp_view(logp, labels)[1:] if out is not None else None
     costs = {"0-1": zero_one_costs(n_classes)}
     if args.abstain is not None:
         costs["0-1 + abstain"] = zero_one_costs(n_classes, abstention=args.abstain)
@@ -285,26 +334,26 @@ def _evaluate(args) -> int:
             logp,
             labels,
             kind="logprobs",
+            settings=settings,
             costs=costs,
             priors=_priors(args.priors, names, n_classes),
-            n_boot=args.bootstrap,
-            seed=args.seed,
+            groups=groups,
+            group_column=args.groups or "group",
             progress=progress,
             overwrite=True,  # logp is ours and not read again
-            **({} if args.fit_samples is None else {"fit_samples": args.fit_samples or None}),
         )
-    document = _strict_json(evaluation_document(args.file, summary, names, panels))
+    document = _strict_json(evaluation_document(args.file, summary, names))
     print(document if args.json else summary_text(args.file, summary, names))
     if out is not None:
-        for path in write_outputs(out, panels, corp_data, summary, document, progress, seed=args.seed):
+        for path in write_outputs(out, summary, document, progress, names):
             progress(f"wrote {path}")
     return 0
 
 
-def _report_files() -> tuple[str, ...]:
-    from calib.cli_report import REPORT_FILES
+def _report_files(groups: str | None) -> tuple[str, ...]:
+    from calib.cli_report import GROUP_FILES, REPORT_FILES
 
-    return REPORT_FILES
+    return REPORT_FILES + (GROUP_FILES if groups else ())
 
 
 def _priors(values: list[str] | None, names, n_classes: int):
@@ -471,8 +520,9 @@ def _warn_about_training_data(train: PosteriorSet, method: str) -> None:
 def _compare(args) -> int:
     from calib.cli_report import compare_text
     from calib.data.alignment import classes_in_order, rows_in_order
+    from calib.evaluation.engine import compare
 
-    _check_run_options(args)
+    settings = _settings(args)
     if len(args.files) < 2:
         raise UsageError("compare needs at least two files (systems scored on the same labels)")
     names = args.names or args.files
@@ -489,7 +539,8 @@ def _compare(args) -> int:
         else:
             _check_paired_by_position(first, s, reference, f)
         sets[i] = s
-    print(compare_text(names, sets, n_boot=args.bootstrap, seed=args.seed, progress=progress))
+    systems = [s.logprobs() for s in sets]
+    print(compare_text(compare(systems, first.labels, names=names, settings=settings, progress=progress)))
     return 0
 
 
@@ -515,6 +566,28 @@ def _check_paired_by_position(first: PosteriorSet, other: PosteriorSet, referenc
             f"{path}: its labels differ from those of {reference} row by row; compare systems on one test set "
             "(rows in the same order, or paired with --id-column)"
         )
+
+
+def _add_metric_options(parser: argparse.ArgumentParser, resamples: str) -> None:
+    """The options evaluate and compare share: the metrics, their bins, the bootstrap and the seed."""
+    group = parser.add_argument_group("the metrics")
+    group.add_argument(
+        "--metrics",
+        nargs="+",
+        metavar="METRIC",
+        help="report only these metrics (e.g. NCE 'ECE top-label'); default: every metric that applies",
+    )
+    group.add_argument("--n-bins", type=int, default=15, help="bins of the binned ECEs and the figure (default 15)")
+    group.add_argument(
+        "--binning",
+        choices=("equal-width", "equal-mass"),
+        default="equal-width",
+        help="equal-width bins on [0, 1], or equal-mass bins (quantiles of the scores) (default equal-width)",
+    )
+    group.add_argument(
+        "--bootstrap", type=int, default=200, help=f"{resamples} (0: no intervals; else 2..{MAX_BOOTSTRAP}; default 200)"
+    )
+    group.add_argument("--seed", type=int, default=0, help="seed of the resamples, folds and subsets (default 0)")
 
 
 class _Version(argparse.Action):
@@ -553,16 +626,41 @@ def build_parser() -> argparse.ArgumentParser:
         help="also the Bayes risk of this cost matrix (CSV, row = true class, column = decision; a first column of "
         "class names matches rows by name, a header row of decision names is skipped)",
     )
+    _add_metric_options(ev, "bootstrap resamples")
     ev.add_argument(
-        "--bootstrap", type=int, default=200, help=f"bootstrap resamples (0: no intervals; else 2..{MAX_BOOTSTRAP})"
+        "--groups",
+        metavar="COLUMN",
+        help="a column of subgroups (a segment, a site): every metric per group and a calibration test per group, "
+        "Holm-adjusted (at most 1000 groups)",
     )
-    ev.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of the folds (default 0)")
+    ev.add_argument(
+        "--smooth-bandwidth",
+        type=float,
+        help="the smooth ECE's kernel bandwidth, in [1e-5, 1] (default: the fixed point of Błasiok & Nakkiran)",
+    )
+    ev.add_argument(
+        "--calibrators",
+        nargs="+",
+        metavar="NAME",
+        help="the calibrators to cross-validate (dp, temperature, vector, matrix, dirichlet, beta, isotonic, "
+        "histogram), or none (default: dp, temperature, and histogram and isotonic for two classes, vector scaling "
+        "up to 100 classes)",
+    )
+    ev.add_argument("--folds", type=int, default=5, help="cross-validation folds of the calibrators (default 5)")
     ev.add_argument(
         "--fit-samples",
         type=int,
         help="cross-validate the calibrators on at most this many samples, a seeded random subset beyond it "
         "(default 1000000; 0: all samples)",
     )
+    ev.add_argument(
+        "--sample-limit",
+        type=int,
+        default=10**6,
+        help="out of core, the smooth ECE and the CORP decomposition use a seeded random subset of at most this "
+        "many rows (default 1000000)",
+    )
+    ev.add_argument("--threads", type=int, default=2, help="calibrators fitted at once on small files (default 2)")
     ev.set_defaults(run=_evaluate)
 
     ca = commands.add_parser("calibrate", help="fit a calibrator on one file and apply it to another")
@@ -585,8 +683,7 @@ def build_parser() -> argparse.ArgumentParser:
     co = commands.add_parser("compare", help="several systems on the same labels, with paired bootstrap intervals")
     co.add_argument("files", nargs="+")
     co.add_argument("--names", nargs="+", help="one short name per file")
-    co.add_argument("--bootstrap", type=int, default=200, help=f"paired bootstrap resamples (2..{MAX_BOOTSTRAP})")
-    co.add_argument("--seed", type=int, default=0)
+    _add_metric_options(co, "paired bootstrap resamples")
     _add_input_options(co)
     co.set_defaults(run=_compare)
     return parser

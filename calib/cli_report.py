@@ -1,5 +1,6 @@
-"""What the ``calib`` command prints and writes: the evaluation's text, JSON document, files and figure,
-and the side-by-side comparison of several systems with paired bootstrap intervals."""
+"""What the ``calib`` command prints and writes: the evaluation's text, JSON document, files and figures,
+the subgroups' table and figure, and the side-by-side comparison of several systems with paired
+bootstrap intervals (:mod:`calib.evaluation.engine`)."""
 
 from __future__ import annotations
 
@@ -10,24 +11,16 @@ import numpy as np
 
 from calib._internal.files import atomic_write
 from calib.calibration_errors.binned import ReliabilityBins
-from calib.data.real import PosteriorSet
-from calib.resampling.bootstrap import percentile_interval, resample_blocks
-from calib.scoring.decisions import zero_one_costs
-from calib.summary import (
-    BINARY_ECE,
-    CLASSWISE_ECE,
-    ECE_BINS,
-    TOP_LABEL_ECE,
-    Summary,
-    point_metrics,
-    resampled_metrics,
-)
+from calib.evaluation.engine import Comparison, Summary
 
-COMPARED = ("accuracy", "NCE", "NBS", "ECE top-label", "ECD")
 # Resamples of the consistency band in the CORP figure (when the samples are few enough to resample).
 CORP_BAND_RESAMPLES = 500
 # What `calib evaluate --out DIR` writes into DIR.
 REPORT_FILES = ("metrics.json", "metrics.csv", "reliability.png", "reliability.pdf", "corp.png", "corp.pdf")
+# ... and with subgroups.
+GROUP_FILES = ("groups.csv", "groups.png", "groups.pdf")
+# A group figure draws at most this many groups (the flagged first, then the largest).
+SHOWN_GROUPS = 12
 # A class-wise reliability panel draws at most this many classes (those with the largest ECE).
 SHOWN_CLASSES = 10
 CORP_SCORES = {"brier": "Brier", "log": "log"}
@@ -44,36 +37,42 @@ class Panel:
     classes: tuple[str, ...] = ()
 
 
-def reliability_panels(logp: np.ndarray, labels: np.ndarray, class_names=None) -> list[Panel]:
-    """The panels of the reliability figure, from validated log-posteriors: for two classes the positive
+def reliability_panels(summary: Summary, class_names=None) -> list[Panel]:
+    """The panels of the reliability figure, from the evaluation's bins: for two classes the positive
     class's probability (metric "ECE positive class"); for more, the top label's confidence ("ECE
     top-label") and each class one-vs-rest ("ECE class-wise", the mean of the K classes' ECEs)."""
-    names = tuple(class_names) if class_names else tuple(str(k) for k in range(logp.shape[1]))
-    if logp.shape[1] == 2:
-        positive = BINARY_ECE.reliability(logp, labels, kind="logprobs")
-        return [Panel("ECE positive class", f"P(class {names[1]})", positive)]
-    return [
-        Panel("ECE top-label", "confidence (top label)", TOP_LABEL_ECE.reliability(logp, labels, kind="logprobs")),
-        Panel(
-            "ECE class-wise",
-            "P(class), each class one-vs-rest",
-            CLASSWISE_ECE.reliability(logp, labels, kind="logprobs"),
-            names,
-        ),
-    ]
+    k = summary.n_classes
+    names = tuple(class_names) if class_names else tuple(str(j) for j in range(k))
+    bins = summary.reliability
+    if k == 2:
+        return [Panel("ECE positive class", f"P(class {names[1]})", tuple(bins["ECE positive class"]))]
+    panels = [Panel("ECE top-label", "confidence (top label)", tuple(bins["ECE top-label"]))]
+    if "ECE class-wise" in bins:
+        panels.append(Panel("ECE class-wise", "P(class), each class one-vs-rest", tuple(bins["ECE class-wise"]), names))
+    return panels
 
 
-def evaluation_document(file: str, summary: Summary, class_names=None, panels=()) -> dict:
-    """The evaluation as one JSON-ready dict: sizes, classes, metrics with intervals, calibrator evidence,
-    advice, the CORP decompositions and the reliability bins behind the figure."""
-    return {
+def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
+    """The evaluation as one JSON-ready dict: sizes, classes, settings, metrics with intervals, calibrator
+    evidence, advice, the CORP decompositions, the reliability bins behind the figure, what was used
+    beyond memory (``notes``) and, with subgroups, the groups."""
+    settings = summary.settings
+    document = {
         "file": file,
         "n_samples": summary.n_samples,
         "n_classes": summary.n_classes,
         "classes": _class_list(summary.n_classes, class_names),
+        "settings": {
+            "n_bins": settings.n_bins,
+            "binning": settings.binning,
+            "smooth_bandwidth": settings.smooth_bandwidth,
+            "bootstrap": settings.n_boot,
+            "seed": settings.seed,
+        },
         "interval": summary.interval_method,
-        "metrics": summary.as_records(),
+        "metrics": _records(summary.metrics),
         "interval_notes": summary.interval_notes,
+        "notes": summary.notes,
         "calibrator_gains": {
             "score": summary.gain_score,
             "samples": summary.fit_samples,
@@ -83,8 +82,30 @@ def evaluation_document(file: str, summary: Summary, class_names=None, panels=()
         },
         "recommended": summary.recommended,
         "corp": corp_document(summary.corp),
-        "reliability": [_panel_document(panel) for panel in panels],
+        "reliability": [_panel_document(panel) for panel in reliability_panels(summary, class_names)],
     }
+    if summary.group_column:
+        document["groups"] = {
+            "column": summary.group_column,
+            "test": "Spiegelhalter's z of the CORP lens, p-values adjusted by Holm's method, flagged below 0.05",
+            "rows": [
+                {
+                    "group": row.group,
+                    "n": row.n,
+                    "metrics": _records(row.metrics),
+                    "statistic": row.statistic,
+                    "p_value": row.p_value,
+                    "p_adjusted": row.p_adjusted,
+                    "flagged": row.flagged,
+                }
+                for row in summary.groups
+            ],
+        }
+    return document
+
+
+def _records(metrics: dict) -> list[dict]:
+    return [{"metric": k, "value": m.value, "low": m.low, "high": m.high} for k, m in metrics.items()]
 
 
 def _class_list(n_classes: int, class_names) -> list[str]:
@@ -121,14 +142,35 @@ def summary_text(name: str, summary: Summary, class_names=None) -> str:
     for metric, m in summary.metrics.items():
         interval = "" if np.isnan(m.low) else f"   [{m.low:.4f}, {m.high:.4f}]"
         lines.append(f"  {metric:<28s} {m.value:9.4f}{interval}")
-    lines += [f"  note: {note}" for note in summary.interval_notes]
-    subset = "" if summary.fit_samples == summary.n_samples else f", on a random {summary.fit_samples} samples"
-    lines.append(f"  gain in {summary.gain_score} per sample, cross-validated calibrator{subset} (paired bootstrap):")
-    for calibrator, g in summary.gains.items():
-        interval = "" if np.isnan(g.low) else f"   [{g.low:+.4f}, {g.high:+.4f}]"
-        lines.append(f"    {calibrator:<26s} {g.value:+9.4f}{interval}")
+    lines += [f"  note: {note}" for note in summary.interval_notes + summary.notes]
+    if summary.gains:
+        subset = "" if summary.fit_samples == summary.n_samples else f", on a random {summary.fit_samples} samples"
+        head = f"  gain in {summary.gain_score} per sample, cross-validated calibrator{subset}"
+        lines.append(f"{head} (paired bootstrap):")
+        for calibrator, g in summary.gains.items():
+            interval = "" if np.isnan(g.low) else f"   [{g.low:+.4f}, {g.high:+.4f}]"
+            lines.append(f"    {calibrator:<26s} {g.value:+9.4f}{interval}")
     lines.append(f"  recommended calibrator: {summary.recommended}")
-    return "\n".join(lines + corp_lines(summary.corp, summary.n_samples))
+    return "\n".join(lines + corp_lines(summary.corp, summary.n_samples) + group_lines(summary))
+
+
+def group_lines(summary: Summary) -> list[str]:
+    """The subgroups as text: per group its size, ECE, the calibration test's p-values and the flag."""
+    if not summary.group_column:
+        return []
+    ece = "ECE positive class" if summary.n_classes == 2 else "ECE top-label"
+    lines = [
+        f"  groups by {summary.group_column} (Spiegelhalter's z of the {summary.corp.lens}, Holm-adjusted p, "
+        "flagged below 0.05):",
+        f"    {'group':<20s} {'n':>9s} {ece:>20s} {'z':>8s} {'p':>8s} {'p adj.':>8s}",
+    ]
+    for row in summary.groups:
+        flag = "  flagged" if row.flagged else ""
+        lines.append(
+            f"    {row.group[:20]:<20s} {row.n:9d} {row.metrics[ece].value:20.4f} {row.statistic:8.2f} "
+            f"{row.p_value:8.4f} {row.p_adjusted:8.4f}{flag}"
+        )
+    return lines
 
 
 def corp_lines(corp, n_samples: int) -> list[str]:
@@ -150,25 +192,60 @@ def corp_equation(corp, score: str) -> str:
     return f"{CORP_SCORES[score]} {r.score:.4f} = MCB {r.mcb:.4f} - DSC {r.dsc:.4f} + UNC {r.unc:.4f}{tested}"
 
 
-def write_outputs(
-    out: Path, panels: list[Panel], corp_data, summary: Summary, document: str, progress, *, seed: int
-) -> list[Path]:
+def write_outputs(out: Path, summary: Summary, document: str, progress, class_names=None) -> list[Path]:
     """metrics.json (``document``), metrics.csv, the reliability figure and the CORP figure (PNG, PDF) in
-    ``out``, each written atomically; ``corp_data`` is (confidence, outcome) of :func:`calib.summary.corp_view`."""
+    ``out``, and with subgroups groups.csv and the groups' figure, each written atomically."""
     import pandas as pd
 
     atomic_write(out / "metrics.json", lambda tmp: tmp.write_text(document + "\n"))
     frame = pd.DataFrame(summary.as_records())
     atomic_write(out / "metrics.csv", lambda tmp: frame.to_csv(tmp, index=False, float_format="%.10g"))
+    panels = reliability_panels(summary, class_names)
     progress("drawing the reliability diagram")
     figures = reliability_figure(out / "reliability", panels, summary)
     progress("drawing the CORP reliability diagram")
-    figures += corp_figure(out / "corp", *corp_data, summary.corp, axis=panels[0].axis, seed=seed)
-    return [out / "metrics.json", out / "metrics.csv", *figures]
+    figures += corp_figure(out / "corp", *summary.lens, summary.corp, axis=panels[0].axis, seed=summary.settings.seed)
+    written = [out / "metrics.json", out / "metrics.csv", *figures]
+    if summary.group_column:
+        rows = [
+            {"group": r.group, "n": r.n, "statistic": r.statistic, "p_value": r.p_value, "p_adjusted": r.p_adjusted,
+             "flagged": r.flagged} | {name: m.value for name, m in r.metrics.items()}
+            for r in summary.groups
+        ]  # fmt: skip
+        table = pd.DataFrame(rows)
+        atomic_write(out / "groups.csv", lambda tmp: table.to_csv(tmp, index=False, float_format="%.10g"))
+        progress("drawing the groups' reliability diagram")
+        written += [out / "groups.csv", *group_figure(out / "groups", summary, panels[0].axis)]
+    return written
+
+
+def group_figure(stem: Path, summary: Summary, axis: str) -> list[Path]:
+    """The groups' reliability lines (the CORP lens's bins per group, at most SHOWN_GROUPS: the flagged
+    first, then the largest), each labelled with its size and adjusted p-value as the text prints them."""
+    from calib.plots.style import figure_style, save_figure, subplots
+
+    order = sorted(summary.groups, key=lambda r: (not r.flagged, -r.n))[:SHOWN_GROUPS]
+    with figure_style():
+        fig, ax = subplots(figsize=(5.6, 4.6), layout="constrained")
+        for row in order:
+            (bins,) = row.reliability
+            style = "-" if row.flagged else ":"
+            label = f"{row.group} (n {row.n}, p adj. {row.p_adjusted:.4f})" + (" flagged" if row.flagged else "")
+            ax.plot(bins.mean_confidence[bins.occupied], bins.frequency[bins.occupied], style, marker="o",
+                    markersize=2.5, linewidth=1, label=label)  # fmt: skip
+        ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_aspect("equal", adjustable="box")
+        ax.set_xlabel(axis)
+        ax.set_ylabel("observed frequency")
+        ax.set_title(f"reliability by {summary.group_column}", fontsize=9)
+        ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
+        return save_figure(fig, stem)
 
 
 def corp_figure(stem: Path, confidence: np.ndarray, outcome: np.ndarray, corp, *, axis: str, seed: int) -> list[Path]:
-    """The CORP reliability diagram of the evaluation's binary view (:func:`calib.summary.corp_view`): the
+    """The CORP reliability diagram of the evaluation's binary view (:func:`calib.evaluation.engine.corp_view`): the
     PAV curve and its 90 % consistency band alone on the diagram, the scores' histogram below it, the
     legend and the Brier score's decomposition (as the text prints it) outside, so nothing covers the
     curve; ``axis`` says what the scores are (the reliability figure's first panel's words)."""
@@ -210,7 +287,8 @@ def reliability_figure(stem: Path, panels: list[Panel], summary: Summary) -> lis
             else:
                 reliability_bars(top, panel.bins[0])
             top.set_ylabel("observed frequency")
-            top.set_title(f"{panel.metric} {summary.metrics[panel.metric].value:.4f}", fontsize=9)
+            shown = summary.metrics.get(panel.metric)  # None when --metrics left it out
+            top.set_title(panel.metric + (f" {shown.value:.4f}" if shown else ""), fontsize=9)
             top.set_xlabel("")
             edges = panel.bins[0].edges
             counts = np.sum([b.counts for b in panel.bins], axis=0)
@@ -219,7 +297,7 @@ def reliability_figure(stem: Path, panels: list[Panel], summary: Summary) -> lis
             bottom.set_yscale("log")  # counts span orders of magnitude; an empty bin has no bar
             bottom.set_ylim(0.7, 4 * max(int(counts.max()), 1))
             bottom.set_ylabel("scores" if panel.classes else "samples")
-            bottom.set_xlabel(f"{panel.axis} ({ECE_BINS} bins of width {1 / ECE_BINS:.3f})")
+            bottom.set_xlabel(f"{panel.axis} ({summary.settings.n_bins} {summary.settings.binning} bins)")
         return save_figure(fig, stem)
 
 
@@ -241,56 +319,37 @@ def _class_lines(ax, panel: Panel) -> None:
     ax.legend(fontsize=6, title=title, title_fontsize=6, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
 
 
-def compare_text(names: list[str], sets: list[PosteriorSet], *, n_boot: int, seed: int, progress) -> str:
-    """Each system's metrics, then each one's differences from the first with paired bootstrap intervals."""
-    labels = sets[0].labels
-    costs = {"0-1": zero_one_costs(sets[0].n_classes)}
-    logps = [s.logprobs() for s in sets]
-    point = [point_metrics(lp, labels, costs) for lp in logps]
-    lines = ["metric".ljust(16) + "".join(n[:18].rjust(20) for n in names)]
-    for m in COMPARED:
-        lines.append(m.ljust(16) + "".join(f"{p[m]:20.4f}" for p in point))
-    lines += corp_rows(logps, labels)
-    point_diffs = np.array([[_difference(p[m], point[0][m]) for m in COMPARED] for p in point[1:]])
-    if not n_boot:
+def compare_text(comparison: Comparison) -> str:
+    """Each system's metrics, its CORP decomposition, then each one's differences from the first with
+    paired bootstrap intervals."""
+    names = comparison.names
+    lines = ["metric".ljust(24) + "".join(n[:18].rjust(20) for n in names)]
+    for metric in comparison.metrics[0]:
+        lines.append(metric.ljust(24) + "".join(f"{m[metric]:20.4f}" for m in comparison.metrics))
+    lines += corp_rows(comparison)
+    if comparison.interval_method:
+        lines.append(f"\ndifferences from {names[0]} ({comparison.interval_method}):")
+    else:
         lines.append(f"\ndifferences from {names[0]} (no bootstrap intervals: --bootstrap 0):")
-        for i, name in enumerate(names[1:]):
-            lines += [f"  {name} - {names[0]}: {m:<16s} {point_diffs[i, j]:+.4f}" for j, m in enumerate(COMPARED)]
-        return "\n".join(lines)
-    progress(f"paired bootstrap over {n_boot} resamples")
-    diffs = []
-    for rows in resample_blocks(labels.size, n_boot=n_boot, seed=seed):
-        values = [resampled_metrics(lp, labels, costs, None, rows) for lp in logps]
-        diffs.append(np.array([[_difference(v[m], values[0][m]) for m in COMPARED] for v in values[1:]]))
-    diffs = np.concatenate(diffs, axis=-1)  # (S - 1, M, B)
-    undefined = np.isnan(point_diffs) | np.isnan(diffs).any(axis=-1)
-    low, high = percentile_interval(np.where(undefined[..., None], 0.0, diffs).transpose(2, 0, 1), 0.05)
-    lines.append(f"\ndifferences from {names[0]} (paired bootstrap 95 % interval):")
-    for i, name in enumerate(names[1:]):
-        for j, m in enumerate(COMPARED):
-            head = f"  {name} - {names[0]}: {m:<16s}"
-            if undefined[i, j]:
+    for name, row in zip(names[1:], comparison.differences, strict=True):
+        for metric, d in row.items():
+            head = f"  {name} - {names[0]}: {metric:<24s}"
+            if np.isnan(d.value):
                 lines.append(f"{head} undefined: infinite for both (a zero probability on a true label)")
+            elif np.isnan(d.low):
+                lines.append(f"{head} {d.value:+.4f}")
             else:
-                lines.append(f"{head} {point_diffs[i, j]:+.4f} [{low[i, j]:+.4f}, {high[i, j]:+.4f}]")
+                lines.append(f"{head} {d.value:+.4f} [{d.low:+.4f}, {d.high:+.4f}]")
     return "\n".join(lines)
 
 
-def corp_rows(logps: list[np.ndarray], labels: np.ndarray) -> list[str]:
+def corp_rows(comparison: Comparison) -> list[str]:
     """The systems' CORP decompositions side by side: per score, its value, MCB, DSC and UNC (UNC is
     the same for every system of a binary lens; for the top label it is each system's own accuracy's)."""
-    from calib.summary import corp_summary
-
-    reports = [corp_summary(lp, labels, n_resamples=0, seed=0) for lp in logps]
+    reports = comparison.corp
     lines = [f"CORP, {reports[0].lens} (score = MCB - DSC + UNC):"]
     for score, label in CORP_SCORES.items():
         for term in ("score", "mcb", "dsc", "unc"):
             name = f"  {label}" if term == "score" else f"    {term.upper()}"
-            lines.append(name.ljust(16) + "".join(f"{getattr(r.scores[score], term):20.4f}" for r in reports))
+            lines.append(name.ljust(24) + "".join(f"{getattr(r.scores[score], term):20.4f}" for r in reports))
     return lines
-
-
-def _difference(a, b):
-    """a - b, NaN where both are the same infinity (e.g. two infinite cross-entropies), without a warning."""
-    with np.errstate(invalid="ignore"):
-        return np.subtract(a, b)

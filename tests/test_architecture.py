@@ -21,7 +21,7 @@ AREAS = (
     ("papers", "pipeline.papers: each paper's experiment kinds", ("pipeline.papers",)),
     ("pipeline", "pipeline: kinds, config, schema, sources, report", ("pipeline",)),
     ("cli", "calib.cli: the calib command", ("calib.cli", "calib.cli_report")),
-    ("summary", "calib.summary: evaluate", ("calib.summary",)),
+    ("evaluation", "calib.evaluation: metric registry, passes, engine", ("calib.evaluation",)),
     ("calibrators", "calib.calibrators: registry, fits, folds, files", ("calib.calibrators",)),
     ("resampling", "calib.resampling: bootstrap, tests", ("calib.resampling",)),
     ("errors", "calib.calibration_errors: binned, smooth, kernel, entropic", ("calib.calibration_errors",)),

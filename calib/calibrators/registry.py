@@ -1,5 +1,5 @@
 """Every calibrator by name: the one place that maps the names used by configs, the command line,
-saved model files and :func:`calib.summary.evaluate` to the classes.
+saved model files and :func:`calib.evaluation.engine.evaluate` to the classes.
 
 Other code chooses a calibrator by its name here and, where it needs them, constructor parameters
 (e.g. a paper's "HB" row is ``("ova_histogram", {"n_bins": 15})``); it never maps names to classes

@@ -37,7 +37,7 @@ from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.folds import fold_ids
 from calib.calibrators.protocols import cross_validated_folds
 from calib.calibrators.registry import CALIBRATORS, make_calibrator
-from calib.evaluation.metrics import Batch, Context, MetricDefinition, bin_edges, reliability, selected
+from calib.evaluation.metrics import REGISTRY, Batch, Context, MetricDefinition, bin_edges, reliability, selected
 from calib.evaluation.passes import State, Summers, blocks, poisson_counts, subsample_keys, terms_of
 from calib.evaluation.settings import EvaluationSettings
 from calib.resampling.bootstrap import ResampledSums, basic_interval, counted_resamples
@@ -315,11 +315,13 @@ class _Subsample:
 
 @dataclass
 class Pass:
-    """What one pass over a data set gathered: the context, the metrics, the summed state overall and per
-    group, the subsamples (of the lens and of the calibrators' rows) and the class counts."""
+    """What one pass over a data set gathered: the context, the metrics reported and those computed (the
+    reported ones and the lens's binned ECE, which the figures and the subgroups read), the summed state
+    overall and per group, the subsamples (of the lens and of the calibrators' rows) and the class counts."""
 
     ctx: Context
     definitions: list[MetricDefinition]
+    computed: list[MetricDefinition]
     overall: State
     by_group: dict
     lens: _Subsample
@@ -333,12 +335,13 @@ class Pass:
     def draws(self) -> dict[str, np.ndarray]:
         """Every metric's values over (the data, resample 1, ..., resample B): the summed metrics from the
         state, the others from the subsample and its own resamples."""
-        out = _values([d for d in self.definitions if d.terms is not None], self.overall, self.ctx)
+        out = _values([d for d in self.computed if d.terms is not None], self.overall, self.ctx)
         conf, correct = self.lens.arrays[0], self.lens.arrays[1]
         for definition in self.definitions:
             if definition.whole is not None:
                 out |= _whole_values(definition, conf, correct, self.ctx)
-        return out
+        reported = {name for d in self.definitions for name in d.names(self.ctx)}
+        return {name: values for name, values in out.items() if name in reported}
 
 
 def run_pass(source, *, n_classes, n_rows, settings, costs, priors, grouped, say, whole_limit, fit_rows=0) -> Pass:
@@ -349,9 +352,11 @@ def run_pass(source, *, n_classes, n_rows, settings, costs, priors, grouped, say
     edges = _edges(source, settings, k) if settings.binning == "equal-mass" else _edges_of_width(settings)
     ctx = Context(k, settings, costs, priors, edges)
     definitions = selected(ctx)
-    summed = [d for d in definitions if d.terms is not None]
-    result = Pass(ctx, definitions, State(settings.n_boot), {}, _Subsample(whole_limit), _Subsample(fit_rows),
-                  np.zeros(k, dtype=np.int64))  # fmt: skip
+    lens = lens_ece(k)
+    computed = definitions + ([lens] if lens not in definitions else [])
+    summed = [d for d in computed if d.terms is not None]
+    result = Pass(ctx, definitions, computed, State(settings.n_boot), {}, _Subsample(whole_limit),
+                  _Subsample(fit_rows), np.zeros(k, dtype=np.int64))  # fmt: skip
     reading = _Phase("reading", n_rows, say, unit="rows")
     for index, (logp, y, group_ids) in blocks(source()):
         batch = Batch(logp, y)
@@ -373,9 +378,11 @@ def _evaluate(source, *, n_classes, n_rows, settings, costs, priors, grouped, gr
     names, left_out = settings.calibrators_for(n_classes)
     for name in names:
         if name not in CALIBRATORS:
-            raise CalibInputError(f"calibrators: unknown {name!r}; known: {', '.join(CALIBRATORS)}")
+            known = f"unknown {name!r}; known: {', '.join(CALIBRATORS)}"
+            raise CalibInputError(f"calibrators: {known}", cli_message=f"--calibrators: {known} (or none)")
         if CALIBRATORS[name].binary_only and n_classes != 2:
-            raise CalibInputError(f"calibrators: {name} is for two classes; these scores have {n_classes}")
+            what = f"{name} is for two classes; these scores have {n_classes}"
+            raise CalibInputError(f"calibrators: {what}", cli_message=f"--calibrators: {what}; leave it out")
     fit_rows = 0 if not names else min(settings.fit_samples or np.iinfo(np.int64).max, FIT_BYTES // (8 * n_classes))
     done = run_pass(
         source, n_classes=n_classes, n_rows=n_rows, settings=settings, costs=costs, priors=priors,
@@ -395,14 +402,20 @@ def _evaluate(source, *, n_classes, n_rows, settings, costs, priors, grouped, gr
     summary.lens = (done.lens.arrays[2], done.lens.arrays[3])
     summary.reliability = {
         name: reliability(d.bins[0], done.overall.sums, done.ctx.edges[d.bins[1]])
-        for d in done.definitions
+        for d in done.computed
         if d.bins is not None
         for name in d.names(done.ctx)
     }
     if grouped:
-        summed = [d for d in done.definitions if d.terms is not None]
+        summed = [d for d in done.computed if d.terms is not None]
         summary.groups, summary.group_column = _group_rows(done.by_group, summed, done.ctx), group_column
     return summary
+
+
+def lens_ece(n_classes: int) -> MetricDefinition:
+    """The binned ECE of the CORP lens (the positive class for two classes, else the top label): always
+    computed, as the reliability figure and the subgroups draw its bins."""
+    return REGISTRY["ECE positive class" if n_classes == 2 else "ECE top-label"]
 
 
 def _edges_of_width(settings: EvaluationSettings) -> dict[str, np.ndarray]:
@@ -569,11 +582,12 @@ def _calibrators(summary: Summary, names, fitting: _Subsample, settings: Evaluat
     if y.size < summary.n_samples:
         say(f"calibrators: cross-validated on a random {y.size} of the {summary.n_samples} samples (fit_samples)")
     if np.bincount(y).max() < settings.folds:
-        raise CalibInputError(
+        problem = (
             f"labels: the calibrators are cross-validated in {settings.folds} folds, which needs a class with at "
             f"least {settings.folds} samples; the largest class here has {np.bincount(y).max()}. Evaluate more "
             "samples, or no calibrator"
         )
+        raise CalibInputError(f"{problem} (calibrators=())", cli_message=f"{problem} (--calibrators none)")
     raw = {score: _per_sample_loss(logp, y, score) for score in ("log loss", "Brier")}
     score = "log loss" if np.isfinite(raw["log loss"]).all() else "Brier"
     raw_means = {name: float(np.mean(values)) for name, values in raw.items()}
@@ -700,9 +714,7 @@ def _group_rows(by_group: dict, summed, ctx: Context) -> list[GroupRow]:
         z = numerator / np.sqrt(variance) if variance > 0 else float("nan")
         p = float(2 * ndtr(-abs(z))) if np.isfinite(z) else float("nan")
         n = int(round(float(state.sums["n"][0, 0]))) if "n" in state.sums else 0
-        lens = next(
-            d for d in summed if d.bins is not None and d.bins[1] in ("positive", "confidence") and d.applies(ctx)
-        )
+        lens = lens_ece(ctx.n_classes)
         bins = reliability(lens.bins[0], state.sums, ctx.edges[lens.bins[1]])
         rows.append(GroupRow(str(group), n, metrics, float(z), p, p, False, bins))
     adjusted = holm([r.p_value for r in rows])
@@ -720,7 +732,7 @@ def holm(p_values: list[float]) -> list[float]:
 
     Examples
     --------
-    >>> holm([0.01, 0.04, 0.03, 0.2])
+    >>> [round(p, 12) for p in holm([0.01, 0.04, 0.03, 0.2])]
     [0.04, 0.09, 0.09, 0.2]
     """
     p = np.asarray(p_values, dtype=np.float64)
@@ -732,7 +744,7 @@ def holm(p_values: list[float]) -> list[float]:
     for i, j in enumerate(order):
         running = max(running, min(1.0, (m - i) * p[j]))
         out[j] = running
-    return [float(round(v, 12)) if np.isfinite(v) else float("nan") for v in out]
+    return [float(v) for v in out]
 
 
 class _Phase:
@@ -778,7 +790,13 @@ class Comparison:
 
 
 def compare(
-    systems: list[np.ndarray], labels, *, names: list[str], settings: EvaluationSettings | None = None, **options
+    systems: list[np.ndarray],
+    labels,
+    *,
+    names: list[str],
+    settings: EvaluationSettings | None = None,
+    progress: Callable[[str], None] | None = None,
+    **options,
 ) -> Comparison:
     """Every registered metric of several systems' log-posteriors on the same ``labels``, and each
     system's differences from the first with paired basic bootstrap intervals (Poisson resamples of the
@@ -794,6 +812,8 @@ def compare(
         One name per system.
     settings : EvaluationSettings, optional
         As for :func:`evaluate` (the calibrators are not fitted); ``**options`` sets single fields.
+    progress : callable, optional
+        Receives progress messages.
 
     Returns
     -------
@@ -805,19 +825,20 @@ def compare(
     >>> p1 = rng.uniform(0.05, 0.95, 300)
     >>> y = (rng.random(300) < p1).astype(int)
     >>> raw = np.log(np.column_stack([1 - p1, p1]))
-    >>> sharp = np.log(np.column_stack([1 - p1**2, p1**2]))
     >>> c = compare([raw, raw], y, names=["a", "b"], n_boot=20)
     >>> c.differences[0]["NCE"]
     Metric(value=0.0, low=0.0, high=0.0)
     """
     settings = _settings(settings, options)
+    say = progress or (lambda _: None)
     y = np.asarray(labels)
-    passes = [
-        run_pass(lambda lp=lp: iter([(lp, y, None)]), n_classes=lp.shape[1], n_rows=y.size, settings=settings,
-                 costs=None, priors=None, grouped=False, say=lambda _: None, whole_limit=y.size)
-        for lp in systems
-    ]  # fmt: skip
-    draws = [p.draws() for p in passes]
+    passes, draws = [], []
+    for name, lp in zip(names, systems, strict=True):
+        say(f"{name}: metrics" + (f" and {settings.n_boot} paired bootstrap resamples" if settings.n_boot else ""))
+        done = run_pass(lambda lp=lp: iter([(lp, y, None)]), n_classes=lp.shape[1], n_rows=y.size, settings=settings,
+                        costs=None, priors=None, grouped=False, say=say, whole_limit=y.size)  # fmt: skip
+        passes.append(done)
+        draws.append(done.draws())
     metrics = [{name: float(values[0]) for name, values in d.items()} for d in draws]
     differences = []
     for other in draws[1:]:

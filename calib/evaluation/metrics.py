@@ -137,10 +137,12 @@ def selected(ctx: Context) -> list[MetricDefinition]:
     restricted to ``settings.metrics`` when it names some (unknown names are refused with the list)."""
     wanted = ctx.settings.metrics
     if wanted is not None:
-        known = {name for d in REGISTRY.values() if d.applies(ctx) for name in d.names(ctx)}
-        unknown = [m for m in wanted if m not in known and m not in REGISTRY]
+        applicable = [d for d in REGISTRY.values() if d.applies(ctx)]
+        known = {name for d in applicable for name in d.names(ctx)} | {d.name for d in applicable}
+        unknown = [m for m in wanted if m not in known]
         if unknown:
-            raise CalibInputError(f"metrics {unknown} are not among the metrics of these data: {sorted(known)}")
+            problem = f"{unknown} are not among the metrics of these data: {sorted(known)}"
+            raise CalibInputError(f"metrics {problem}", cli_message=f"--metrics {problem}")
     return [d for d in REGISTRY.values() if d.applies(ctx) and (wanted is None or _wanted(d, ctx, wanted))]
 
 

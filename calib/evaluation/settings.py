@@ -9,6 +9,7 @@ defaults are the command's.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from numbers import Integral
 
 from calib.validation import CalibInputError
 
@@ -124,6 +125,6 @@ class EvaluationSettings:
 
 
 def _check_int(value, name: str, low: int, high: int | None = None) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < low or (high is not None and value > high):
         bound = f"an integer from {low} to {high}" if high is not None else f"an integer >= {low}"
         raise CalibInputError(f"{name} must be {bound}; got {value!r}")

@@ -64,7 +64,7 @@ from calib.scoring.decomposition import calibration_refinement, epistemic_irredu
 from calib.scoring.divergences import expected_divergence_to_constant, score_divergence
 from calib.scoring.risk_curves import bayes_risk_curve, integrated_risk
 from calib.scoring.scores import brier, cross_entropy, semi_empirical_cross_entropy
-from calib.summary import evaluate
+from calib.evaluation.engine import evaluate
 from calib.validation import _ROW_SUM_TOL, CalibInputError, CalibInputWarning
 
 pytestmark = pytest.mark.filterwarnings("error")
@@ -847,7 +847,7 @@ ENTRIES = [
         names=MEDIAN,
     ),
     Entry("sample_labels", _sample_labels, uses=("scores",), names={"scores": ("probs",)}),
-    # summary.py
+    # evaluation/engine.py
     Entry("evaluate", _evaluate, options=opt("alpha")),
     # calibrators/
     *(Entry(f"{name}.fit+predict_proba", _fit_predict(make), k=k, options=o) for name, make, k, o in CALIBRATORS),

@@ -553,7 +553,7 @@ def test_the_basic_interval_is_scipys_on_the_same_resamples():
 
 def test_the_figures_print_the_summarys_numbers_and_nothing_covers_the_corp_curve(tmp_path, monkeypatch):
     from calib.cli_report import corp_figure
-    from calib.summary import evaluate
+    from calib.evaluation.engine import evaluate
 
     probs, labels, names = _iris(tmp_path)
     done = run_calib("evaluate", "test.csv", "--json", "--quiet", "--bootstrap", "0", "--out", "report", cwd=tmp_path)

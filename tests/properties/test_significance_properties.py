@@ -47,7 +47,7 @@ from calib.resampling.significance import (
     skce_block_test,
 )
 from calib.scoring.scores import brier, cross_entropy
-from calib.summary import evaluate
+from calib.evaluation.engine import evaluate
 from calib.validation import CalibInputError
 
 pytestmark = pytest.mark.filterwarnings("ignore::calib.resampling.significance.SmallSampleWarning")
@@ -369,7 +369,7 @@ def test_bootstrap_generic(sample, data):
     assert_close(r.estimate, stat(x, sample.labels, None), 0.0, "estimate")
 
 
-# --- summary.evaluate -----------------------------------------------------------------------------------
+# --- calib.evaluation.engine.evaluate ---------------------------------------------------------------------
 
 
 def _evaluate(s, y, kind, n_boot=12):
