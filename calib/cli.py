@@ -317,37 +317,76 @@ def _evaluate(args) -> int:
     out = _output_dir(args.out) if args.out else None
     progress(f"reading {args.file}")  # the imports and a large file take seconds: say so first
     from calib.cli_report import evaluation_document, summary_text, write_outputs
-    from calib.evaluation.engine import evaluate
+    from calib.evaluation.engine import evaluate, evaluate_chunks
     from calib.scoring.decisions import zero_one_costs
 
-    pset = _load(args.file, args)
-    logp, labels, groups, n_classes, names = pset.logprobs(), pset.labels, pset.groups, pset.n_classes, pset.class_names
-    progress(f"loaded {args.file}: {pset.n_samples} samples, {n_classes} classes")
-    del pset  # the scores as stored: the log-posteriors are all that is read from now on
+    table = _chunked(args, settings)
+    if table is not None:
+        n_classes, names = table.n_classes, table.class_names
+        progress(f"reading {args.file} in chunks: {table.n_samples} samples, {n_classes} classes")
+    else:
+        pset = _load(args.file, args)
+        logp, labels, groups = pset.logprobs(), pset.labels, pset.groups
+        n_classes, names = pset.n_classes, pset.class_names
+        progress(f"loaded {args.file}: {pset.n_samples} samples, {n_classes} classes")
+        del pset  # the scores as stored: the log-posteriors are all that is read from now on
     costs = {"0-1": zero_one_costs(n_classes)}
     if args.abstain is not None:
         costs["0-1 + abstain"] = zero_one_costs(n_classes, abstention=args.abstain)
     if args.costs:
         costs[Path(args.costs).stem] = _read_costs(args.costs, names, n_classes)
+    shared = {
+        "settings": settings,
+        "costs": costs,
+        "priors": _priors(args.priors, names, n_classes),
+        "group_column": args.groups or "group",
+        "progress": progress,
+    }
     with _Notes():
-        summary = evaluate(
-            logp,
-            labels,
-            kind="logprobs",
-            settings=settings,
-            costs=costs,
-            priors=_priors(args.priors, names, n_classes),
-            groups=groups,
-            group_column=args.groups or "group",
-            progress=progress,
-            overwrite=True,  # logp is ours and not read again
-        )
+        if table is not None:
+            summary = evaluate_chunks(
+                table.chunks, n_classes=n_classes, n_rows=table.n_samples, grouped=bool(args.groups), **shared
+            )
+        else:  # logp is ours and not read again: validated in its own memory
+            summary = evaluate(logp, labels, kind="logprobs", groups=groups, overwrite=True, **shared)
     document = _strict_json(evaluation_document(args.file, summary, names))
     print(document if args.json else summary_text(args.file, summary, names))
     if out is not None:
         for path in write_outputs(out, summary, document, progress, names):
             progress(f"wrote {path}")
     return 0
+
+
+def _chunked(args, settings):
+    """The file as a :class:`calib.data.chunks.ChunkedTable` when it is read in chunks: a Parquet file (not
+    a pipe) of more rows than --sample-limit; else None (the file is loaded whole)."""
+    file = Path(args.file)
+    if file_format(file, args.format) != "parquet" or not file.is_file():
+        return None
+    import pyarrow.parquet as pq
+
+    from calib.data.chunks import parquet_chunks
+
+    try:
+        with pq.ParquetFile(file) as parquet:
+            rows = parquet.metadata.num_rows
+    except (OSError, ValueError) as exc:
+        raise CalibInputError(f"{file} is not a readable parquet table ({exc})") from exc
+    if rows <= settings.sample_limit:
+        return None
+    with _Notes():
+        return parquet_chunks(
+            file,
+            kind=args.kind or "probs",
+            label_column=args.labels,
+            class_columns=args.class_columns,
+            label_values=_label_values(args.label_values),
+            positive_label=args.positive_label,
+            group_column=args.groups,
+            renormalize=args.renormalize,
+            scale=args.scale,
+            id_column=args.id_column,
+        )
 
 
 def _report_files(groups: str | None) -> tuple[str, ...]:
@@ -585,7 +624,10 @@ def _add_metric_options(parser: argparse.ArgumentParser, resamples: str) -> None
         help="equal-width bins on [0, 1], or equal-mass bins (quantiles of the scores) (default equal-width)",
     )
     group.add_argument(
-        "--bootstrap", type=int, default=200, help=f"{resamples} (0: no intervals; else 2..{MAX_BOOTSTRAP}; default 200)"
+        "--bootstrap",
+        type=int,
+        default=200,
+        help=f"{resamples} (0: no intervals; else 2..{MAX_BOOTSTRAP}; default 200)",
     )
     group.add_argument("--seed", type=int, default=0, help="seed of the resamples, folds and subsets (default 0)")
 

@@ -38,7 +38,7 @@ from calib.calibrators.folds import fold_ids
 from calib.calibrators.protocols import cross_validated_folds
 from calib.calibrators.registry import CALIBRATORS, make_calibrator
 from calib.evaluation.metrics import REGISTRY, Batch, Context, MetricDefinition, bin_edges, reliability, selected
-from calib.evaluation.passes import State, Summers, blocks, poisson_counts, subsample_keys, terms_of
+from calib.evaluation.passes import State, Summers, block_rows, blocks, poisson_counts, subsample_keys, terms_of
 from calib.evaluation.settings import EvaluationSettings
 from calib.resampling.bootstrap import ResampledSums, basic_interval, counted_resamples
 from calib.scoring.decisions import check_costs, zero_one_costs
@@ -358,7 +358,7 @@ def run_pass(source, *, n_classes, n_rows, settings, costs, priors, grouped, say
     result = Pass(ctx, definitions, computed, State(settings.n_boot), {}, _Subsample(whole_limit),
                   _Subsample(fit_rows), np.zeros(k, dtype=np.int64))  # fmt: skip
     reading = _Phase("reading", n_rows, say, unit="rows")
-    for index, (logp, y, group_ids) in blocks(source()):
+    for index, (logp, y, group_ids) in blocks(source(), block_rows(k)):
         batch = Batch(logp, y)
         result.seen += np.bincount(y, minlength=k)
         keys = subsample_keys(settings.seed, index, y.size)
@@ -426,7 +426,7 @@ def _edges(source, settings: EvaluationSettings, k: int) -> dict[str, np.ndarray
     """Equal-mass edges: the quantiles of a seeded subsample of ``sample_limit`` rows (all rows when they are
     fewer), read in a first pass."""
     sample = _Subsample(settings.sample_limit)
-    for index, (logp, y, _) in blocks(source()):
+    for index, (logp, y, _) in blocks(source(), block_rows(k)):
         batch = Batch(logp, y)
         sample.offer(subsample_keys(settings.seed, index, y.size), batch.confidence, batch.probs)
     confidence, probs = sample.arrays

@@ -1,9 +1,10 @@
 """One pass over a data set, block by block, into states that merge: the sums behind every metric, for
 the data and for each bootstrap resample, overall and per subgroup, and a seeded subsample.
 
-The samples are taken in blocks of :data:`BLOCK_ROWS` consecutive rows, whatever chunks they arrive
-in (a file read in pieces, a folder of Parquet files, an array), so a data set gives the same sums,
-added in the same order, however it is cut: a chunked pass equals a single one to the last bit.
+The samples are taken in blocks of consecutive rows (:func:`block_rows`: at most :data:`BLOCK_ROWS`,
+fewer for many classes), whatever chunks they arrive in (a file read in pieces, a folder of Parquet
+files, an array), so a data set gives the same sums, added in the same order, however it is cut: a
+chunked pass equals a single one to the last bit.
 
 Resamples are Poisson bootstrap resamples: each sample is drawn Poisson(1) times, independently, so a
 resample needs no total count and is built block by block (Hanley & MacGibbon (2006)); the counts of a
@@ -22,14 +23,21 @@ import numpy as np
 from calib.evaluation.metrics import Batch, Context, MetricDefinition, Terms
 from calib.resampling.bootstrap import ResampledSums
 
-# Rows per block of a pass; resamples per block of counts (a block's counts are then at most 32 MiB).
+# Rows per block of a pass at most, and cells (rows x classes) at most, so that one (rows, K) array of
+# a block is at most 32 MiB; resamples per block of counts (a block's counts are then at most 32 MiB).
 BLOCK_ROWS = 1 << 16
+BLOCK_CELLS = 1 << 22
 RESAMPLES_PER_BLOCK = 64
 
 
-def blocks(chunks: Iterable[tuple]) -> Iterator[tuple[int, tuple]]:
+def block_rows(n_classes: int) -> int:
+    """Rows per block for K = ``n_classes``: BLOCK_ROWS up to 64 classes, then BLOCK_CELLS / K (at least 1024)."""
+    return min(BLOCK_ROWS, max(1024, BLOCK_CELLS // n_classes))
+
+
+def blocks(chunks: Iterable[tuple], rows: int) -> Iterator[tuple[int, tuple]]:
     """Re-cut ``chunks`` (tuples of arrays of one length: scores, labels, groups, ...) into consecutive
-    blocks of BLOCK_ROWS rows (the last may be shorter), yielded with their index."""
+    blocks of ``rows`` rows (the last may be shorter), yielded with their index."""
     pending: list[tuple] = []
     held = 0
     index = 0
@@ -37,11 +45,11 @@ def blocks(chunks: Iterable[tuple]) -> Iterator[tuple[int, tuple]]:
         n = len(chunk[0])
         start = 0
         while start < n:
-            take = min(BLOCK_ROWS - held, n - start)
+            take = min(rows - held, n - start)
             pending.append(tuple(None if a is None else a[start : start + take] for a in chunk))
             held += take
             start += take
-            if held == BLOCK_ROWS:
+            if held == rows:
                 yield index, _joined(pending)
                 index, pending, held = index + 1, [], 0
     if held:

@@ -50,7 +50,7 @@ def test_evaluate_prints_the_summary_and_writes_files(user_csv, tmp_path):
     done = run_calib("evaluate", user_csv.name, "--bootstrap", "20", "--out", "report", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "accuracy" in done.stdout and "recommended calibrator" in done.stdout
-    assert "calib: bootstrap" in done.stderr  # progress goes to stderr
+    assert "calib: metrics and 20 bootstrap resamples" in done.stderr  # progress goes to stderr
     for name in ("metrics.json", "metrics.csv", "reliability.png", "reliability.pdf", "corp.png", "corp.pdf"):
         assert (tmp_path / "report" / name).stat().st_size > 0
     metrics = {m["metric"]: m for m in json.loads((tmp_path / "report" / "metrics.json").read_text())["metrics"]}

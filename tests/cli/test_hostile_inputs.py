@@ -57,6 +57,7 @@ from calib.calibration_errors.smoothing import (
 )
 from calib.cli import main as cli_main
 from calib.data.real import PosteriorSet, load_npy_pair, load_npz, load_table, one_vs_other
+from calib.evaluation.engine import evaluate
 from calib.resampling.bootstrap import bootstrap, bootstrap_ece, percentile_interval
 from calib.scoring.calibration_losses import calibration_loss, calibration_loss_from_posteriors
 from calib.scoring.decisions import bayes_decisions, expected_cost, normalized_risk
@@ -64,7 +65,6 @@ from calib.scoring.decomposition import calibration_refinement, epistemic_irredu
 from calib.scoring.divergences import expected_divergence_to_constant, score_divergence
 from calib.scoring.risk_curves import bayes_risk_curve, integrated_risk
 from calib.scoring.scores import brier, cross_entropy, semi_empirical_cross_entropy
-from calib.evaluation.engine import evaluate
 from calib.validation import _ROW_SUM_TOL, CalibInputError, CalibInputWarning
 
 pytestmark = pytest.mark.filterwarnings("error")

@@ -34,6 +34,7 @@ from strategies import (
 from calib.calibration_errors.binned import BinnedCalibrationError
 from calib.calibration_errors.lenses import TopK
 from calib.calibration_errors.simplex_binning import DataDependent, UniformGrid
+from calib.evaluation.engine import evaluate
 from calib.resampling.bootstrap import bootstrap, bootstrap_ece
 from calib.resampling.significance import (
     SmallSampleWarning,
@@ -47,7 +48,6 @@ from calib.resampling.significance import (
     skce_block_test,
 )
 from calib.scoring.scores import brier, cross_entropy
-from calib.evaluation.engine import evaluate
 from calib.validation import CalibInputError
 
 pytestmark = pytest.mark.filterwarnings("ignore::calib.resampling.significance.SmallSampleWarning")

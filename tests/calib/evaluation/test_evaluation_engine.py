@@ -96,7 +96,7 @@ def test_a_chunked_pass_equals_one_pass_for_random_chunkings(binning, monkeypatc
     groups = rng.choice(np.array(["north", "south", "east"]), 5000)
     options = dict(n_boot=30, seed=2, calibrators=("temperature",), binning=binning, fit_samples=1500)
     whole = evaluate(logp, y, kind="logprobs", groups=groups, **options)
-    for cut in range(3):
+    for _ in range(3):  # three random chunkings
         edges = np.sort(rng.choice(np.arange(1, 5000), size=rng.integers(1, 40), replace=False))
         parts = np.split(np.arange(5000), edges)
         chunked = evaluate_chunks(lambda parts=parts: ((logp[p], y[p], groups[p]) for p in parts), n_classes=3,
