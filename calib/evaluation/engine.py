@@ -135,8 +135,10 @@ def evaluate(
     overwrite: bool = False,
     **options,
 ) -> Summary:
-    """Every registered metric of (``scores``, ``labels``) with bootstrap intervals, the calibrators'
-    cross-validated evidence and the CORP decompositions; per subgroup too with ``groups``.
+    """Every registered metric of a set of posteriors with intervals, calibrator evidence and CORP.
+
+    The metrics of (``scores``, ``labels``) with bootstrap intervals, the calibrators' cross-validated
+    evidence and the CORP decompositions; per subgroup too with ``groups``.
 
     The metrics are those of :data:`calib.evaluation.metrics.REGISTRY` that apply (accuracy, NCE, NBS,
     the normalized Bayes risk per cost matrix, the top-label, positive-class or class-wise binned ECE,
@@ -174,6 +176,8 @@ def evaluate(
         Receives progress messages.
     overwrite : bool
         ``scores`` is a float64 array the caller no longer needs: validated in its own memory.
+    **options
+        Single fields of :class:`~calib.evaluation.settings.EvaluationSettings` (``n_boot=50``).
 
     Returns
     -------
@@ -229,11 +233,14 @@ def evaluate_chunks(
     progress: Callable[[str], None] | None = None,
     **options,
 ) -> Summary:
-    """:func:`evaluate` of a data set given in chunks, out of core: ``chunks()`` yields (scores (n, K) of
-    ``kind``, labels (n,), groups (n,) or None) in order, and may be called again (equal-mass bins read
-    the data twice). The sum-based metrics and their intervals equal those of :func:`evaluate` on the
+    """:func:`evaluate` of a data set given in chunks, out of core, in memory bounded by the chunks.
+
+    ``chunks()`` yields (scores (n, K) of ``kind``, labels (n,), groups (n,) or None) in order, and may
+    be called again (equal-mass bins read the data twice). The sum-based metrics and their intervals equal those of :func:`evaluate` on the
     whole data set, to the last bit, whatever the chunking; the smooth ECE and CORP use a seeded
     subsample of at most ``sample_limit`` rows, the calibrators one of at most ``fit_samples`` rows.
+
+    Source: as :func:`evaluate`; the Poisson resamples that make chunks merge: Hanley & MacGibbon (2006).
 
     Parameters
     ----------

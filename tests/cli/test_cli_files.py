@@ -323,16 +323,17 @@ def test_a_small_or_incomplete_training_set_is_noted(tmp_path):
 
 def test_the_figure_shows_the_positive_class_for_two_classes_and_the_top_label_beside_for_more(tmp_path):
     from calib.cli_report import reliability_panels
+    from calib.evaluation.engine import evaluate
 
     probs, labels = _model(k=2)
-    (panel,) = reliability_panels(np.log(probs), labels, ("no", "yes"))
+    (panel,) = reliability_panels(evaluate(probs, labels, kind="probs", n_boot=0, calibrators=()), ("no", "yes"))
     (bins,) = panel.bins
     assert panel.axis == "P(class yes)" and panel.metric == "ECE positive class" and bins.counts.sum() == labels.size
     occupied = bins.counts > 0
     ids = np.minimum((probs[:, 1] * 15 - 1e-12).astype(int), 14)  # (k/15, (k+1)/15], away from the edges here
     np.testing.assert_allclose(bins.frequency[occupied], np.bincount(ids, labels, 15)[occupied] / bins.counts[occupied])
     probs, labels = _model()
-    panels = reliability_panels(np.log(probs), labels)
+    panels = reliability_panels(evaluate(probs, labels, kind="probs", n_boot=0, calibrators=()))
     assert [p.metric for p in panels] == ["ECE top-label", "ECE class-wise"]  # the summary's names
     assert panels[0].bins[0].counts.sum() == labels.size and len(panels[1].bins) == K
     assert all(b.counts.sum() == labels.size for b in panels[1].bins)
