@@ -253,6 +253,7 @@ def _settings(args):
             "calibrators": calibrators,
             "folds": args.folds,
             "sample_limit": args.sample_limit,
+            "fit_cells": args.fit_cells or None,
             "threads": args.threads,
         }
         if args.fit_samples is not None:
@@ -273,6 +274,7 @@ SETTING_OPTIONS = {
     "n_boot": "--bootstrap",
     "seed": "--seed",
     "fit_samples": "--fit-samples",
+    "fit_cells": "--fit-cells",
     "sample_limit": "--sample-limit",
     "threads": "--threads",
     "metrics": "--metrics",
@@ -694,6 +696,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         help="cross-validate the calibrators on at most this many samples, a seeded random subset beyond it "
         "(default 1000000; 0: all samples)",
+    )
+    ev.add_argument(
+        "--fit-cells",
+        type=int,
+        default=10**7,
+        help="... and on at most this many scores (samples x classes), so fits of many classes stay fast "
+        "(default 10000000: 10000 samples of 1000 classes; 0: no bound)",
     )
     ev.add_argument(
         "--sample-limit",

@@ -8,7 +8,7 @@ merge: the metrics declared by sums (:mod:`calib.evaluation.metrics`) are exact 
 chunking, and their intervals come from Poisson bootstrap resamples of the same pass. What needs its
 samples at once uses a seeded subsample of the rows, as the output says when it is not all of them:
 the smooth ECE and the CORP decomposition (at most ``sample_limit`` rows out of core, all in memory)
-and the calibrators (at most ``fit_samples`` rows).
+and the calibrators (at most ``fit_samples`` rows and ``fit_cells`` scores).
 
 Intervals are basic bootstrap intervals (Davison & Hinkley (1997), Sect. 5.2), clipped to each
 metric's range; an estimate outside its interval gets a note saying how biased its resamples show it
@@ -45,9 +45,6 @@ from calib.scoring.decisions import check_costs, zero_one_costs
 from calib.scoring.scores import brier_losses
 from calib.validation import CalibInputError, CalibInputWarning, as_priors, check_inputs
 
-# Bytes of the calibrators' subsample of log-posteriors at most (a cap on fit_samples x K), and of the
-# matrices of resample counts of the gains' and the smooth ECE's bootstraps.
-FIT_BYTES = 2**30
 # The calibrators' names in the output (their registry names otherwise).
 CALIBRATOR_LABELS = {"dp": "DP (affine)", "temperature": "temperature", "vector": "vector scaling"}
 # Groups of a subgroup analysis, at most (each has its own sums and resamples).
@@ -302,22 +299,40 @@ def _settings(settings: EvaluationSettings | None, options: dict) -> EvaluationS
 
 @dataclass
 class _Subsample:
-    """The rows with the smallest random keys, at most ``limit``: their keys and the arrays kept of them."""
+    """The rows with the smallest random keys, at most ``limit``, in their order: their keys and the arrays
+    kept of them (:attr:`keys`, :attr:`arrays`). Offered rows are copied into pieces, cut back to the
+    limit whenever they hold twice as many (so each row is copied a bounded number of times)."""
 
     limit: int
-    keys: np.ndarray = field(default_factory=lambda: np.empty(0))
-    arrays: list[np.ndarray] = field(default_factory=list)
+    _pieces: list[tuple[np.ndarray, ...]] = field(default_factory=list)
+    _held: int = 0
 
     def offer(self, keys: np.ndarray, *arrays: np.ndarray) -> None:
         if self.limit <= 0:
             return
-        if self.arrays:
-            keys = np.concatenate([self.keys, keys])
-            arrays = [np.concatenate([old, new]) for old, new in zip(self.arrays, arrays, strict=True)]
-        if keys.size > self.limit:
+        self._pieces.append((keys, *(np.array(a) for a in arrays)))
+        self._held += keys.size
+        if self._held > 2 * self.limit:
+            self._cut()
+
+    def _cut(self) -> None:
+        if len(self._pieces) > 1:
+            self._pieces = [tuple(np.concatenate(parts) for parts in zip(*self._pieces, strict=True))]
+        if self._pieces and self._held > self.limit:
+            keys = self._pieces[0][0]
             keep = np.sort(np.argpartition(keys, self.limit - 1)[: self.limit])
-            keys, arrays = keys[keep], [a[keep] for a in arrays]
-        self.keys, self.arrays = keys, list(arrays)
+            self._pieces = [tuple(a[keep] for a in self._pieces[0])]
+            self._held = self.limit
+
+    @property
+    def keys(self) -> np.ndarray:
+        self._cut()
+        return self._pieces[0][0] if self._pieces else np.empty(0)
+
+    @property
+    def arrays(self) -> list[np.ndarray]:
+        self._cut()
+        return list(self._pieces[0][1:]) if self._pieces else []
 
 
 @dataclass
@@ -390,7 +405,7 @@ def _evaluate(source, *, n_classes, n_rows, settings, costs, priors, grouped, gr
         if CALIBRATORS[name].binary_only and n_classes != 2:
             what = f"{name} is for two classes; these scores have {n_classes}"
             raise CalibInputError(f"calibrators: {what}", cli_message=f"--calibrators: {what}; leave it out")
-    fit_rows = 0 if not names else min(settings.fit_samples or np.iinfo(np.int64).max, FIT_BYTES // (8 * n_classes))
+    fit_rows = 0 if not names else settings.fit_rows(n_classes)
     done = run_pass(
         source, n_classes=n_classes, n_rows=n_rows, settings=settings, costs=costs, priors=priors,
         grouped=grouped, say=say, whole_limit=whole_limit, fit_rows=fit_rows,
@@ -451,7 +466,7 @@ def _lens(batch: Batch, k: int) -> tuple[np.ndarray, ...]:
 
 def _accumulate(state: State, terms: dict, settings: EvaluationSettings, index: int, rows: int) -> None:
     """Add a block's sums for the data (column 0) and for every resample."""
-    for key, sums in Summers(terms)(np.ones((rows, 1))).items():
+    for key, sums in Summers.point(terms).items():
         state.add(key, slice(0, 1), sums)
     if not settings.n_boot:
         return
@@ -478,7 +493,7 @@ def _accumulate_groups(by_group, batch, ctx, summed, settings, index, group_ids)
         part = Batch(batch.logp[rows], batch.labels[rows])
         terms = terms_of(summed, part, ctx) | _test_terms(part, ctx.n_classes)
         state = by_group[key]
-        for term, sums in Summers(terms)(np.ones((rows.size, 1))).items():
+        for term, sums in Summers.point(terms).items():
             state.add(term, slice(0, 1), sums)
         summers = Summers(terms, resampled=True)
         for columns, c in counts:
@@ -587,7 +602,10 @@ def _calibrators(summary: Summary, names, fitting: _Subsample, settings: Evaluat
     logp, y = fitting.arrays[0], fitting.arrays[1]
     summary.fit_samples = y.size
     if y.size < summary.n_samples:
-        say(f"calibrators: cross-validated on a random {y.size} of the {summary.n_samples} samples (fit_samples)")
+        bound = "fit_samples" if y.size == settings.fit_samples else f"fit_cells: {settings.fit_cells} scores"
+        summary.notes.append(
+            f"calibrators: cross-validated on a seeded random {y.size} of the {summary.n_samples} samples ({bound})"
+        )
     if np.bincount(y).max() < settings.folds:
         problem = (
             f"labels: the calibrators are cross-validated in {settings.folds} folds, which needs a class with at "
@@ -623,7 +641,7 @@ def _cross_validated(logp, y, names, settings: EvaluationSettings, say):
     calibrators at a time on small problems (BLAS on one thread: the same bits however they run)."""
     folds = fold_ids(y, n_folds=settings.folds, seed=settings.seed).astype(np.min_scalar_type(settings.folds - 1))
     fits = _Phase("cross-validated fits", len(names) * settings.folds, say)
-    threads = settings.threads if logp.size <= 10**7 else 1
+    threads = settings.threads
 
     def fit_folds(name: str) -> dict[str, np.ndarray]:
         say(f"{name}: {settings.folds}-fold cross-validated fit")

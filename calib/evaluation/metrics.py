@@ -288,13 +288,15 @@ def _binned(key: str, scores: np.ndarray, outcomes: np.ndarray, edges: np.ndarra
     and under "``key`` bins" each bin's count, score sum and outcome sum (the reliability diagram's)."""
     if scores.ndim == 1:
         scores, outcomes = scores[:, None], outcomes[:, None]
-    ids = np.column_stack(
-        [bin_ids(scores[:, j], edges if edges.ndim == 1 else edges[:, j]) for j in range(scores.shape[1])]
-    )
-    ones = np.ones_like(scores)
+    if edges.ndim == 1:  # one set of edges for every column
+        ids = bin_ids(scores.ravel(), edges).reshape(scores.shape)
+    else:
+        ids = np.column_stack([bin_ids(scores[:, j], edges[:, j]) for j in range(scores.shape[1])])
     return {
         key: Terms(outcomes - scores, ids, m),
-        f"{key} bins": Terms(np.concatenate([ones, scores, outcomes], axis=1), np.tile(ids, 3), m, point_only=True),
+        f"{key} counts": Terms(np.ones_like(scores), ids, m, point_only=True),
+        f"{key} score sums": Terms(scores, ids, m, point_only=True),
+        f"{key} outcome sums": Terms(outcomes, ids, m, point_only=True),
     }
 
 
@@ -303,11 +305,12 @@ def reliability(key: str, sums: Sums, edges: np.ndarray) -> list:
     :class:`~calib.calibration_errors.binned.ReliabilityBins` per score column (one, or one per class)."""
     from calib.calibration_errors.binned import ReliabilityBins
 
-    parts = sums[f"{key} bins"][..., 0]
-    columns = parts.shape[0] // 3
+    all_counts, all_scores, all_outcomes = (
+        sums[f"{key} {part}"][..., 0] for part in ("counts", "score sums", "outcome sums")
+    )
     out = []
-    for j in range(columns):
-        counts, score_sums, outcome_sums = parts[j], parts[columns + j], parts[2 * columns + j]
+    for j in range(all_counts.shape[0]):
+        counts, score_sums, outcome_sums = all_counts[j], all_scores[j], all_outcomes[j]
         with np.errstate(invalid="ignore", divide="ignore"):
             mean, frequency = score_sums / counts, outcome_sums / counts
         column_edges = edges if edges.ndim == 1 else edges[:, j]

@@ -135,6 +135,22 @@ class Summers:
             else:
                 self.parts.append(([key for key, _, _ in members], widths, summer))
 
+    @staticmethod
+    def point(terms: dict[str, Terms]) -> dict[str, np.ndarray]:
+        """Each term's sums over the block's samples (every count 1), as plain sums: (m, 1) or (m, groups, 1)."""
+        out = {}
+        for key, t in terms.items():
+            values = t.values.reshape(t.values.shape[0], -1)
+            m = values.shape[1]
+            if t.groups is None:
+                out[key] = values.sum(axis=0)[:, None]
+                continue
+            groups = t.groups.reshape(t.groups.shape[0], -1)
+            cells = np.broadcast_to(np.arange(m) * t.n_groups + groups, values.shape)
+            sums = np.bincount(cells.ravel(), weights=values.ravel(), minlength=m * t.n_groups)
+            out[key] = sums.reshape(m, t.n_groups, 1)
+        return out
+
     def __call__(self, counts: np.ndarray) -> dict[str, np.ndarray]:
         """Each term's sums for the count columns ``counts`` (n, b): (m, b) or (m, groups, b)."""
         out = {}

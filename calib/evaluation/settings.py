@@ -50,13 +50,16 @@ class EvaluationSettings:
     fit_samples : int or None, default 1000000
         The calibrators are cross-validated on at most this many samples (a seeded random subset
         beyond); None: all samples.
+    fit_cells : int or None, default 10000000
+        ... and on at most this many scores (samples x classes), so that a fit's time and memory do not
+        grow with K: 10000 samples of 1000 classes, all 1000000 samples of up to 10 classes; None: no bound.
     sample_limit : int, default 1000000
         Out of core, the metrics that need all their samples at once (smooth ECE, the CORP
         decomposition) use a seeded random subsample of at most this many rows.
     corp_test_samples : int, default 20000
         The MCB test resamples at most this many samples (a seeded random subset beyond).
     threads : int, default 2
-        Calibrators fitted at once on a small problem.
+        Calibrators fitted at once (each on one BLAS thread, so the results do not depend on it).
     metrics : tuple of str, optional
         The metrics to report (registry names, :mod:`calib.evaluation.metrics`); default None: all.
 
@@ -64,6 +67,8 @@ class EvaluationSettings:
     -------
     calibrators_for(n_classes)
         The calibrators to cross-validate for K classes, and what the defaults left out.
+    fit_rows(n_classes)
+        The calibrators' subsample size for K classes.
     replace(**changes)
         A copy with some fields changed (checked again).
 
@@ -90,6 +95,7 @@ class EvaluationSettings:
     alpha: float = 0.05
     seed: int = 0
     fit_samples: int | None = 10**6
+    fit_cells: int | None = 10**7
     sample_limit: int = 10**6
     corp_test_samples: int = 20_000
     threads: int = 2
@@ -102,6 +108,8 @@ class EvaluationSettings:
         _check_int(self.seed, "seed", 0, 2**32 - 1)
         if self.fit_samples is not None:
             _check_int(self.fit_samples, "fit_samples", 2 * self.folds)
+        if self.fit_cells is not None:
+            _check_int(self.fit_cells, "fit_cells", 1000)
         if self.binning not in BINNINGS:
             raise CalibInputError(f"binning must be one of {BINNINGS}; got {self.binning!r}")
         if not 0 < self.alpha < 1:
@@ -125,9 +133,22 @@ class EvaluationSettings:
             return DEFAULT_CALIBRATORS + DEFAULT_MULTICLASS_CALIBRATORS, ""
         left_out = (
             f"vector scaling is left out by default above {VECTOR_SCALING_MAX_CLASSES} classes (its 2 (K - 1) "
-            "parameters make five cross-validated fits take minutes); ask for it with calibrators=('vector', ...)"
+            "parameters make five cross-validated fits take minutes); ask for it by name among the calibrators "
+            "(calibrators=('dp', 'temperature', 'vector'), --calibrators dp temperature vector)"
         )
         return DEFAULT_CALIBRATORS, left_out
+
+    def fit_rows(self, n_classes: int) -> int:
+        """The calibrators' subsample size for K = ``n_classes``: fit_samples and fit_cells / K, at least
+        ten per fold (a bound that no data set reaches when both are None).
+
+        Examples
+        --------
+        >>> EvaluationSettings().fit_rows(1000), EvaluationSettings().fit_rows(2)
+        (10000, 1000000)
+        """
+        rows = [v for v in (self.fit_samples, None if self.fit_cells is None else self.fit_cells // n_classes) if v]
+        return max(min(rows), 10 * self.folds) if rows else 2**62
 
     def replace(self, **changes) -> EvaluationSettings:
         """A copy with ``changes`` (checked like the original)."""
