@@ -46,6 +46,9 @@ KINDS = ("probs", "logprobs", "logits")
 MAX_BOOTSTRAP = 100_000
 # Seeds are what numpy's legacy generator (the folds' shuffles) accepts: 0 to 2^32 - 1.
 MAX_SEED = 2**32 - 1
+# evaluate reads a Parquet, CSV / TSV or .npy file larger than this in chunks (in bounded memory; the
+# results are the same either way).
+CHUNKED_FILE_BYTES = 2**27
 # What calibrate writes: calibrated log-probabilities (.npz) or probabilities (.csv).
 CALIBRATED_SUFFIXES = (".npz", ".csv")
 
@@ -322,10 +325,11 @@ def _evaluate(args) -> int:
     from calib.evaluation.engine import evaluate, evaluate_chunks
     from calib.scoring.decisions import zero_one_costs
 
-    table = _chunked(args, settings)
+    table = _chunked(args)
     if table is not None:
         n_classes, names = table.n_classes, table.class_names
-        progress(f"reading {args.file} in chunks: {table.n_samples} samples, {n_classes} classes")
+        size = "" if table.n_samples is None else f"{table.n_samples} samples, "
+        progress(f"reading {args.file} in chunks: {size}{n_classes} classes")
     else:
         pset = _load(args.file, args)
         logp, labels, groups = pset.logprobs(), pset.labels, pset.groups
@@ -346,8 +350,9 @@ def _evaluate(args) -> int:
     }
     with _Notes():
         if table is not None:
+            rows = table.n_samples or table.estimate_rows()
             summary = evaluate_chunks(
-                table.chunks, n_classes=n_classes, n_rows=table.n_samples, grouped=bool(args.groups), **shared
+                table.chunks, n_classes=n_classes, n_rows=rows, grouped=bool(args.groups), **shared
             )
         else:  # logp is ours and not read again: validated in its own memory
             summary = evaluate(logp, labels, kind="logprobs", groups=groups, overwrite=True, **shared)
@@ -359,35 +364,45 @@ def _evaluate(args) -> int:
     return 0
 
 
-def _chunked(args, settings):
-    """The file as a :class:`calib.data.chunks.ChunkedTable` when it is read in chunks: a Parquet file (not
-    a pipe) of more rows than --sample-limit; else None (the file is loaded whole)."""
+def _chunked(args):
+    """The file as a :class:`calib.data.chunks.ChunkedSet` when it is read in chunks: a folder of Parquet
+    files, or a Parquet, CSV / TSV or .npy file (not a pipe) larger than CHUNKED_FILE_BYTES; else None
+    (the file is loaded whole). Either way the evaluation is the same (:mod:`calib.evaluation.engine`)."""
+    from calib.data.chunks import npy_chunks, table_chunks
+
     file = Path(args.file)
-    if file_format(file, args.format) != "parquet" or not file.is_file():
-        return None
-    import pyarrow.parquet as pq
-
-    from calib.data.chunks import parquet_chunks
-
-    try:
-        with pq.ParquetFile(file) as parquet:
-            rows = parquet.metadata.num_rows
-    except (OSError, ValueError) as exc:
-        raise CalibInputError(f"{file} is not a readable parquet table ({exc})") from exc
-    if rows <= settings.sample_limit:
-        return None
+    if file.is_dir():
+        fmt = args.format or "parquet"
+        if fmt != "parquet":
+            raise UsageError(f"FILE {file} is a folder: a folder is read as Parquet files (--format parquet)")
+    else:
+        fmt = file_format(file, args.format)
+        if (
+            fmt not in ("parquet", "csv", "tsv", "npy")
+            or not file.is_file()
+            or file.stat().st_size <= CHUNKED_FILE_BYTES
+        ):
+            return None
     with _Notes():
-        return parquet_chunks(
+        if fmt == "npy":
+            if not args.labels_file or not Path(args.labels_file).is_file():
+                return None  # loaded whole, which names what is missing
+            kind = args.kind or "probs"
+            return npy_chunks(file, args.labels_file, kind=kind, renormalize=args.renormalize, scale=args.scale)
+        return table_chunks(
             file,
             kind=args.kind or "probs",
+            format=fmt,
             label_column=args.labels,
             class_columns=args.class_columns,
             label_values=_label_values(args.label_values),
             positive_label=args.positive_label,
             group_column=args.groups,
+            id_column=args.id_column,
             renormalize=args.renormalize,
             scale=args.scale,
-            id_column=args.id_column,
+            sep=args.sep,
+            decimal=args.decimal,
         )
 
 

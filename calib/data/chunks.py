@@ -1,12 +1,14 @@
-"""A Parquet table read in chunks, in bounded memory, with the classes and labels :func:`load_table` finds.
+"""Posterior files read in chunks, in bounded memory, with the classes and labels the whole-file loaders find.
 
-:func:`parquet_chunks` resolves the table's layout once, as :func:`calib.data.real.load_table` does on
-the whole table: the score columns and their class order from the first rows (the schema and the
-column types are those of every row), and the labels' meaning from the set of distinct labels of the
-whole label column, read first on its own. Every chunk is then read with the needed columns only and
-converted the same way, so the chunks put together are the set ``load_table`` returns; a bad cell is
-reported with its row in the whole table. The evaluation reads the chunks one after the other
-(:func:`calib.evaluation.engine.evaluate_chunks`); memory is bounded by the chunk size, whatever the
+:func:`table_chunks` reads a table (a Parquet file, a folder of Parquet files taken as one table in
+the order of their names, or a CSV / TSV file, compressed too) and :func:`npy_chunks` an ``.npy`` of
+scores with an ``.npy`` of labels (both memory-mapped). A table's layout is resolved once, as
+:func:`calib.data.real.load_table` resolves it on the whole table: the score columns and their class
+order from the first rows, and the labels' meaning from the set of distinct labels of the whole
+label column, read first on its own (:func:`calib.data.classes.label_indices` decides from that set,
+so it decides as it would on every row). Every chunk is then read with the needed columns only and
+converted the same way, so the chunks put together are the set the whole-file loader returns, and a
+bad cell is reported with its row in the file. Memory is bounded by the chunk size, whatever the
 number of rows.
 """
 
@@ -20,11 +22,19 @@ from pathlib import Path
 import numpy as np
 
 from calib.data.classes import label_indices, pick_class_columns
-from calib.validation import CalibInputError, CalibInputWarning, check_inputs
+from calib.data.formats import TEXT_FORMATS, read_text_table
+from calib.data.real import _index_column, _one_column_binary
+from calib.validation import (
+    CalibInputError,
+    CalibInputWarning,
+    check_inputs,
+    not_probabilities,
+    renormalized,
+)
 
 # Rows per chunk read (a few MiB per score column).
 CHUNK_ROWS = 1 << 18
-# Rows read to find the score columns (their names and types are the schema's).
+# Rows read to find the score columns (their names and types hold for every row).
 HEAD_ROWS = 1 << 10
 # Distinct labels the label column may hold at most (a column of scores named as labels is refused
 # before its distinct values fill the memory).
@@ -32,68 +42,70 @@ MAX_LABEL_VALUES = 10**6
 
 
 @dataclass(frozen=True)
-class ChunkedTable:
-    """A table to read in chunks: its size, classes, the kind its scores are written in, and ``chunks()``,
-    which yields (validated log-posteriors (n, K), labels (n,) class indices, groups (n,) or None) each
-    time it is called (a bad row is reported with its row in the table)."""
+class ChunkedSet:
+    """Posteriors to read in chunks: their size (None when unknown before reading, e.g. a CSV file),
+    classes, the kind the scores are written in, and ``chunks()``, which yields (validated
+    log-posteriors (n, K), labels (n,) class indices, groups (n,) or None) each time it is called."""
 
     path: Path
-    n_samples: int
-    class_names: tuple[str, ...]
+    n_samples: int | None
+    class_names: tuple[str, ...] | None
+    n_classes: int
     kind: str
     chunks: Callable[[], Iterator[tuple]]
-
-    @property
-    def n_classes(self) -> int:
-        return len(self.class_names)
+    estimate_rows: Callable[[], int | None] = lambda: None
 
 
-def parquet_chunks(
+def table_chunks(
     path,
     *,
     kind: str,
+    format: str,
     label_column: str = "label",
     class_columns=None,
     label_values="auto",
     positive_label=None,
     group_column: str | None = None,
+    id_column: str | None = None,
     renormalize: bool = False,
     scale: str = "unit",
-    id_column: str | None = None,
-) -> ChunkedTable:
-    """A Parquet file as a :class:`ChunkedTable`, with the options of :func:`calib.data.real.load_table`.
+    sep: str | None = None,
+    decimal: str = ".",
+) -> ChunkedSet:
+    """A table as a :class:`ChunkedSet`, with the options of :func:`calib.data.real.load_table`.
 
     Parameters
     ----------
     path : str or Path
-        A Parquet file with score columns and a label column.
-    kind, label_column, class_columns, label_values, positive_label, group_column, renormalize, scale, id_column
+        A Parquet file, a folder of ``*.parquet`` files (one table, in the order of the file names, every
+        file with the same columns), or a CSV / TSV file.
+    kind : {"probs", "logprobs", "logits"}
+        What the score columns hold.
+    format : {"parquet", "csv", "tsv"}
+        The table's format (:func:`calib.data.formats.file_format`).
+    label_column, class_columns, label_values, positive_label, group_column, id_column, renormalize, scale, sep, decimal
         As for :func:`calib.data.real.load_table` (the id column is left out of the scores, not read).
 
     Returns
     -------
-    ChunkedTable
+    ChunkedSet
 
     Examples
     --------
     >>> import pandas as pd, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "scores.parquet")
-    >>> pd.DataFrame({"dog": [0.1, 0.8, 0.4], "cat": [0.9, 0.2, 0.6], "label": ["cat", "dog", "dog"]}).to_parquet(path)
-    >>> table = parquet_chunks(path, kind="probs")
+    >>> frame = pd.DataFrame({"dog": [0.1, 0.8, 0.4], "cat": [0.9, 0.2, 0.6], "label": ["cat", "dog", "dog"]})
+    >>> frame.to_parquet(path)
+    >>> table = table_chunks(path, kind="probs", format="parquet")
     >>> table.class_names, [labels.tolist() for _, labels, _ in table.chunks()]
     (('dog', 'cat'), [[1, 0, 0]])
     >>> [np.exp(logp).round(2).tolist() for logp, _, _ in table.chunks()][0][0]
     [0.1, 0.9]
     """
-    import pyarrow.parquet as pq
-
-    from calib.data.real import _index_column, _one_column_binary, _prepared
-
     path = Path(path)
-    with pq.ParquetFile(path) as parquet:
-        n_rows = parquet.metadata.num_rows
-        head, _ = _index_column(_head(parquet), path, id_column)
-    if n_rows == 0:
+    source = _ParquetSource(path) if format == "parquet" else _TextSource(path, format, sep, decimal)
+    head, _ = _index_column(source.head(), path, id_column)
+    if head.empty and source.n_rows in (0, None):
         raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
     if label_column not in head.columns:
         raise CalibInputError(
@@ -119,93 +131,270 @@ def parquet_chunks(
         )
     if positive_label is not None and len(columns) == 2 and str(positive_label) == str(columns[0]):
         columns = columns[::-1]  # the positive class goes second
-    distinct, codes = _label_codes(path, label_column, columns, label_values, positive_label)
+    distinct, codes = _label_codes(source, path, label_column, columns, label_values, positive_label)
     names = (f"not {positive_label}", str(positive_label)) if len(columns) == 1 else tuple(str(c) for c in columns)
+    scores_of = _ScoresOf(path, kind, scale, renormalize, columns)
 
     def chunks() -> Iterator[tuple]:
-        noted: list = []
         start = 0
-        with pq.ParquetFile(path) as parquet:
-            needed = [*columns, label_column, *([group_column] if group_column else [])]
-            for batch in parquet.iter_batches(batch_size=CHUNK_ROWS, columns=needed, use_threads=False):
-                frame = batch.to_pandas()
-                scores = frame[columns].to_numpy(dtype=np.float64)
-                if len(columns) == 1:
-                    scores = _one_column_binary(scores[:, 0], kind)
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always", CalibInputWarning)
-                    scores = _prepared(scores, kind, scale, renormalize, path, columns)
-                noted += caught
-                labels = codes[distinct.get_indexer(frame[label_column])]
-                groups = None
-                if group_column:
-                    groups = _groups(frame[group_column], path, start)
-                yield _validated(scores, labels, kind, path, start), labels, groups
-                start += len(frame)
-        if noted:  # one note for the file (each chunk notes its own renormalization)
-            warnings.warn(noted[0].message, noted[0].category, stacklevel=2)
+        needed = [*columns, label_column, *([group_column] if group_column else [])]
+        for frame in source.batches(needed):
+            scores = scores_of(frame, start)
+            labels = codes[distinct.get_indexer(frame[label_column])]
+            groups = None if group_column is None else _groups(frame[group_column], path, start, source.line)
+            yield *_validated(scores, labels, kind, path, start, source.line), groups
+            start += len(frame)
+        scores_of.note()
 
-    return ChunkedTable(path, n_rows, names, kind, chunks)
+    return ChunkedSet(path, source.n_rows, names, len(names), kind, chunks, source.estimate_rows)
 
 
-def _head(parquet):
-    """The first rows as a DataFrame, as pandas reads the whole file (a stored index restored as the index)."""
-    import pyarrow as pa
+def npy_chunks(scores_path, labels_path, *, kind: str, renormalize: bool = False, scale: str = "unit") -> ChunkedSet:
+    """An ``.npy`` of scores (N, K) and an ``.npy`` of labels (N,) as a :class:`ChunkedSet`, both
+    memory-mapped, with the options of :func:`calib.data.real.load_npy_pair`.
 
-    batch = next(parquet.iter_batches(batch_size=HEAD_ROWS, use_threads=False), None)
-    if batch is None:
-        return parquet.schema_arrow.empty_table().to_pandas()
-    return pa.Table.from_batches([batch], schema=parquet.schema_arrow).to_pandas()
+    Parameters
+    ----------
+    scores_path, labels_path : str or Path
+        The two ``.npy`` files (regular files: a pipe cannot be memory-mapped).
+    kind, renormalize, scale
+        As for :func:`calib.data.real.load_npy_pair`.
+
+    Returns
+    -------
+    ChunkedSet
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> folder = tempfile.mkdtemp()
+    >>> np.save(os.path.join(folder, "s.npy"), np.array([[0.2, 0.8], [0.6, 0.4]]))
+    >>> np.save(os.path.join(folder, "y.npy"), np.array([1, 0]))
+    >>> pieces = npy_chunks(os.path.join(folder, "s.npy"), os.path.join(folder, "y.npy"), kind="probs")
+    >>> pieces.n_samples, [y.tolist() for _, y, _ in pieces.chunks()]
+    (2, [[1, 0]])
+    """
+    from calib.data.real import _scores_and_labels
+
+    scores_path, labels_path = Path(scores_path), Path(labels_path)
+    scores = _mapped_npy(scores_path, "scores file")
+    labels = _mapped_npy(labels_path, "labels file")
+    _scores_and_labels(scores, labels, f"scores file {scores_path}", f"labels file {labels_path}")
+    scores_of = _ScoresOf(scores_path, kind, scale, renormalize, None)
+
+    def chunks() -> Iterator[tuple]:
+        for start in range(0, scores.shape[0], CHUNK_ROWS):
+            part = np.asarray(scores[start : start + CHUNK_ROWS], dtype=np.float64)
+            y = np.asarray(labels[start : start + CHUNK_ROWS])
+            yield *_validated(scores_of.prepared(part), y, kind, scores_path, start, _row), None
+        scores_of.note()
+
+    return ChunkedSet(scores_path, scores.shape[0], None, scores.shape[1], kind, chunks)
 
 
-def _label_codes(path: Path, label_column: str, columns: list, label_values, positive_label):
+def _mapped_npy(path: Path, what: str) -> np.ndarray:
+    from calib.data.formats import require_readable
+
+    path = require_readable(path, what)
+    try:
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise CalibInputError(f"{what} {path} is not a readable .npy array ({exc})") from exc
+    if array.dtype.kind not in "fiub":
+        raise CalibInputError(f"{what} {path} holds {array.dtype} values; it needs numbers")
+    return array
+
+
+class _ScoresOf:
+    """A chunk's score columns as scores of ``kind``: percentages divided, probabilities checked, rows
+    renormalized (the largest deviation over every chunk noted once, as the whole-file loader notes it)."""
+
+    def __init__(self, path: Path, kind: str, scale: str, renormalize: bool, columns):
+        from calib.data.real import SCALES
+
+        if scale not in SCALES:
+            raise CalibInputError(
+                f"scale must be one of {SCALES}; got {scale!r}",
+                cli_message=f"--scale must be unit or percent; got {scale!r}",
+            )
+        if scale == "percent" and kind != "probs":
+            raise CalibInputError(
+                f"{path}: scale='percent' is for probabilities written as percentages (kind='probs'); "
+                f"got kind={kind!r}",
+                cli_message=f"{path}: --scale percent is for probabilities written as percentages (--kind probs); "
+                f"got --kind {kind}",
+            )
+        self.path, self.kind, self.scale, self.renormalize, self.columns = path, kind, scale, renormalize, columns
+        self.worst = 0.0
+
+    def __call__(self, frame, start: int) -> np.ndarray:
+        try:
+            scores = frame[self.columns].to_numpy(dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise CalibInputError(
+                f"{self.path}: a score cell in rows {start} to {start + len(frame) - 1} is not a number ({exc}); "
+                "scores must be numbers"
+            ) from None
+        if len(self.columns) == 1:
+            scores = _one_column_binary(scores[:, 0], self.kind)
+        return self.prepared(scores)
+
+    def prepared(self, scores: np.ndarray) -> np.ndarray:
+        if self.scale == "percent":
+            scores = scores / 100.0
+        if self.kind == "probs" and np.isfinite(scores).all() and not ((scores >= 0) & (scores <= 1)).all():
+            raise not_probabilities(scores, str(self.path), self.columns)
+        if not self.renormalize:
+            return scores
+        fixed, worst = renormalized(scores, self.kind, str(self.path))
+        self.worst = max(self.worst, worst)
+        return fixed
+
+    def note(self) -> None:
+        if self.worst > 0:
+            warnings.warn(
+                f"{self.path}: renormalized rows off 1 by up to {self.worst:.3g}", CalibInputWarning, stacklevel=3
+            )
+
+
+def _row(row: int) -> str:
+    return f"row {row} (counting from 0)"
+
+
+class _ParquetSource:
+    """A Parquet file, or a folder of them read one after the other in the order of their names."""
+
+    def __init__(self, path: Path):
+        import pyarrow.parquet as pq
+
+        files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+        if not files:
+            raise CalibInputError(f"{path} is a folder without .parquet files; give a file or a folder of them")
+        self.files = files
+        schemas = []
+        self.n_rows = 0
+        for file in files:
+            try:
+                with pq.ParquetFile(file) as parquet:
+                    schemas.append(parquet.schema_arrow)
+                    self.n_rows += parquet.metadata.num_rows
+            except (OSError, ValueError) as exc:
+                raise CalibInputError(f"{file} is not a readable parquet table ({exc})") from exc
+        for file, schema in zip(files[1:], schemas[1:], strict=True):
+            if schema.names != schemas[0].names or schema.types != schemas[0].types:
+                raise CalibInputError(
+                    f"{file} has other columns than {files[0]} ({schema.names} against {schemas[0].names}): the files "
+                    "of a folder make one table; give them the same columns and types"
+                )
+        self.schema = schemas[0]
+        self.line = _row
+
+    def head(self):
+        """The first rows as pandas reads the whole file (a stored pandas index restored as the index)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        with pq.ParquetFile(self.files[0]) as parquet:
+            batch = next(parquet.iter_batches(batch_size=HEAD_ROWS, use_threads=False), None)
+        if batch is None:
+            return self.schema.empty_table().to_pandas()
+        return pa.Table.from_batches([batch], schema=self.schema).to_pandas()
+
+    def batches(self, columns: list) -> Iterator:
+        import pyarrow.parquet as pq
+
+        for file in self.files:
+            with pq.ParquetFile(file) as parquet:
+                for batch in parquet.iter_batches(batch_size=CHUNK_ROWS, columns=columns, use_threads=False):
+                    yield batch.to_pandas()
+
+    def estimate_rows(self) -> int:
+        return self.n_rows
+
+
+class _TextSource:
+    """A CSV / TSV file read in chunks by pandas (its rows are counted as they are read)."""
+
+    def __init__(self, path: Path, fmt: str, sep, decimal: str):
+        assert fmt in TEXT_FORMATS
+        self.path, self.fmt, self.decimal = path, fmt, decimal
+        self.sep = sep if sep is not None else ("\t" if fmt == "tsv" else ",")
+        self.n_rows = None
+        self.line = lambda row: f"line {row + 2}"
+        self._bytes = path.stat().st_size
+        self._read_bytes = 0
+
+    def head(self):
+        return read_text_table(self.path, self.fmt, sep=self.sep, decimal=self.decimal, nrows=HEAD_ROWS)
+
+    def batches(self, columns: list) -> Iterator:
+        import pandas as pd
+
+        wanted = set(map(str, columns))
+        options = {"sep": self.sep, "decimal": self.decimal, "encoding": "utf-8", "chunksize": CHUNK_ROWS}
+        with pd.read_csv(self.path, usecols=lambda c: str(c) in wanted, **options) as reader:
+            yield from reader
+
+    def estimate_rows(self) -> int | None:
+        """The rows of an uncompressed file, estimated from the bytes of its first lines (None when compressed)."""
+        if self.path.suffix.lower() not in (".csv", ".tsv", ".txt"):
+            return None
+        with open(self.path, "rb") as stream:
+            stream.readline()  # the header
+            lines = [len(line) for _, line in zip(range(HEAD_ROWS), stream, strict=False)]
+        return round(self._bytes / (sum(lines) / len(lines))) if lines else 0
+
+
+def _label_codes(source, path: Path, label_column: str, columns: list, label_values, positive_label):
     """The distinct labels of the whole column (an Index, in order of first appearance) and the class of
-    each: :func:`calib.data.classes.label_indices` decides from the set of labels, so it decides on the
-    distinct ones as it would on all. A missing label is refused with its row."""
+    each; a missing label is refused with its row."""
     import pandas as pd
-    import pyarrow.parquet as pq
 
     seen = None
     start = 0
-    with pq.ParquetFile(path) as parquet:
-        for batch in parquet.iter_batches(batch_size=CHUNK_ROWS, columns=[label_column], use_threads=False):
-            values = batch.column(0).to_pandas()
-            missing = values.isna().to_numpy()
-            if missing.any():
-                row = start + int(np.flatnonzero(missing)[0])
-                raise CalibInputError(
-                    f"{path}: labels are missing (first at row {row}, counting from 0); drop the rows without a "
-                    "label or fill them in (a missing label cannot be scored)"
-                )
-            seen = pd.unique(values) if seen is None else pd.unique(np.concatenate([seen, pd.unique(values)]))
-            if len(seen) > MAX_LABEL_VALUES:
-                raise CalibInputError(
-                    f"{path}: the label column {label_column!r} holds more than {MAX_LABEL_VALUES} distinct values: "
-                    "labels name classes; check which column holds them (label_column=)",
-                    cli_message=f"{path}: the label column {label_column!r} holds more than {MAX_LABEL_VALUES} "
-                    "distinct values: labels name classes; check which column holds them (--labels COLUMN)",
-                )
-            start += len(values)
-    distinct = pd.Series(seen, dtype=values.dtype)
+    dtype = None
+    for frame in source.batches([label_column]):
+        values = frame[label_column]
+        missing = values.isna().to_numpy()
+        if missing.any():
+            where = source.line(start + int(np.flatnonzero(missing)[0]))
+            raise CalibInputError(
+                f"{path}: labels are missing (first at {where}); drop the rows without a label or fill them in (a "
+                "missing label cannot be scored)"
+            )
+        unique = pd.unique(values)
+        seen = unique if seen is None else pd.unique(np.concatenate([np.asarray(seen, dtype=object), unique]))
+        dtype = values.dtype if dtype is None or dtype == values.dtype else np.dtype(object)
+        if len(seen) > MAX_LABEL_VALUES:
+            raise CalibInputError(
+                f"{path}: the label column {label_column!r} holds more than {MAX_LABEL_VALUES} distinct values: labels "
+                "name classes; check which column holds them (label_column=)",
+                cli_message=f"{path}: the label column {label_column!r} holds more than {MAX_LABEL_VALUES} distinct "
+                "values: labels name classes; check which column holds them (--labels COLUMN)",
+            )
+        start += len(values)
+    if seen is None:
+        raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
+    distinct = pd.Series(seen, dtype=dtype)
     codes = label_indices(distinct, columns, label_values, positive_label, path)
     return pd.Index(distinct), np.asarray(codes, dtype=np.int64)
 
 
-def _validated(scores: np.ndarray, labels: np.ndarray, kind: str, path: Path, start: int) -> np.ndarray:
-    """A chunk's scores as log-posteriors; an error names the chunk's place in the table."""
+def _validated(scores: np.ndarray, labels: np.ndarray, kind: str, path: Path, start: int, line) -> tuple:
+    """A chunk's (log-posteriors, labels), validated; an error names the chunk's place in the file."""
     try:
-        return check_inputs(scores, labels, kind, overwrite=True)[0]
+        return check_inputs(scores, labels, kind, overwrite=True)
     except CalibInputError as exc:
-        where = f"{path}, rows {start} to {start + len(labels) - 1} (rows named below count from {start})"
-        raise CalibInputError(f"{where}: {exc}", cli_message=f"{where}: {exc.cli_message}") from None
+        where = f"{path}, {line(start)} to {line(start + len(labels) - 1)}"
+        counted = " (rows counted from the first of these)"
+        raise CalibInputError(f"{where}: {exc}{counted}", cli_message=f"{where}: {exc.cli_message}{counted}") from None
 
 
-def _groups(values, path: Path, start: int) -> np.ndarray:
+def _groups(values, path: Path, start: int, line) -> np.ndarray:
     missing = values.isna().to_numpy()
     if missing.any():
-        row = start + int(np.flatnonzero(missing)[0])
         raise CalibInputError(
-            f"{path}: rows have no group (first at row {row}, counting from 0); fill them in (e.g. with "
-            "'unknown') or drop them"
+            f"{path}: rows have no group (first at {line(start + int(np.flatnonzero(missing)[0]))}); fill them in "
+            "(e.g. with 'unknown') or drop them"
         )
     return values.to_numpy()

@@ -99,8 +99,9 @@ def seekable_source(path: Path):
         return io.BytesIO(stream.read())
 
 
-def read_text_table(path: Path, fmt: str, *, sep: str | None = None, decimal: str = "."):
-    """A csv / tsv table as a DataFrame, read with ``sep`` (default: ``,`` / tab) and ``decimal``.
+def read_text_table(path: Path, fmt: str, *, sep: str | None = None, decimal: str = ".", nrows: int | None = None):
+    """A csv / tsv table as a DataFrame, read with ``sep`` (default: ``,`` / tab) and ``decimal`` (its first
+    ``nrows`` rows when given).
 
     A header that is one column holding another separator, and number columns written with decimal
     commas, are refused with the option that reads them (:func:`check_decimals` for the latter).
@@ -117,7 +118,7 @@ def read_text_table(path: Path, fmt: str, *, sep: str | None = None, decimal: st
         )
     if stat.S_ISREG(path.stat().st_mode):  # the header alone first: a pipe can be read only once
         _check_separator(pd.read_csv(path, sep=sep, nrows=0, encoding="utf-8").columns, path, sep)
-    frame = pd.read_csv(path, sep=sep, decimal=decimal, encoding="utf-8")
+    frame = pd.read_csv(path, sep=sep, decimal=decimal, encoding="utf-8", nrows=nrows)
     _check_separator(frame.columns, path, sep)
     return frame
 

@@ -7,7 +7,7 @@ per subgroup with a calibration test.
 merge: the metrics declared by sums (:mod:`calib.evaluation.metrics`) are exact whatever the
 chunking, and their intervals come from Poisson bootstrap resamples of the same pass. What needs its
 samples at once uses a seeded subsample of the rows, as the output says when it is not all of them:
-the smooth ECE and the CORP decomposition (at most ``sample_limit`` rows out of core, all in memory)
+the smooth ECE and the CORP decomposition (at most ``sample_limit`` rows, in memory as out of core)
 and the calibrators (at most ``fit_samples`` rows and ``fit_cells`` scores).
 
 Intervals are basic bootstrap intervals (Davison & Hinkley (1997), Sect. 5.2), clipped to each
@@ -212,7 +212,7 @@ def evaluate(
         grouped=groups is not None,
         group_column=group_column,
         say=progress or (lambda _: None),
-        whole_limit=y.size,
+        whole_limit=settings.sample_limit,
     )
 
 
@@ -233,9 +233,10 @@ def evaluate_chunks(
     """:func:`evaluate` of a data set given in chunks, out of core, in memory bounded by the chunks.
 
     ``chunks()`` yields (scores (n, K) of ``kind``, labels (n,), groups (n,) or None) in order, and may
-    be called again (equal-mass bins read the data twice). The sum-based metrics and their intervals equal those of :func:`evaluate` on the
-    whole data set, to the last bit, whatever the chunking; the smooth ECE and CORP use a seeded
-    subsample of at most ``sample_limit`` rows, the calibrators one of at most ``fit_samples`` rows.
+    be called again (equal-mass bins read the data twice). The result equals that of :func:`evaluate`
+    on the whole data set, whatever the chunking: the sum-based metrics and their intervals to the last
+    bit, and what needs its samples at once (the smooth ECE and CORP, the calibrators) is computed on
+    the same seeded subsample of at most ``sample_limit`` (``fit_samples``) rows.
 
     Source: as :func:`evaluate`; the Poisson resamples that make chunks merge: Hanley & MacGibbon (2006).
 
@@ -248,7 +249,7 @@ def evaluate_chunks(
     kind : {"probs", "logprobs", "logits"}
         What the scores hold.
     n_rows : int, optional
-        The number of rows, when known (for the time left).
+        The number of rows, when known or estimated (for the time left).
     settings, costs, priors, grouped, group_column, progress, **options
         As for :func:`evaluate` (``grouped``: the chunks carry groups).
 

@@ -1,5 +1,6 @@
-"""calib.data.chunks: a Parquet table read in chunks is the set load_table reads whole (classes, labels,
-scores, groups), and a bad row is named by its row in the table."""
+"""calib.data.chunks: a table (Parquet file or folder, CSV) or an .npy pair read in chunks is the set the
+whole-file loaders read (classes, labels, scores, groups), a bad row is named by its row in the file,
+and the command evaluates a file read in chunks as it evaluates it whole."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import pandas as pd
 import pytest
 
 import calib.data.chunks
-from calib.data.chunks import parquet_chunks
-from calib.data.real import load_table
+from calib.data.chunks import npy_chunks, table_chunks
+from calib.data.real import load_npy_pair, load_table
 from calib.validation import CalibInputError, CalibInputWarning, check_inputs
 
 
@@ -62,23 +63,42 @@ def _tables(rng):
     }
 
 
+def _written(frame, layout: str, folder):
+    """``frame`` as the file (or folder) of ``layout``, and the format to read it as."""
+    if layout == "parquet":
+        frame.to_parquet(folder / "t.parquet")
+        return folder / "t.parquet", "parquet"
+    if layout == "folder":  # three files, named so that their order is the rows' order
+        (folder / "parts").mkdir()
+        for i, rows in enumerate(np.array_split(np.arange(len(frame)), 3)):
+            frame.iloc[rows].to_parquet(folder / "parts" / f"part-{i:03d}.parquet")
+        return folder / "parts", "parquet"
+    frame.to_csv(folder / "t.csv", index=frame.index.name is None and frame.index[1] != 1)
+    return folder / "t.csv", "csv"
+
+
+@pytest.mark.parametrize("layout", ["parquet", "folder", "csv"])
 @pytest.mark.parametrize("case", ["names", "numbered", "indices", "one column", "rounded"])
-def test_chunks_put_together_are_the_set_load_table_reads(case, tmp_path, monkeypatch):
+def test_chunks_put_together_are_the_set_the_whole_file_loader_reads(case, layout, tmp_path, monkeypatch):
     monkeypatch.setattr(calib.data.chunks, "CHUNK_ROWS", 700)  # several chunks
     frame, options = _tables(np.random.default_rng(3))[case]
-    path = tmp_path / "t.parquet"
-    frame.to_parquet(path)
+    path, fmt = _written(frame, layout, tmp_path)
     options = {"kind": "probs", **options}
+    whole_path = path
+    if layout == "folder":  # the reference: the same table as one file
+        frame.to_parquet(tmp_path / "whole.parquet")
+        whole_path = tmp_path / "whole.parquet"
     with warnings.catch_warnings(record=True) as whole_notes:
         warnings.simplefilter("always", CalibInputWarning)
-        whole = load_table(path, **options)
+        whole = load_table(whole_path, **options)
     with warnings.catch_warnings(record=True) as chunk_notes:
         warnings.simplefilter("always", CalibInputWarning)
-        table = parquet_chunks(path, **options)
+        table = table_chunks(path, format=fmt, **options)
         parts = list(table.chunks())
-    assert [str(w.message) for w in chunk_notes] == [str(w.message) for w in whole_notes]
-    assert table.class_names == whole.class_names and table.n_samples == whole.n_samples
-    assert len(parts) == -(-whole.n_samples // 700)
+    said = [str(w.message).replace(str(whole_path), str(path)) for w in whole_notes]
+    assert [str(w.message) for w in chunk_notes] == said
+    assert table.class_names == whole.class_names and table.n_samples in (whole.n_samples, None)
+    assert len(parts) >= -(-whole.n_samples // 700)
     np.testing.assert_array_equal(np.concatenate([p[1] for p in parts]), whole.labels)
     expected, _ = check_inputs(whole.scores, whole.labels, whole.kind)
     np.testing.assert_array_equal(np.concatenate([p[0] for p in parts]), expected)
@@ -86,39 +106,71 @@ def test_chunks_put_together_are_the_set_load_table_reads(case, tmp_path, monkey
         np.testing.assert_array_equal(np.concatenate([p[2] for p in parts]), whole.groups)
 
 
-def test_a_missing_label_and_a_bad_row_are_named_by_their_row_in_the_table(tmp_path, monkeypatch):
+def test_npy_chunks_are_the_pair_load_npy_pair_reads(tmp_path, monkeypatch):
+    monkeypatch.setattr(calib.data.chunks, "CHUNK_ROWS", 300)
+    rng = np.random.default_rng(2)
+    q = rng.dirichlet([1.0] * 5, 1000).astype(np.float32)
+    np.save(tmp_path / "s.npy", q)
+    np.save(tmp_path / "y.npy", rng.integers(0, 5, 1000))
+    whole = load_npy_pair(tmp_path / "s.npy", tmp_path / "y.npy", kind="probs", renormalize=True)
+    pieces = npy_chunks(tmp_path / "s.npy", tmp_path / "y.npy", kind="probs", renormalize=True)
+    parts = list(pieces.chunks())
+    assert len(parts) == 4 and pieces.n_classes == 5
+    np.testing.assert_array_equal(
+        np.concatenate([p[0] for p in parts]), check_inputs(whole.scores, whole.labels, "probs")[0]
+    )
+    np.testing.assert_array_equal(np.concatenate([p[1] for p in parts]), whole.labels)
+
+
+def test_a_missing_label_and_a_bad_row_are_named_by_their_row_in_the_file(tmp_path, monkeypatch):
     monkeypatch.setattr(calib.data.chunks, "CHUNK_ROWS", 100)
+    monkeypatch.setattr(calib.data.chunks, "HEAD_ROWS", 100)  # the bad cells lie beyond the first rows
     rng = np.random.default_rng(0)
     p = rng.uniform(0.1, 0.9, 1000)
     frame = pd.DataFrame({"a": 1 - p, "b": p, "label": rng.integers(0, 2, 1000).astype(float)})
     frame.loc[734, "label"] = np.nan
     frame.to_parquet(tmp_path / "missing.parquet")
+    frame.to_csv(tmp_path / "missing.csv", index=False)
     with pytest.raises(CalibInputError, match="first at row 734"):
-        parquet_chunks(tmp_path / "missing.parquet", kind="probs", label_values="index")
+        table_chunks(tmp_path / "missing.parquet", kind="probs", format="parquet", label_values="index")
+    with pytest.raises(CalibInputError, match="first at line 736"):
+        table_chunks(tmp_path / "missing.csv", kind="probs", format="csv", label_values="index")
     frame.loc[734, "label"] = 1.0
     frame.loc[512, "a"] = 0.7  # a row summing to 1.6 in the sixth chunk
     frame.to_parquet(tmp_path / "bad.parquet")
-    table = parquet_chunks(tmp_path / "bad.parquet", kind="probs", label_values="index")
-    with pytest.raises(CalibInputError, match=r"rows 500 to 599 \(rows named below count from 500\).*row 12"):
+    table = table_chunks(tmp_path / "bad.parquet", kind="probs", format="parquet", label_values="index")
+    with pytest.raises(
+        CalibInputError, match=r"row 500 \(counting from 0\) to row 599 .*row 12.*counted from the first"
+    ):
+        list(table.chunks())
+    frame["a"] = frame["a"].astype(object)
+    frame.loc[512, "a"] = "oops"  # text in a score column beyond the first rows
+    frame.to_csv(tmp_path / "text.csv", index=False)
+    table = table_chunks(tmp_path / "text.csv", kind="probs", format="csv", label_values="index")
+    with pytest.raises(CalibInputError, match="a score cell in rows 500 to 599 is not a number"):
+        list(table.chunks())
+    frame.loc[512, "a"] = "n/a"  # read as missing, as pandas reads the whole file
+    frame.to_csv(tmp_path / "text.csv", index=False)
+    table = table_chunks(tmp_path / "text.csv", kind="probs", format="csv", label_values="index")
+    with pytest.raises(CalibInputError, match=r"line 502 to line 601: scores contains NaN \(first rows: \[12\]\)"):
         list(table.chunks())
 
 
-def test_the_command_reads_a_large_parquet_file_in_chunks_with_the_same_sums(tmp_path):
+@pytest.mark.parametrize("layout", ["parquet", "csv"])
+def test_the_command_evaluates_a_file_read_in_chunks_as_it_evaluates_it_whole(layout, tmp_path, monkeypatch, capsys):
     import json
-    import subprocess
-    import sys
+
+    import calib.cli
 
     frame, _ = _tables(np.random.default_rng(5))["names"]
-    frame.to_parquet(tmp_path / "t.parquet")
-    base = [sys.executable, "-m", "calib.cli", "evaluate", "t.parquet", "--json", "--quiet", "--bootstrap", "20",
-            "--calibrators", "temperature", "--groups", "site"]  # fmt: skip
-    runs = [
-        subprocess.run(base + extra, cwd=tmp_path, capture_output=True, text=True)
-        for extra in ([], ["--sample-limit", "500"])
-    ]
-    whole, chunked = (json.loads(r.stdout) for r in runs)
-    assert chunked["notes"] == ["smooth ECE and CORP: on a seeded random 500 of the 3000 samples"]
-    for a, b in zip(whole["metrics"], chunked["metrics"], strict=True):
-        if a["metric"] != "smooth ECE":
-            assert a == b
-    assert whole["groups"]["rows"][0]["metrics"] == chunked["groups"]["rows"][0]["metrics"]
+    path, _ = _written(frame, layout, tmp_path)
+    args = ["evaluate", str(path), "--json", "--quiet", "--bootstrap", "20", "--calibrators", "temperature",
+            "--groups", "site", "--sample-limit", "500"]  # fmt: skip
+    assert calib.cli.main(args) == 0
+    whole = json.loads(capsys.readouterr().out)
+    monkeypatch.setattr(calib.cli, "CHUNKED_FILE_BYTES", 0)
+    monkeypatch.setattr(calib.data.chunks, "CHUNK_ROWS", 256)
+    assert calib.cli.main(args) == 0
+    chunked = json.loads(capsys.readouterr().out)
+    assert chunked["notes"] == whole["notes"] == ["smooth ECE and CORP: on a seeded random 500 of the 3000 samples"]
+    assert chunked == whole
