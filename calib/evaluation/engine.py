@@ -49,7 +49,8 @@ from calib.validation import CalibInputError, CalibInputWarning, as_priors, chec
 CALIBRATOR_LABELS = {"dp": "DP (affine)", "temperature": "temperature", "vector": "vector scaling"}
 # Groups of a subgroup analysis, at most (each has its own sums and resamples).
 MAX_GROUPS = 1000
-# A long phase reports its progress at most this often (seconds).
+# A long phase reports its progress at most this often (seconds), and then at most every tenth of the
+# time elapsed (a phase of minutes says so a few dozen times, not hundreds).
 PROGRESS_EVERY = 2.0
 
 
@@ -381,16 +382,24 @@ def run_pass(source, *, n_classes, n_rows, settings, costs, priors, grouped, say
     result = Pass(ctx, definitions, computed, State(settings.n_boot), {}, _Subsample(whole_limit),
                   _Subsample(fit_rows), np.zeros(k, dtype=np.int64))  # fmt: skip
     reading = _Phase("reading", n_rows, say, unit="rows")
-    for index, (logp, y, group_ids) in blocks(source(), block_rows(k)):
-        batch = Batch(logp, y)
-        result.seen += np.bincount(y, minlength=k)
-        keys = subsample_keys(settings.seed, index, y.size)
-        result.lens.offer(keys, *_lens(batch, k))
-        result.fitting.offer(keys, logp, y)
-        _accumulate(result.overall, terms_of(summed, batch, ctx), settings, index, y.size)
-        if grouped:
-            _accumulate_groups(result.by_group, batch, ctx, summed, settings, index, group_ids)
-        reading.advance(y.size)
+    size = block_rows(k)
+    # The next block's resample counts are drawn on a second thread while this block's sums are taken
+    # (numpy draws and compares without the GIL); a shorter last block takes the first rows of a full
+    # block's draws, which are its own (the draws fill the rows in order).
+    with ThreadPoolExecutor(max_workers=1) as drawer:
+        ahead = drawer.submit(_block_counts, settings, 0, size)
+        for index, (logp, y, group_ids) in blocks(source(), size):
+            counts = [(columns, c[: y.size]) for columns, c in ahead.result()]
+            ahead = drawer.submit(_block_counts, settings, index + 1, size)
+            batch = Batch(logp, y)
+            result.seen += np.bincount(y, minlength=k)
+            keys = subsample_keys(settings.seed, index, y.size)
+            result.lens.offer(keys, *_lens(batch, k))
+            result.fitting.offer(keys, logp, y)
+            _accumulate(result.overall, terms_of(summed, batch, ctx), counts)
+            if grouped:
+                _accumulate_groups(result.by_group, batch, ctx, summed, settings, counts, group_ids)
+            reading.advance(y.size)
     if result.n == 0:
         raise CalibInputError("the data hold no samples: nothing to evaluate")
     _check_classes(result.seen, priors)
@@ -465,22 +474,25 @@ def _lens(batch: Batch, k: int) -> tuple[np.ndarray, ...]:
     return batch.confidence, correct, batch.confidence, correct
 
 
-def _accumulate(state: State, terms: dict, settings: EvaluationSettings, index: int, rows: int) -> None:
-    """Add a block's sums for the data (column 0) and for every resample."""
+def _block_counts(settings: EvaluationSettings, index: int, rows: int) -> list[tuple[slice, np.ndarray]]:
+    return list(poisson_counts(settings.seed, index, rows, settings.n_boot))
+
+
+def _accumulate(state: State, terms: dict, counts: list[tuple[slice, np.ndarray]]) -> None:
+    """Add a block's sums for the data (column 0) and for every resample (``counts``: the block's)."""
     for key, sums in Summers.point(terms).items():
         state.add(key, slice(0, 1), sums)
-    if not settings.n_boot:
+    if not counts:
         return
     summers = Summers(terms, resampled=True)
-    for columns, counts in poisson_counts(settings.seed, index, rows, settings.n_boot):
-        for key, sums in summers(counts).items():
+    for columns, c in counts:
+        for key, sums in summers(c).items():
             state.add(key, slice(columns.start + 1, columns.stop + 1), sums)
 
 
-def _accumulate_groups(by_group, batch, ctx, summed, settings, index, group_ids) -> None:
+def _accumulate_groups(by_group, batch, ctx, summed, settings, counts, group_ids) -> None:
     """Each group's rows of the block into that group's state (with the same counts as the whole block)."""
     values, inverse = np.unique(group_ids, return_inverse=True)
-    counts = [(columns, c) for columns, c in poisson_counts(settings.seed, index, batch.labels.size, settings.n_boot)]
     for g, value in enumerate(values):
         rows = np.flatnonzero(inverse == g)
         key = value.item() if hasattr(value, "item") else value
@@ -542,9 +554,10 @@ def _whole_values(definition, conf, correct, ctx) -> dict[str, np.ndarray]:
     draws = []
     resampler = ResampledSmoothEce(conf, correct, bandwidth=ctx.settings.smooth_bandwidth)
     seed = np.random.SeedSequence(ctx.settings.seed, spawn_key=(4,))
+    width = max(1, min(64, 2**24 // conf.size))  # resamples per call: at most 2^24 float64 counts (128 MiB)
     for counts in counted_resamples(conf.size, n_boot=n_boot, seed=seed):
-        for start in range(0, counts.shape[1], 64):
-            draws.append(resampler(counts[:, start : start + 64]))
+        for start in range(0, counts.shape[1], width):
+            draws.append(resampler(counts[:, start : start + width]))
     return {definition.name: np.concatenate([[point], *draws])}
 
 
@@ -790,7 +803,7 @@ class _Phase:
         self.done += steps
         now = time.perf_counter()
         finished = self.total is not None and self.done >= self.total
-        if not finished and now - self.last < PROGRESS_EVERY:
+        if not finished and now - self.last < max(PROGRESS_EVERY, 0.1 * (now - self.start)):
             return
         self.last, elapsed = now, now - self.start
         counted = f"{self.done}" + (f"/{self.total}" if self.total else "") + (f" {self.unit}" if self.unit else "")

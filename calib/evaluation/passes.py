@@ -62,13 +62,42 @@ def _joined(parts: list[tuple]) -> tuple:
     return tuple(None if parts[0][i] is None else np.concatenate([p[i] for p in parts]) for i in range(len(parts[0])))
 
 
+def _poisson_thresholds(top: int = 12) -> np.ndarray:
+    """T_k = round(2^32 P(X < k)) for X ~ Poisson(1), k = 1..top: a uniform 32-bit integer u gives the
+    count #{k : u >= T_k}, Poisson(1) to 2^-32 in each probability, cut at ``top`` (P(X > 12) < 10^-9)."""
+    from scipy.stats import poisson
+
+    return np.round(poisson.cdf(np.arange(top), 1.0) * 2.0**32).astype(np.uint64)
+
+
+POISSON_THRESHOLDS = _poisson_thresholds()
+
+
 def poisson_counts(seed: int, block: int, n_rows: int, n_boot: int) -> Iterator[tuple[slice, np.ndarray]]:
     """The Poisson(1) draw counts of block ``block``'s ``n_rows`` rows in resamples 0..n_boot-1, as
-    (resample columns, float64 (n_rows, b) counts) in groups of RESAMPLES_PER_BLOCK resamples."""
+    (resample columns, float64 (n_rows, b) counts) in groups of RESAMPLES_PER_BLOCK resamples.
+
+    Counts by the inverse distribution function of uniform 32-bit integers (:func:`_poisson_thresholds`):
+    three comparisons for every draw, the rest only for the 2 % of draws above 2.
+
+    Examples
+    --------
+    >>> ((_, counts),) = poisson_counts(0, 0, 100_000, 3)
+    >>> counts.shape, round(float(counts.mean()), 2), round(float(counts.var()), 2)
+    ((100000, 3), 1.0, 1.0)
+    """
     for start in range(0, n_boot, RESAMPLES_PER_BLOCK):
         stop = min(start + RESAMPLES_PER_BLOCK, n_boot)
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2, block, start // RESAMPLES_PER_BLOCK)))
-        yield slice(start, stop), rng.poisson(1.0, size=(n_rows, stop - start)).astype(np.float64)
+        u = rng.integers(0, 2**32, size=(n_rows, stop - start), dtype=np.uint32)
+        counts = np.zeros(u.shape, dtype=np.uint8)
+        for threshold in POISSON_THRESHOLDS[:3]:
+            np.add(counts, u >= threshold, out=counts, casting="unsafe")
+        high = np.flatnonzero(counts.ravel() == 3)
+        rare = u.ravel()[high]
+        for threshold in POISSON_THRESHOLDS[3:]:
+            counts.ravel()[high] += rare >= threshold
+        yield slice(start, stop), counts.astype(np.float64)
 
 
 def subsample_keys(seed: int, block: int, n_rows: int) -> np.ndarray:

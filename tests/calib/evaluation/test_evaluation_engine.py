@@ -301,3 +301,16 @@ def test_settings_take_numpy_integers_and_refuse_floats():
     assert EvaluationSettings(n_bins=np.int64(10), seed=np.uint32(3)).n_bins == 10
     with pytest.raises(CalibInputError, match="n_bins must be an integer"):
         EvaluationSettings(n_bins=10.0)
+
+
+def test_poisson_counts_follow_the_poisson_distribution_and_a_short_block_is_a_prefix():
+    from scipy.stats import chisquare, poisson
+
+    ((_, counts),) = poisson_counts(7, 3, 200_000, 10)
+    observed = np.bincount(counts.astype(int).ravel(), minlength=8)[:8]
+    expected = poisson.pmf(np.arange(8), 1.0) * counts.size
+    expected[-1] += counts.size - expected.sum()  # 7 or more
+    observed[-1] += counts.size - observed.sum()
+    assert chisquare(observed, expected).pvalue > 1e-3
+    ((_, short),) = poisson_counts(7, 3, 1234, 10)
+    np.testing.assert_array_equal(short, counts[:1234])
