@@ -36,6 +36,7 @@ import numpy as np
 # memory (read by Arrow when it is first imported; a value set by the user wins).
 os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
+from calib._internal.memory import return_large_arrays_to_the_system
 from calib.data.formats import FORMATS, file_format
 from calib.data.real import SCALES, PosteriorSet, load_posteriors
 from calib.validation import CalibInputError, CalibInputWarning
@@ -758,6 +759,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; 0 on success, 1 for bad input (one line on stderr), 2 for a bad command line."""
     args = build_parser().parse_args(argv)
+    return_large_arrays_to_the_system()  # a long run's memory is what it holds, not its past peaks
     try:
         return args.run(args)
     except CalibInputError as exc:

@@ -303,7 +303,7 @@ def _settings(settings: EvaluationSettings | None, options: dict) -> EvaluationS
 class _Subsample:
     """The rows with the smallest random keys, at most ``limit``, in their order: their keys and the arrays
     kept of them (:attr:`keys`, :attr:`arrays`). Offered rows are copied into pieces, cut back to the
-    limit whenever they hold twice as many (so each row is copied a bounded number of times)."""
+    limit whenever they hold a quarter more (so each row is copied a bounded number of times)."""
 
     limit: int
     _pieces: list[tuple[np.ndarray, ...]] = field(default_factory=list)
@@ -314,7 +314,7 @@ class _Subsample:
             return
         self._pieces.append((keys, *(np.array(a) for a in arrays)))
         self._held += keys.size
-        if self._held > 2 * self.limit:
+        if self._held > self.limit + max(self.limit // 4, keys.size):
             self._cut()
 
     def _cut(self) -> None:
@@ -486,7 +486,7 @@ def _accumulate(state: State, terms: dict, counts: list[tuple[slice, np.ndarray]
         return
     summers = Summers(terms, resampled=True)
     for columns, c in counts:
-        for key, sums in summers(c).items():
+        for key, sums in summers(c.astype(np.float64)).items():
             state.add(key, slice(columns.start + 1, columns.stop + 1), sums)
 
 
@@ -510,7 +510,7 @@ def _accumulate_groups(by_group, batch, ctx, summed, settings, counts, group_ids
             state.add(term, slice(0, 1), sums)
         summers = Summers(terms, resampled=True)
         for columns, c in counts:
-            for term, sums in summers(c[rows]).items():
+            for term, sums in summers(c[rows].astype(np.float64)).items():
                 state.add(term, slice(columns.start + 1, columns.stop + 1), sums)
 
 

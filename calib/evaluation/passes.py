@@ -75,7 +75,7 @@ POISSON_THRESHOLDS = _poisson_thresholds()
 
 def poisson_counts(seed: int, block: int, n_rows: int, n_boot: int) -> Iterator[tuple[slice, np.ndarray]]:
     """The Poisson(1) draw counts of block ``block``'s ``n_rows`` rows in resamples 0..n_boot-1, as
-    (resample columns, float64 (n_rows, b) counts) in groups of RESAMPLES_PER_BLOCK resamples.
+    (resample columns, uint8 (n_rows, b) counts) in groups of RESAMPLES_PER_BLOCK resamples.
 
     Counts by the inverse distribution function of uniform 32-bit integers (:func:`_poisson_thresholds`):
     three comparisons for every draw, the rest only for the 2 % of draws above 2.
@@ -97,7 +97,7 @@ def poisson_counts(seed: int, block: int, n_rows: int, n_boot: int) -> Iterator[
         rare = u.ravel()[high]
         for threshold in POISSON_THRESHOLDS[3:]:
             counts.ravel()[high] += rare >= threshold
-        yield slice(start, stop), counts.astype(np.float64)
+        yield slice(start, stop), counts
 
 
 def subsample_keys(seed: int, block: int, n_rows: int) -> np.ndarray:
