@@ -328,6 +328,7 @@ def _evaluate(args) -> int:
 
     table = _chunked(args)
     if table is not None:
+        return_large_arrays_to_the_system()  # a long run's memory is what it holds, not its past peaks
         n_classes, names = table.n_classes, table.class_names
         size = "" if table.n_samples is None else f"{table.n_samples} samples, "
         progress(f"reading {args.file} in chunks: {size}{n_classes} classes")
@@ -759,7 +760,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; 0 on success, 1 for bad input (one line on stderr), 2 for a bad command line."""
     args = build_parser().parse_args(argv)
-    return_large_arrays_to_the_system()  # a long run's memory is what it holds, not its past peaks
     try:
         return args.run(args)
     except CalibInputError as exc:

@@ -262,7 +262,11 @@ def _row(row: int) -> str:
 
 
 class _ParquetSource:
-    """A Parquet file, or a folder of them read one after the other in the order of their names."""
+    """A Parquet file, or a folder of them read one after the other in the order of their names.
+
+    Files are opened without pre-buffering: with it, Arrow keeps the column chunks it has read until the
+    file is closed, so reading a file in batches held as much memory as the file (833 MB at 5 x 10^7 x 2).
+    """
 
     def __init__(self, path: Path):
         import pyarrow.parquet as pq
@@ -275,7 +279,7 @@ class _ParquetSource:
         self.n_rows = 0
         for file in files:
             try:
-                with pq.ParquetFile(file) as parquet:
+                with pq.ParquetFile(file, pre_buffer=False) as parquet:
                     schemas.append(parquet.schema_arrow)
                     self.n_rows += parquet.metadata.num_rows
             except (OSError, ValueError) as exc:
@@ -294,7 +298,7 @@ class _ParquetSource:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        with pq.ParquetFile(self.files[0]) as parquet:
+        with pq.ParquetFile(self.files[0], pre_buffer=False) as parquet:
             batch = next(parquet.iter_batches(batch_size=HEAD_ROWS, use_threads=False), None)
         if batch is None:
             return self.schema.empty_table().to_pandas()
@@ -304,7 +308,7 @@ class _ParquetSource:
         import pyarrow.parquet as pq
 
         for file in self.files:
-            with pq.ParquetFile(file) as parquet:
+            with pq.ParquetFile(file, pre_buffer=False) as parquet:
                 for batch in parquet.iter_batches(batch_size=CHUNK_ROWS, columns=columns, use_threads=False):
                     yield batch.to_pandas()
 

@@ -801,6 +801,8 @@ class _Phase:
 
     def _advance(self, steps: int) -> None:
         self.done += steps
+        if self.total is not None and self.done > self.total:  # an estimate that fell short: no time left
+            self.total = None
         now = time.perf_counter()
         finished = self.total is not None and self.done >= self.total
         if not finished and now - self.last < max(PROGRESS_EVERY, 0.1 * (now - self.start)):

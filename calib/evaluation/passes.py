@@ -65,9 +65,8 @@ def _joined(parts: list[tuple]) -> tuple:
 def _poisson_thresholds(top: int = 12) -> np.ndarray:
     """T_k = round(2^32 P(X < k)) for X ~ Poisson(1), k = 1..top: a uniform 32-bit integer u gives the
     count #{k : u >= T_k}, Poisson(1) to 2^-32 in each probability, cut at ``top`` (P(X > 12) < 10^-9)."""
-    from scipy.stats import poisson
-
-    return np.round(poisson.cdf(np.arange(top), 1.0) * 2.0**32).astype(np.uint64)
+    pmf = np.exp(-1.0) / np.cumprod(np.r_[1.0, np.arange(1.0, top)])  # e^-1 / k!, k = 0..top-1
+    return np.round(np.cumsum(pmf) * 2.0**32).astype(np.uint64)
 
 
 POISSON_THRESHOLDS = _poisson_thresholds()

@@ -314,3 +314,13 @@ def test_poisson_counts_follow_the_poisson_distribution_and_a_short_block_is_a_p
     assert chisquare(observed, expected).pvalue > 1e-3
     ((_, short),) = poisson_counts(7, 3, 1234, 10)
     np.testing.assert_array_equal(short, counts[:1234])
+
+
+def test_a_phase_whose_estimated_total_falls_short_stops_giving_time_left(monkeypatch):
+    now = iter([0.0, 3.0, 6.0, 9.0])
+    monkeypatch.setattr(calib.evaluation.engine.time, "perf_counter", lambda: next(now))
+    lines = []
+    phase = calib.evaluation.engine._Phase("reading", 4, lines.append, unit="rows")  # a CSV's estimate
+    for steps in (3, 3, 3):
+        phase.advance(steps)
+    assert lines == ["reading 3/4 rows (3 s, about 1 s left)", "reading 6 rows (6 s)", "reading 9 rows (9 s)"]
