@@ -477,9 +477,10 @@ def _groups(values, path: Path) -> np.ndarray:
     missing = values.isna().to_numpy()
     if missing.any():
         row = int(np.flatnonzero(missing)[0])
+        where = f"line {row + 2}" if path.suffix.lower() in (".csv", ".tsv") else f"row {row} (counting from 0)"
         raise CalibInputError(
-            f"{path}: {int(missing.sum())} rows have no group (first at row {row}, counting from 0); fill them in "
-            "(e.g. with 'unknown') or drop them"
+            f"{path}: {int(missing.sum())} rows have no group (first at {where}); fill them in (e.g. with "
+            "'unknown') or drop them"
         )
     return values.to_numpy()
 

@@ -324,3 +324,13 @@ def test_a_phase_whose_estimated_total_falls_short_stops_giving_time_left(monkey
     for steps in (3, 3, 3):
         phase.advance(steps)
     assert lines == ["reading 3/4 rows (3 s, about 1 s left)", "reading 6 rows (6 s)", "reading 9 rows (9 s)"]
+
+
+def test_a_missing_group_is_named_by_its_line(tmp_path, capsys):
+    import pandas as pd
+
+    frame = pd.DataFrame({"no": [0.4, 0.7, 0.2], "yes": [0.6, 0.3, 0.8], "label": ["yes", "no", "yes"],
+                          "site": ["a", None, "b"]})  # fmt: skip
+    frame.to_csv(tmp_path / "s.csv", index=False)
+    assert main(["evaluate", str(tmp_path / "s.csv"), "--groups", "site", "--quiet"]) == 1
+    assert "1 rows have no group (first at line 3)" in capsys.readouterr().err
