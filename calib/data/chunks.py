@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from calib.data.classes import label_indices, pick_class_columns
+from calib.data.classes import label_indices
 from calib.data.formats import TEXT_FORMATS, read_text_table
-from calib.data.real import _index_column, _one_column_binary
+from calib.data.real import _index_column, _one_column_binary, table_columns
 from calib.validation import (
     CalibInputError,
     CalibInputWarning,
@@ -107,30 +107,15 @@ def table_chunks(
     head, _ = _index_column(source.head(), path, id_column)
     if head.empty and source.n_rows in (0, None):
         raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
-    if label_column not in head.columns:
-        raise CalibInputError(
-            f"{path} has no label column {label_column!r}; its columns are {list(head.columns)}: "
-            "name the label column with label_column=",
-            cli_message=f"{path} has no label column {label_column!r}; its columns are {list(head.columns)}: "
-            "name the label column with --labels COLUMN",
-        )
-    for column, flag in ((id_column, "--id-column"), (group_column, "--groups")):
-        if column is not None and column not in head.columns:
-            raise CalibInputError(
-                f"{path} has no column {column!r}; its columns are {list(head.columns)}",
-                cli_message=f"{path} has no column {column!r} ({flag}); its columns are {list(head.columns)}",
-            )
-    exclude = tuple(c for c in (id_column, group_column) if c is not None)
-    columns = pick_class_columns(head, path, label_column, class_columns, exclude)
-    if len(columns) == 1 and positive_label is None:
-        raise CalibInputError(
-            f"{path} has one score column, {columns[0]!r}: for a binary problem whose column scores the "
-            "positive class, pass positive_label= (the label of that class)",
-            cli_message=f"{path} has one score column, {columns[0]!r}: for a binary problem whose column scores "
-            "the positive class, pass --positive-label LABEL",
-        )
-    if positive_label is not None and len(columns) == 2 and str(positive_label) == str(columns[0]):
-        columns = columns[::-1]  # the positive class goes second
+    columns, _ = table_columns(
+        head,
+        path,
+        label_column=label_column,
+        class_columns=class_columns,
+        positive_label=positive_label,
+        id_column=id_column,
+        group_column=group_column,
+    )
     distinct, codes = _label_codes(source, path, label_column, columns, label_values, positive_label)
     names = (f"not {positive_label}", str(positive_label)) if len(columns) == 1 else tuple(str(c) for c in columns)
     scores_of = _ScoresOf(path, kind, scale, renormalize, columns)

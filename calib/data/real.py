@@ -340,6 +340,48 @@ def _one_column_binary(score: np.ndarray, kind: str) -> np.ndarray:
     return np.column_stack([np.zeros_like(score), score])
 
 
+def table_columns(
+    frame,
+    path: Path,
+    *,
+    label_column,
+    class_columns,
+    positive_label,
+    id_column,
+    group_column,
+    require_labels: bool = True,
+) -> tuple[list, bool]:
+    """The score columns of a table in class order (the positive class second for ``positive_label``) and
+    whether it has its label column, from ``frame`` (the table, or its first rows: the columns and their
+    types are the table's); a missing label, id or group column is refused naming it."""
+    has_labels = label_column in frame.columns
+    if not has_labels and require_labels:
+        raise CalibInputError(
+            f"{path} has no label column {label_column!r}; its columns are {list(frame.columns)}: "
+            "name the label column with label_column=",
+            cli_message=f"{path} has no label column {label_column!r}; its columns are {list(frame.columns)}: "
+            "name the label column with --labels COLUMN",
+        )
+    for column, flag in ((id_column, "--id-column"), (group_column, "--groups")):
+        if column is not None and column not in frame.columns:
+            raise CalibInputError(
+                f"{path} has no column {column!r}; its columns are {list(frame.columns)}",
+                cli_message=f"{path} has no column {column!r} ({flag}); its columns are {list(frame.columns)}",
+            )
+    exclude = tuple(c for c in (id_column, group_column) if c is not None)
+    columns = pick_class_columns(frame, path, label_column, class_columns, exclude)
+    if len(columns) == 1 and positive_label is None:
+        raise CalibInputError(
+            f"{path} has one score column, {columns[0]!r}: for a binary problem whose column scores the "
+            "positive class, pass positive_label= (the label of that class)",
+            cli_message=f"{path} has one score column, {columns[0]!r}: for a binary problem whose column scores "
+            "the positive class, pass --positive-label LABEL",
+        )
+    if positive_label is not None and len(columns) == 2 and str(positive_label) == str(columns[0]):
+        columns = columns[::-1]  # the positive class goes second
+    return columns, has_labels
+
+
 def load_table(
     path,
     *,
@@ -432,31 +474,16 @@ def load_table(
     frame, index_ids = _index_column(_read_frame(path, fmt, sep, decimal), path, id_column)
     if frame.empty:
         raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
-    has_labels = label_column in frame.columns
-    if not has_labels and require_labels:
-        raise CalibInputError(
-            f"{path} has no label column {label_column!r}; its columns are {list(frame.columns)}: "
-            "name the label column with label_column=",
-            cli_message=f"{path} has no label column {label_column!r}; its columns are {list(frame.columns)}: "
-            "name the label column with --labels COLUMN",
-        )
-    for column, flag in ((id_column, "--id-column"), (group_column, "--groups")):
-        if column is not None and column not in frame.columns:
-            raise CalibInputError(
-                f"{path} has no column {column!r}; its columns are {list(frame.columns)}",
-                cli_message=f"{path} has no column {column!r} ({flag}); its columns are {list(frame.columns)}",
-            )
-    exclude = tuple(c for c in (id_column, group_column) if c is not None)
-    columns = pick_class_columns(frame, path, label_column, class_columns, exclude)
-    if len(columns) == 1 and positive_label is None:
-        raise CalibInputError(
-            f"{path} has one score column, {columns[0]!r}: for a binary problem whose column scores the "
-            "positive class, pass positive_label= (the label of that class)",
-            cli_message=f"{path} has one score column, {columns[0]!r}: for a binary problem whose column scores "
-            "the positive class, pass --positive-label LABEL",
-        )
-    if positive_label is not None and len(columns) == 2 and str(positive_label) == str(columns[0]):
-        columns = columns[::-1]  # the positive class goes second
+    columns, has_labels = table_columns(
+        frame,
+        path,
+        label_column=label_column,
+        class_columns=class_columns,
+        positive_label=positive_label,
+        id_column=id_column,
+        group_column=group_column,
+        require_labels=require_labels,
+    )
     scores = frame[columns].to_numpy(dtype=np.float64)
     labels = label_indices(frame[label_column], columns, label_values, positive_label, path) if has_labels else None
     if len(columns) == 1:

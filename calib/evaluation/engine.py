@@ -45,6 +45,8 @@ from calib.scoring.decisions import check_costs, zero_one_costs
 from calib.scoring.scores import brier_losses
 from calib.validation import CalibInputError, CalibInputWarning, as_priors, check_inputs
 
+# Bytes of one block's resample counts drawn ahead on a second thread, at most (one byte per count).
+COUNT_BYTES = 1 << 25
 # The calibrators' names in the output (their registry names otherwise).
 CALIBRATOR_LABELS = {"dp": "DP (affine)", "temperature": "temperature", "vector": "vector scaling"}
 # Groups of a subgroup analysis, at most (each has its own sums and resamples).
@@ -391,6 +393,8 @@ def run_pass(source, *, n_classes, n_rows, settings, costs, priors, grouped, say
         for index, (logp, y, group_ids) in blocks(source(), size):
             counts = [(columns, c[: y.size]) for columns, c in ahead.result()]
             ahead = drawer.submit(_block_counts, settings, index + 1, size)
+            if settings.n_boot and not counts:  # too many to hold at once: drawn group by group, as read
+                counts = _LazyCounts(settings.seed, index, y.size, settings.n_boot)
             batch = Batch(logp, y)
             result.seen += np.bincount(y, minlength=k)
             keys = subsample_keys(settings.seed, index, y.size)
@@ -474,7 +478,27 @@ def _lens(batch: Batch, k: int) -> tuple[np.ndarray, ...]:
     return batch.confidence, correct, batch.confidence, correct
 
 
+@dataclass(frozen=True)
+class _LazyCounts:
+    """A block's resample counts drawn 64 resamples at a time each time they are read (the same draws)."""
+
+    seed: int
+    index: int
+    rows: int
+    n_boot: int
+
+    def __iter__(self):
+        return poisson_counts(self.seed, self.index, self.rows, self.n_boot)
+
+    def __bool__(self) -> bool:
+        return self.n_boot > 0
+
+
 def _block_counts(settings: EvaluationSettings, index: int, rows: int) -> list[tuple[slice, np.ndarray]]:
+    """A block's resample counts drawn ahead, or none when they would exceed COUNT_BYTES (the pass then
+    draws them 64 resamples at a time, so memory does not grow with the number of resamples)."""
+    if rows * settings.n_boot > COUNT_BYTES:
+        return []
     return list(poisson_counts(settings.seed, index, rows, settings.n_boot))
 
 

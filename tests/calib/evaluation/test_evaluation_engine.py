@@ -334,3 +334,12 @@ def test_a_missing_group_is_named_by_its_line(tmp_path, capsys):
     frame.to_csv(tmp_path / "s.csv", index=False)
     assert main(["evaluate", str(tmp_path / "s.csv"), "--groups", "site", "--quiet"]) == 1
     assert "1 rows have no group (first at line 3)" in capsys.readouterr().err
+
+
+def test_counts_drawn_as_read_equal_counts_drawn_ahead(monkeypatch):
+    logp, y = _logits(6, 800, 3)
+    groups = np.random.default_rng(6).integers(0, 3, 800)
+    ahead = evaluate(logp, y, kind="logprobs", groups=groups, n_boot=70, calibrators=())
+    monkeypatch.setattr(calib.evaluation.engine, "COUNT_BYTES", 0)  # every block drawn as it is read
+    lazy = evaluate(logp, y, kind="logprobs", groups=groups, n_boot=70, calibrators=())
+    assert lazy.metrics == ahead.metrics and [g.metrics for g in lazy.groups] == [g.metrics for g in ahead.groups]
