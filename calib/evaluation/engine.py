@@ -305,15 +305,22 @@ def _settings(settings: EvaluationSettings | None, options: dict) -> EvaluationS
 class _Subsample:
     """The rows with the smallest random keys, at most ``limit``, in their order: their keys and the arrays
     kept of them (:attr:`keys`, :attr:`arrays`). Offered rows are copied into pieces, cut back to the
-    limit whenever they hold a quarter more (so each row is copied a bounded number of times)."""
+    limit whenever they hold a quarter more (so each row is copied a bounded number of times).
+
+    ``below``: only rows with keys below it are kept (a partition of a large set keeps what can be among
+    the smallest keys of the whole set, :func:`key_bound`; :meth:`complete` tells whether it was enough)."""
 
     limit: int
+    below: float = 1.0
     _pieces: list[tuple[np.ndarray, ...]] = field(default_factory=list)
     _held: int = 0
 
     def offer(self, keys: np.ndarray, *arrays: np.ndarray) -> None:
         if self.limit <= 0:
             return
+        if self.below < 1.0:
+            kept = keys < self.below
+            keys, arrays = keys[kept], tuple(a[kept] for a in arrays)
         self._pieces.append((keys, *(np.array(a) for a in arrays)))
         self._held += keys.size
         if self._held > self.limit + max(self.limit // 4, keys.size):
@@ -328,6 +335,17 @@ class _Subsample:
             self._pieces = [tuple(a[keep] for a in self._pieces[0])]
             self._held = self.limit
 
+    def merged(self, other: _Subsample) -> _Subsample:
+        """The subsample of both sets of rows, ``self``'s before ``other``'s (neither is changed)."""
+        both = _Subsample(self.limit, min(self.below, other.below), self._pieces + other._pieces, self._held + other._held)
+        both._cut()
+        return both
+
+    def complete(self) -> bool:
+        """Whether these are the smallest keys of all the rows offered: taken without a bound, or with at
+        least ``limit`` rows below it."""
+        return self.below >= 1.0 or self._held >= self.limit
+
     @property
     def keys(self) -> np.ndarray:
         self._cut()
@@ -339,24 +357,72 @@ class _Subsample:
         return list(self._pieces[0][1:]) if self._pieces else []
 
 
-@dataclass
-class Pass:
-    """What one pass over a data set gathered: the context, the metrics reported and those computed (the
-    reported ones and the lens's binned ECE, which the figures and the subgroups read), the summed state
-    overall and per group, the subsamples (of the lens and of the calibrators' rows) and the class counts."""
+def key_bound(limit: int, n_rows: int) -> float:
+    """A key below which a subsample of ``limit`` of ``n_rows`` rows lies, but for a chance below 10^-15: the
+    number of n uniform keys below b is Binomial(n, b), of mean limit + 8 sqrt(limit) + 64 here, so it falls
+    short of ``limit`` only 8 standard deviations below its mean (1 when every row may be kept).
 
-    ctx: Context
-    definitions: list[MetricDefinition]
-    computed: list[MetricDefinition]
+    Examples
+    --------
+    >>> key_bound(10**6, 10**9), key_bound(100, 1000), key_bound(100, 100)
+    (0.001008064, 0.244, 1.0)
+    """
+    if limit <= 0:
+        return 0.0
+    return min(1.0, (limit + 8 * limit**0.5 + 64) / n_rows)
+
+
+@dataclass
+class Gathered:
+    """What a pass over rows gathers: the summed state overall and per group, the subsamples (of the lens and
+    of the calibrators' rows) and the class counts. Those of disjoint rows merge (:meth:`merged`)."""
+
     overall: State
     by_group: dict
     lens: _Subsample
     fitting: _Subsample
     seen: np.ndarray
 
+    def merged(self, other: Gathered) -> Gathered:
+        """What both passes gathered, ``self``'s rows before ``other``'s (neither is changed, so a merge run
+        again, as a cluster does after losing a worker, gives the same)."""
+        by_group = dict(self.by_group)
+        for key, state in other.by_group.items():
+            by_group[key] = by_group[key].merged(state) if key in by_group else state
+        _check_group_count(by_group)
+        return Gathered(self.overall.merged(other.overall), by_group, self.lens.merged(other.lens),
+                        self.fitting.merged(other.fitting), self.seen + other.seen)  # fmt: skip
+
+
+@dataclass
+class Pass:
+    """A data set's pass: the context, the metrics reported and those computed (the reported ones and the
+    lens's binned ECE, which the figures and the subgroups read), and what was gathered."""
+
+    ctx: Context
+    definitions: list[MetricDefinition]
+    computed: list[MetricDefinition]
+    gathered: Gathered
+
+    @property
+    def overall(self) -> State:
+        return self.gathered.overall
+
+    @property
+    def by_group(self) -> dict:
+        return self.gathered.by_group
+
+    @property
+    def lens(self) -> _Subsample:
+        return self.gathered.lens
+
+    @property
+    def fitting(self) -> _Subsample:
+        return self.gathered.fitting
+
     @property
     def n(self) -> int:
-        return int(self.seen.sum())
+        return int(self.gathered.seen.sum())
 
     def draws(self) -> dict[str, np.ndarray]:
         """Every metric's values over (the data, resample 1, ..., resample B): the summed metrics from the
@@ -372,45 +438,79 @@ class Pass:
 
 def run_pass(source, *, n_classes, n_rows, settings, costs, priors, grouped, say, whole_limit, fit_rows=0) -> Pass:
     """One pass over ``source()`` (chunks of (log-posteriors, labels, groups)) into a :class:`Pass`."""
+    ctx = context(n_classes, settings, costs, priors, lambda: _edge_sample(source, settings, n_classes).arrays)
+    definitions, computed = metrics_of(ctx)
+    reading = _Phase("reading", n_rows, say, unit="rows")
+    gathered = gather(source, ctx, computed, grouped=grouped, whole_limit=whole_limit, fit_rows=fit_rows,
+                      advance=reading.advance)  # fmt: skip
+    return checked(Pass(ctx, definitions, computed, gathered))
+
+
+def context(n_classes: int, settings: EvaluationSettings, costs, priors, edge_sample: Callable) -> Context:
+    """The context of a pass: costs and priors checked, and the bins' edges (equal-mass edges from the
+    arrays ``edge_sample()`` returns: a seeded subsample's top-label confidence and probabilities)."""
     k = n_classes
     costs = {name: check_costs(c, k) for name, c in (costs or {"0-1": zero_one_costs(k)}).items()}
     priors = None if priors is None else as_priors(priors, k)
-    edges = _edges(source, settings, k) if settings.binning == "equal-mass" else _edges_of_width(settings)
-    ctx = Context(k, settings, costs, priors, edges)
+    if settings.binning == "equal-mass":
+        confidence, probs = edge_sample()
+        edges = bin_edges(settings, {"confidence": confidence, "positive": probs[:, 1], "classes": probs})
+    else:
+        edges = bin_edges(settings, {"confidence": None, "positive": None, "classes": None})
+    return Context(k, settings, costs, priors, edges)
+
+
+def metrics_of(ctx: Context) -> tuple[list[MetricDefinition], list[MetricDefinition]]:
+    """The metrics reported, and those computed (the reported ones and the lens's binned ECE)."""
     definitions = selected(ctx)
-    lens = lens_ece(k)
-    computed = definitions + ([lens] if lens not in definitions else [])
+    lens = lens_ece(ctx.n_classes)
+    return definitions, definitions + ([lens] if lens not in definitions else [])
+
+
+def gather(source, ctx: Context, computed, *, grouped, whole_limit, fit_rows, first_row=0, below=1.0,
+           advance=None) -> Gathered:  # fmt: skip
+    """A pass over the chunks of ``source()``, which start at row ``first_row`` of the data set: the sums
+    of the ``computed`` metrics' terms for the data and every resample, overall and per group, and the
+    subsamples (keys below ``below``); ``advance(rows)`` is told of each block read."""
+    settings, k = ctx.settings, ctx.n_classes
     summed = [d for d in computed if d.terms is not None]
-    result = Pass(ctx, definitions, computed, State(settings.n_boot), {}, _Subsample(whole_limit),
-                  _Subsample(fit_rows), np.zeros(k, dtype=np.int64))  # fmt: skip
-    reading = _Phase("reading", n_rows, say, unit="rows")
+    result = Gathered(State(settings.n_boot), {}, _Subsample(whole_limit, below), _Subsample(fit_rows, below),
+                      np.zeros(k, dtype=np.int64))  # fmt: skip
     size = block_rows(k)
     # The next block's resample counts are drawn on a second thread while this block's sums are taken
-    # (numpy draws and compares without the GIL); a shorter last block takes the first rows of a full
-    # block's draws, which are its own (the draws fill the rows in order).
+    # (numpy draws and compares without the GIL); a part of a block takes its rows of the full block's
+    # draws, which are its own (the draws fill the rows in order).
     with ThreadPoolExecutor(max_workers=1) as drawer:
-        ahead = drawer.submit(_block_counts, settings, 0, size)
-        for index, (logp, y, group_ids) in blocks(source(), size):
-            counts = [(columns, c[: y.size]) for columns, c in ahead.result()]
+        ahead = drawer.submit(_block_counts, settings, first_row // size, size)
+        for index, offset, (logp, y, group_ids) in blocks(source(), size, first_row):
+            counts = [(columns, c[offset : offset + y.size]) for columns, c in ahead.result()]
             ahead = drawer.submit(_block_counts, settings, index + 1, size)
             if settings.n_boot and not counts:  # too many to hold at once: drawn group by group, as read
-                counts = _LazyCounts(settings.seed, index, y.size, settings.n_boot)
+                counts = _LazyCounts(settings.seed, index, offset, y.size, settings.n_boot)
             batch = Batch(logp, y)
             result.seen += np.bincount(y, minlength=k)
-            keys = subsample_keys(settings.seed, index, y.size)
+            keys = subsample_keys(settings.seed, index, y.size, offset)
             result.lens.offer(keys, *_lens(batch, k))
             result.fitting.offer(keys, logp, y)
             _accumulate(result.overall, terms_of(summed, batch, ctx), counts)
             if grouped:
                 _accumulate_groups(result.by_group, batch, ctx, summed, settings, counts, group_ids)
-            reading.advance(y.size)
-    if result.n == 0:
-        raise CalibInputError("the data hold no samples: nothing to evaluate")
-    _check_classes(result.seen, priors)
+            if advance is not None:
+                advance(y.size)
     return result
 
 
-def _evaluate(source, *, n_classes, n_rows, settings, costs, priors, grouped, group_column, say, whole_limit):
+def checked(done: Pass) -> Pass:
+    """``done``, refused when it holds no samples or single class, or misses a class its priors weight."""
+    if done.n == 0:
+        raise CalibInputError("the data hold no samples: nothing to evaluate")
+    _check_classes(done.gathered.seen, done.ctx.priors)
+    return done
+
+
+def calibrators_of(settings: EvaluationSettings, n_classes: int) -> tuple[tuple[str, ...], str]:
+    """The calibrators to assess for K = ``n_classes`` and the note on any left out; unknown or binary-only
+    names for K > 2 are refused."""
     names, left_out = settings.calibrators_for(n_classes)
     for name in names:
         if name not in CALIBRATORS:
@@ -419,11 +519,23 @@ def _evaluate(source, *, n_classes, n_rows, settings, costs, priors, grouped, gr
         if CALIBRATORS[name].binary_only and n_classes != 2:
             what = f"{name} is for two classes; these scores have {n_classes}"
             raise CalibInputError(f"calibrators: {what}", cli_message=f"--calibrators: {what}; leave it out")
+    return names, left_out
+
+
+def _evaluate(source, *, n_classes, n_rows, settings, costs, priors, grouped, group_column, say, whole_limit):
+    names, left_out = calibrators_of(settings, n_classes)
     fit_rows = 0 if not names else settings.fit_rows(n_classes)
     done = run_pass(
         source, n_classes=n_classes, n_rows=n_rows, settings=settings, costs=costs, priors=priors,
         grouped=grouped, say=say, whole_limit=whole_limit, fit_rows=fit_rows,
     )  # fmt: skip
+    return summarized(done, names, left_out, grouped=grouped, group_column=group_column, say=say)
+
+
+def summarized(done: Pass, names, left_out: str, *, grouped: bool, group_column: str, say) -> Summary:
+    """The :class:`Summary` of a pass: metrics with intervals, the calibrators ``names`` (``left_out``: the
+    note on those left out), CORP, reliability bins and the subgroups."""
+    settings, n_classes = done.ctx.settings, done.ctx.n_classes
     summary = Summary(done.n, n_classes, settings=settings)
     if left_out:
         summary.notes.append(left_out)
@@ -454,19 +566,14 @@ def lens_ece(n_classes: int) -> MetricDefinition:
     return REGISTRY["ECE positive class" if n_classes == 2 else "ECE top-label"]
 
 
-def _edges_of_width(settings: EvaluationSettings) -> dict[str, np.ndarray]:
-    return bin_edges(settings, {"confidence": None, "positive": None, "classes": None})
-
-
-def _edges(source, settings: EvaluationSettings, k: int) -> dict[str, np.ndarray]:
-    """Equal-mass edges: the quantiles of a seeded subsample of ``sample_limit`` rows (all rows when they are
-    fewer), read in a first pass."""
-    sample = _Subsample(settings.sample_limit)
-    for index, (logp, y, _) in blocks(source(), block_rows(k)):
+def _edge_sample(source, settings: EvaluationSettings, k: int, first_row: int = 0, below: float = 1.0) -> _Subsample:
+    """What equal-mass edges are the quantiles of: the top-label confidence and the probabilities of a seeded
+    subsample of ``sample_limit`` rows (all rows when they are fewer), read in a first pass."""
+    sample = _Subsample(settings.sample_limit, below)
+    for index, offset, (logp, y, _) in blocks(source(), block_rows(k), first_row):
         batch = Batch(logp, y)
-        sample.offer(subsample_keys(settings.seed, index, y.size), batch.confidence, batch.probs)
-    confidence, probs = sample.arrays
-    return bin_edges(settings, {"confidence": confidence, "positive": probs[:, 1], "classes": probs})
+        sample.offer(subsample_keys(settings.seed, index, y.size, offset), batch.confidence, batch.probs)
+    return sample
 
 
 def _lens(batch: Batch, k: int) -> tuple[np.ndarray, ...]:
@@ -480,15 +587,18 @@ def _lens(batch: Batch, k: int) -> tuple[np.ndarray, ...]:
 
 @dataclass(frozen=True)
 class _LazyCounts:
-    """A block's resample counts drawn 64 resamples at a time each time they are read (the same draws)."""
+    """A block's resample counts of rows ``offset`` to ``offset + rows``, drawn 64 resamples at a time each time
+    they are read (the same draws)."""
 
     seed: int
     index: int
+    offset: int
     rows: int
     n_boot: int
 
     def __iter__(self):
-        return poisson_counts(self.seed, self.index, self.rows, self.n_boot)
+        for columns, counts in poisson_counts(self.seed, self.index, self.offset + self.rows, self.n_boot):
+            yield columns, counts[self.offset :]
 
     def __bool__(self) -> bool:
         return self.n_boot > 0
@@ -521,12 +631,8 @@ def _accumulate_groups(by_group, batch, ctx, summed, settings, counts, group_ids
         rows = np.flatnonzero(inverse == g)
         key = value.item() if hasattr(value, "item") else value
         if key not in by_group:
-            if len(by_group) >= MAX_GROUPS:
-                raise CalibInputError(
-                    f"the groups have more than {MAX_GROUPS} values: choose a column with fewer (a segment, a "
-                    "site), or bin it first"
-                )
             by_group[key] = State(settings.n_boot)
+            _check_group_count(by_group)
         part = Batch(batch.logp[rows], batch.labels[rows])
         terms = terms_of(summed, part, ctx) | _test_terms(part, ctx.n_classes)
         state = by_group[key]
@@ -536,6 +642,14 @@ def _accumulate_groups(by_group, batch, ctx, summed, settings, counts, group_ids
         for columns, c in counts:
             for term, sums in summers(c[rows].astype(np.float64)).items():
                 state.add(term, slice(columns.start + 1, columns.stop + 1), sums)
+
+
+def _check_group_count(by_group: dict) -> None:
+    if len(by_group) > MAX_GROUPS:
+        raise CalibInputError(
+            f"the groups have more than {MAX_GROUPS} values: choose a column with fewer (a segment, a site), or "
+            "bin it first"
+        )
 
 
 def _test_terms(batch: Batch, k: int):
@@ -766,11 +880,11 @@ def _corp(x: np.ndarray, y: np.ndarray, k: int, settings: EvaluationSettings) ->
 
 
 def _group_rows(by_group: dict, summed, ctx: Context) -> list[GroupRow]:
-    """Per group: its metrics with intervals, Spiegelhalter's z of its CORP lens, and Holm's adjustment."""
+    """Per group, in the order of the group values: its metrics with intervals, Spiegelhalter's z of its CORP lens, and Holm's adjustment."""
     from scipy.special import ndtr
 
     rows = []
-    for group, state in by_group.items():
+    for group, state in sorted(by_group.items(), key=lambda item: item[0]):
         draws = _values(summed, state, ctx)
         metrics, _, _ = _intervals(draws, summed, ctx)
         numerator, variance = state.sums["z numerator"][0, 0], state.sums["z variance"][0, 0]

@@ -35,12 +35,21 @@ def block_rows(n_classes: int) -> int:
     return min(BLOCK_ROWS, max(1024, BLOCK_CELLS // n_classes))
 
 
-def blocks(chunks: Iterable[tuple], rows: int) -> Iterator[tuple[int, tuple]]:
+def blocks(chunks: Iterable[tuple], rows: int, first_row: int = 0) -> Iterator[tuple[int, int, tuple]]:
     """Re-cut ``chunks`` (tuples of arrays of one length: scores, labels, groups, ...) into consecutive
-    blocks of ``rows`` rows (the last may be shorter), yielded with their index."""
+    blocks of ``rows`` rows, yielded as (block index, position of the first row in the block, arrays).
+
+    ``first_row``: the data set's row the chunks start at (a partition of a larger set): blocks are cut
+    where they are in the whole set, so the first and last may be parts of blocks.
+
+    Examples
+    --------
+    >>> [(i, at, len(a)) for i, at, (a,) in blocks([(np.arange(7),)], 3, first_row=5)]
+    [(1, 2, 1), (2, 0, 3), (3, 0, 3)]
+    """
     pending: list[tuple] = []
-    held = 0
-    index = 0
+    index, held = divmod(first_row, rows)
+    offset = held
     for chunk in chunks:
         n = len(chunk[0])
         start = 0
@@ -50,10 +59,10 @@ def blocks(chunks: Iterable[tuple], rows: int) -> Iterator[tuple[int, tuple]]:
             held += take
             start += take
             if held == rows:
-                yield index, _joined(pending)
-                index, pending, held = index + 1, [], 0
-    if held:
-        yield index, _joined(pending)
+                yield index, offset, _joined(pending)
+                index, offset, pending, held = index + 1, 0, [], 0
+    if pending:
+        yield index, offset, _joined(pending)
 
 
 def _joined(parts: list[tuple]) -> tuple:
@@ -99,9 +108,11 @@ def poisson_counts(seed: int, block: int, n_rows: int, n_boot: int) -> Iterator[
         yield slice(start, stop), counts
 
 
-def subsample_keys(seed: int, block: int, n_rows: int) -> np.ndarray:
-    """Uniform random keys of a block's rows: the subsample keeps the rows with the smallest keys."""
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(3, block))).random(n_rows)
+def subsample_keys(seed: int, block: int, n_rows: int, offset: int = 0) -> np.ndarray:
+    """Uniform random keys of a block's rows ``offset`` to ``offset + n_rows``: the subsample keeps the
+    rows with the smallest keys (a block's keys are drawn in row order, so a part of a block has its own)."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(3, block)))
+    return rng.random(offset + n_rows)[offset:]
 
 
 @dataclass
@@ -122,6 +133,10 @@ class State:
         for key, values in other.sums.items():
             self.add(key, slice(None), values)
         return self
+
+    def merged(self, other: State) -> State:
+        """A new state of both sets of samples (neither is changed)."""
+        return State(self.n_boot, {key: values.copy() for key, values in self.sums.items()}).merge(other)
 
 
 def terms_of(definitions: list[MetricDefinition], batch: Batch, ctx: Context) -> dict[str, Terms]:
