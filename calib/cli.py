@@ -27,6 +27,7 @@ import math
 import os
 import sys
 import warnings
+from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
@@ -322,11 +323,18 @@ def _evaluate(args) -> int:
         _refuse_overwriting(written, {"FILE": args.file, "--labels-file": args.labels_file, "--costs": args.costs})
     out = _output_dir(args.out) if args.out else None
     progress(f"reading {args.file}")  # the imports and a large file take seconds: say so first
+    with ExitStack() as cluster:
+        map_reduce = cluster.enter_context(_cluster(args, progress)) if args.scheduler else None
+        table = _chunked(args, map_reduce)
+        return _evaluated(args, settings, progress, out, table, map_reduce)
+
+
+def _evaluated(args, settings, progress, out: Path | None, table, map_reduce) -> int:
+    """Evaluate the file (loaded whole, read in chunks, or by partitions on a cluster) and write the outputs."""
     from calib.cli_report import evaluation_document, summary_text, write_outputs
     from calib.evaluation.engine import evaluate, evaluate_chunks
     from calib.scoring.decisions import zero_one_costs
 
-    table = _chunked(args)
     if table is not None:
         return_large_arrays_to_the_system()  # a long run's memory is what it holds, not its past peaks
         n_classes, names = table.n_classes, table.class_names
@@ -351,7 +359,11 @@ def _evaluate(args) -> int:
         "progress": progress,
     }
     with _Notes():
-        if table is not None:
+        if map_reduce is not None:
+            from calib.evaluation.partitioned import evaluate_partitioned
+
+            summary = evaluate_partitioned(table, map_reduce=map_reduce, grouped=bool(args.groups), **shared)
+        elif table is not None:
             rows = table.n_samples or table.estimate_rows()
             summary = evaluate_chunks(
                 table.chunks, n_classes=n_classes, n_rows=rows, grouped=bool(args.groups), **shared
@@ -366,10 +378,22 @@ def _evaluate(args) -> int:
     return 0
 
 
-def _chunked(args):
+def _cluster(args, progress):
+    """The Dask cluster of ``--scheduler`` as a map_reduce (Dask is imported only here)."""
+    try:
+        from calib.evaluation.dask_cluster import on_cluster
+    except ImportError as exc:
+        raise UsageError(
+            f"--scheduler needs Dask, which is not installed here ({exc}): pip install 'calib-repro[dask]'"
+        ) from None
+    return on_cluster(args.scheduler, say=progress)
+
+
+def _chunked(args, map_reduce=None):
     """The file as a :class:`calib.data.chunks.ChunkedSet` when it is read in chunks: a folder of Parquet
     files, or a Parquet, CSV / TSV or .npy file (not a pipe) larger than CHUNKED_FILE_BYTES; else None
-    (the file is loaded whole). Either way the evaluation is the same (:mod:`calib.evaluation.engine`)."""
+    (the file is loaded whole). Either way the evaluation is the same (:mod:`calib.evaluation.engine`).
+    With a cluster's ``map_reduce`` (``--scheduler``): the Parquet file or folder, whatever its size."""
     from calib.data.chunks import npy_chunks, table_chunks
 
     file = Path(args.file)
@@ -379,11 +403,13 @@ def _chunked(args):
             raise UsageError(f"FILE {file} is a folder: a folder is read as Parquet files (--format parquet)")
     else:
         fmt = file_format(file, args.format)
-        if (
-            fmt not in ("parquet", "csv", "tsv", "npy")
-            or not file.is_file()
-            or file.stat().st_size <= CHUNKED_FILE_BYTES
-        ):
+        if map_reduce is not None and (fmt != "parquet" or not file.is_file()):
+            raise UsageError(
+                f"--scheduler: FILE {file} is not a Parquet file or folder; a cluster reads Parquet data sets by "
+                "their row groups (write the table with pandas' to_parquet, or leave out --scheduler)"
+            )
+        whole = fmt not in ("parquet", "csv", "tsv", "npy") or not file.is_file()
+        if map_reduce is None and (whole or file.stat().st_size <= CHUNKED_FILE_BYTES):
             return None
     with _Notes():
         if fmt == "npy":
@@ -405,6 +431,7 @@ def _chunked(args):
             scale=args.scale,
             sep=args.sep,
             decimal=args.decimal,
+            map_reduce=map_reduce,
         )
 
 
@@ -729,6 +756,13 @@ def build_parser() -> argparse.ArgumentParser:
         "many rows (default 1000000)",
     )
     ev.add_argument("--threads", type=int, default=2, help="calibrators fitted at once on small files (default 2)")
+    ev.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="evaluate a Parquet file or folder on this Dask cluster (tcp://HOST:8786), each partition on a worker, "
+        "with the same result as here; needs pip install 'calib-repro[dask]'; an address that does not answer in "
+        "10 s is an error",
+    )
     ev.set_defaults(run=_evaluate)
 
     ca = commands.add_parser("calibrate", help="fit a calibrator on one file and apply it to another")

@@ -46,6 +46,10 @@ class CalibInputError(ValueError):
         super().__init__(message)
         self.cli_message = message if cli_message is None else cli_message
 
+    def __reduce__(self):
+        # Both messages survive pickling (raised on a worker of a cluster, it reaches the client whole).
+        return self.__class__, (str(self),), {"cli_message": self.cli_message}
+
 
 class MissingFileError(CalibInputError, FileNotFoundError):
     """An input file that does not exist (or is a directory): a CalibInputError and a FileNotFoundError."""
@@ -66,6 +70,10 @@ class CalibInputWarning(UserWarning):
     def __init__(self, message: str, *, cli_message: str | None = None):
         super().__init__(message)
         self.cli_message = message if cli_message is None else cli_message
+
+    def __reduce__(self):
+        # Both messages survive pickling (raised on a worker of a cluster, it reaches the client whole).
+        return self.__class__, (str(self),), {"cli_message": self.cli_message}
 
 
 def as_float_array(values, name: str, expected: str = "array") -> np.ndarray:

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -41,11 +43,31 @@ HEAD_ROWS = 1 << 10
 MAX_LABEL_VALUES = 10**6
 
 
+# Rows of a partition (a run of row groups of one Parquet file) at most, unless one row group holds more.
+PARTITION_ROWS = 1 << 23
+
+
+@dataclass(frozen=True)
+class Partition:
+    """Rows of a Parquet data set read on their own: ``row_groups`` of ``file``, ``n_rows`` rows starting at
+    row ``first_row`` of the data set and row ``file_row`` of the file."""
+
+    file: Path
+    row_groups: tuple[int, ...]
+    first_row: int
+    file_row: int
+    n_rows: int
+
+
 @dataclass(frozen=True)
 class ChunkedSet:
     """Posteriors to read in chunks: their size (None when unknown before reading, e.g. a CSV file),
     classes, the kind the scores are written in, and ``chunks()``, which yields (validated
-    log-posteriors (n, K), labels (n,) class indices, groups (n,) or None) each time it is called."""
+    log-posteriors (n, K), labels (n,) class indices, groups (n,) or None) each time it is called.
+
+    A Parquet data set is also read by parts: ``partitions(rows)`` cuts it into :class:`Partition` s of
+    at most ``rows`` rows (whole row groups), and ``read(partition)``, a function that pickles, yields a
+    partition's chunks (on a worker of a cluster, for instance)."""
 
     path: Path
     n_samples: int | None
@@ -54,6 +76,8 @@ class ChunkedSet:
     kind: str
     chunks: Callable[[], Iterator[tuple]]
     estimate_rows: Callable[[], int | None] = lambda: None
+    partitions: Callable[[int], list[Partition]] | None = None
+    read: Callable[[Partition], Iterator[tuple]] | None = None
 
 
 def table_chunks(
@@ -71,6 +95,7 @@ def table_chunks(
     scale: str = "unit",
     sep: str | None = None,
     decimal: str = ".",
+    map_reduce: Callable | None = None,
 ) -> ChunkedSet:
     """A table as a :class:`ChunkedSet`, with the options of :func:`calib.data.real.load_table`.
 
@@ -85,6 +110,10 @@ def table_chunks(
         The table's format (:func:`calib.data.formats.file_format`).
     label_column, class_columns, label_values, positive_label, group_column, id_column, renormalize, scale, sep, decimal
         As for :func:`calib.data.real.load_table` (the id column is left out of the scores, not read).
+    map_reduce : callable, optional
+        For a Parquet table, ``map_reduce(function, partitions, merge, what)`` runs ``function`` on each
+        :class:`Partition` and merges the results in order (on a cluster, for instance): the label
+        column's distinct values are then found that way; by default they are read here.
 
     Returns
     -------
@@ -116,22 +145,50 @@ def table_chunks(
         id_column=id_column,
         group_column=group_column,
     )
-    distinct, codes = _label_codes(source, path, label_column, columns, label_values, positive_label)
+    scan = partial(_distinct_labels, source, path, label_column)
+    if map_reduce is not None and isinstance(source, _ParquetSource):
+        labels = map_reduce(scan, source.partitions(PARTITION_ROWS), _Labels.merged, "label values")
+    else:
+        labels = scan(None)
+    distinct, codes = _label_codes(labels, path, columns, label_values, positive_label)
     names = (f"not {positive_label}", str(positive_label)) if len(columns) == 1 else tuple(str(c) for c in columns)
     scores_of = _ScoresOf(path, kind, scale, renormalize, columns)
+    read = _TableReader(source, path, kind, columns, label_column, group_column, distinct, codes, scores_of)
 
     def chunks() -> Iterator[tuple]:
-        start = 0
-        needed = [*columns, label_column, *([group_column] if group_column else [])]
-        for frame in source.batches(needed):
-            scores = scores_of(frame, start)
-            labels = codes[distinct.get_indexer(frame[label_column])]
-            groups = None if group_column is None else _groups(frame[group_column], path, start, source.line)
-            yield *_validated(scores, labels, kind, path, start, source.line), groups
-            start += len(frame)
+        yield from read(None)
         scores_of.note()
 
-    return ChunkedSet(path, source.n_rows, names, len(names), kind, chunks, source.estimate_rows)
+    parquet = isinstance(source, _ParquetSource)
+    return ChunkedSet(path, source.n_rows, names, len(names), kind, chunks, source.estimate_rows,
+                      source.partitions if parquet else None, read if parquet else None)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _TableReader:
+    """The chunks of a table, or of one of its partitions: scores, label classes and groups, validated."""
+
+    source: object
+    path: Path
+    kind: str
+    columns: list
+    label_column: str
+    group_column: str | None
+    distinct: object
+    codes: np.ndarray
+    scores_of: _ScoresOf
+
+    def __call__(self, part: Partition | None) -> Iterator[tuple]:
+        """The chunks of the whole table (``part`` None) or of ``part``; an error names the file and rows."""
+        path, start = (self.path, 0) if part is None else (part.file, part.file_row)
+        line = self.source.line
+        needed = [*self.columns, self.label_column, *([self.group_column] if self.group_column else [])]
+        for frame in self.source.batches(needed, part):
+            scores = self.scores_of(frame, start, path)
+            labels = self.codes[self.distinct.get_indexer(frame[self.label_column])]
+            groups = None if self.group_column is None else _groups(frame[self.group_column], path, start, line)
+            yield *_validated(scores, labels, self.kind, path, start, line), groups
+            start += len(frame)
 
 
 def npy_chunks(scores_path, labels_path, *, kind: str, renormalize: bool = False, scale: str = "unit") -> ChunkedSet:
@@ -171,7 +228,7 @@ def npy_chunks(scores_path, labels_path, *, kind: str, renormalize: bool = False
         for start in range(0, scores.shape[0], CHUNK_ROWS):
             part = np.asarray(scores[start : start + CHUNK_ROWS], dtype=np.float64)
             y = np.asarray(labels[start : start + CHUNK_ROWS])
-            yield *_validated(scores_of.prepared(part), y, kind, scores_path, start, _row), None
+            yield *_validated(scores_of.prepared(part, scores_path), y, kind, scores_path, start, _row), None
         scores_of.note()
 
     return ChunkedSet(scores_path, scores.shape[0], None, scores.shape[1], kind, chunks)
@@ -212,23 +269,23 @@ class _ScoresOf:
         self.path, self.kind, self.scale, self.renormalize, self.columns = path, kind, scale, renormalize, columns
         self.worst = 0.0
 
-    def __call__(self, frame, start: int) -> np.ndarray:
+    def __call__(self, frame, start: int, path: Path) -> np.ndarray:
         try:
             scores = frame[self.columns].to_numpy(dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise CalibInputError(
-                f"{self.path}: a score cell in rows {start} to {start + len(frame) - 1} is not a number ({exc}); "
+                f"{path}: a score cell in rows {start} to {start + len(frame) - 1} is not a number ({exc}); "
                 "scores must be numbers"
             ) from None
         if len(self.columns) == 1:
             scores = _one_column_binary(scores[:, 0], self.kind)
-        return self.prepared(scores)
+        return self.prepared(scores, path)
 
-    def prepared(self, scores: np.ndarray) -> np.ndarray:
+    def prepared(self, scores: np.ndarray, path: Path) -> np.ndarray:
         if self.scale == "percent":
             scores = scores / 100.0
         if self.kind == "probs" and np.isfinite(scores).all() and not ((scores >= 0) & (scores <= 1)).all():
-            raise not_probabilities(scores, str(self.path), self.columns)
+            raise not_probabilities(scores, str(path), self.columns)
         if not self.renormalize:
             return scores
         fixed, worst = renormalized(scores, self.kind, str(self.path))
@@ -261,14 +318,17 @@ class _ParquetSource:
             raise CalibInputError(f"{path} is a folder without .parquet files; give a file or a folder of them")
         self.files = files
         schemas = []
-        self.n_rows = 0
+        # Rows of each row group of each file, from the files' footers.
+        self.group_rows = []
         for file in files:
             try:
                 with pq.ParquetFile(file, pre_buffer=False) as parquet:
                     schemas.append(parquet.schema_arrow)
-                    self.n_rows += parquet.metadata.num_rows
+                    meta = parquet.metadata
+                    self.group_rows.append([meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
             except (OSError, ValueError) as exc:
                 raise CalibInputError(f"{file} is not a readable parquet table ({exc})") from exc
+        self.n_rows = sum(map(sum, self.group_rows))
         for file, schema in zip(files[1:], schemas[1:], strict=True):
             if schema.names != schemas[0].names or schema.types != schemas[0].types:
                 raise CalibInputError(
@@ -276,7 +336,28 @@ class _ParquetSource:
                     "of a folder make one table; give them the same columns and types"
                 )
         self.schema = schemas[0]
-        self.line = _row
+
+    @staticmethod
+    def line(row: int) -> str:
+        return _row(row)
+
+    def partitions(self, rows: int) -> list[Partition]:
+        """Runs of consecutive row groups of one file of at most ``rows`` rows (or one row group), in order."""
+        out = []
+        first = 0
+        for file, sizes in zip(self.files, self.group_rows, strict=True):
+            groups: list[int] = []
+            held = file_row = 0
+            for i, size in enumerate(sizes):
+                if groups and held + size > rows:
+                    out.append(Partition(file, tuple(groups), first, file_row, held))
+                    first, file_row, groups, held = first + held, file_row + held, [], 0
+                groups.append(i)
+                held += size
+            if groups:
+                out.append(Partition(file, tuple(groups), first, file_row, held))
+                first += held
+        return out
 
     def head(self):
         """The first rows as pandas reads the whole file (a stored pandas index restored as the index)."""
@@ -289,12 +370,15 @@ class _ParquetSource:
             return self.schema.empty_table().to_pandas()
         return pa.Table.from_batches([batch], schema=self.schema).to_pandas()
 
-    def batches(self, columns: list) -> Iterator:
+    def batches(self, columns: list, part: Partition | None = None) -> Iterator:
+        """The columns of every file (``part`` None) or of a partition, in frames of CHUNK_ROWS rows at most."""
         import pyarrow.parquet as pq
 
-        for file in self.files:
-            with pq.ParquetFile(file, pre_buffer=False) as parquet:
-                for batch in parquet.iter_batches(batch_size=CHUNK_ROWS, columns=columns, use_threads=False):
+        for file in self.files if part is None else [part.file]:
+            groups = None if part is None else list(part.row_groups)
+            with _read_errors(file), pq.ParquetFile(file, pre_buffer=False) as parquet:
+                frames = parquet.iter_batches(CHUNK_ROWS, groups, columns, use_threads=False)
+                for batch in frames:
                     yield batch.to_pandas()
 
     def estimate_rows(self) -> int:
@@ -309,14 +393,17 @@ class _TextSource:
         self.path, self.fmt, self.decimal = path, fmt, decimal
         self.sep = sep if sep is not None else ("\t" if fmt == "tsv" else ",")
         self.n_rows = None
-        self.line = lambda row: f"line {row + 2}"
         self._bytes = path.stat().st_size
         self._read_bytes = 0
+
+    @staticmethod
+    def line(row: int) -> str:
+        return f"line {row + 2}"
 
     def head(self):
         return read_text_table(self.path, self.fmt, sep=self.sep, decimal=self.decimal, nrows=HEAD_ROWS)
 
-    def batches(self, columns: list) -> Iterator:
+    def batches(self, columns: list, part: None = None) -> Iterator:
         import pandas as pd
 
         wanted = set(map(str, columns))
@@ -334,15 +421,37 @@ class _TextSource:
         return round(self._bytes / (sum(lines) / len(lines))) if lines else 0
 
 
-def _label_codes(source, path: Path, label_column: str, columns: list, label_values, positive_label):
-    """The distinct labels of the whole column (an Index, in order of first appearance) and the class of
-    each; a missing label is refused with its row."""
+@dataclass(frozen=True)
+class _Labels:
+    """The distinct values of a label column (in order of first appearance) and their dtype."""
+
+    values: np.ndarray
+    dtype: object
+    path: Path
+    label_column: str
+
+    def merged(self, other: _Labels) -> _Labels:
+        """The distinct labels of both parts, ``self``'s first."""
+        import pandas as pd
+
+        both = [np.asarray(labels.values, dtype=object) for labels in (self, other)]
+        values = pd.unique(np.concatenate(both))
+        if self.dtype is None or other.dtype is None:  # a part without rows
+            dtype = other.dtype if self.dtype is None else self.dtype
+        else:
+            dtype = self.dtype if self.dtype == other.dtype else np.dtype(object)
+        return _Labels(_few_labels(values, self.path, self.label_column), dtype, self.path, self.label_column)
+
+
+def _distinct_labels(source, path: Path, label_column: str, part: Partition | None) -> _Labels:
+    """The distinct labels of the whole column (``part`` None) or of a partition's rows; a missing label is
+    refused with its row (in the partition's file)."""
     import pandas as pd
 
+    path, start = (path, 0) if part is None else (part.file, part.file_row)
     seen = None
-    start = 0
     dtype = None
-    for frame in source.batches([label_column]):
+    for frame in source.batches([label_column], part):
         values = frame[label_column]
         missing = values.isna().to_numpy()
         if missing.any():
@@ -354,19 +463,42 @@ def _label_codes(source, path: Path, label_column: str, columns: list, label_val
         unique = pd.unique(values)
         seen = unique if seen is None else pd.unique(np.concatenate([np.asarray(seen, dtype=object), unique]))
         dtype = values.dtype if dtype is None or dtype == values.dtype else np.dtype(object)
-        if len(seen) > MAX_LABEL_VALUES:
-            raise CalibInputError(
-                f"{path}: the label column {label_column!r} holds more than {MAX_LABEL_VALUES} distinct values: labels "
-                "name classes; check which column holds them (label_column=)",
-                cli_message=f"{path}: the label column {label_column!r} holds more than {MAX_LABEL_VALUES} distinct "
-                "values: labels name classes; check which column holds them (--labels COLUMN)",
-            )
+        seen = _few_labels(seen, path, label_column)
         start += len(values)
-    if seen is None:
+    return _Labels(np.asarray([] if seen is None else seen), dtype, path, label_column)
+
+
+def _few_labels(values, path: Path, label_column: str):
+    if len(values) > MAX_LABEL_VALUES:
+        raise CalibInputError(
+            f"{path}: the label column {label_column!r} holds more than {MAX_LABEL_VALUES} distinct values: labels "
+            "name classes; check which column holds them (label_column=)",
+            cli_message=f"{path}: the label column {label_column!r} holds more than {MAX_LABEL_VALUES} distinct "
+            "values: labels name classes; check which column holds them (--labels COLUMN)",
+        )
+    return values
+
+
+def _label_codes(labels: _Labels, path: Path, columns: list, label_values, positive_label):
+    """The distinct labels (an Index, in order of first appearance) and the class of each."""
+    import pandas as pd
+
+    if labels.dtype is None:
         raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
-    distinct = pd.Series(seen, dtype=dtype)
+    distinct = pd.Series(labels.values, dtype=labels.dtype)
     codes = label_indices(distinct, columns, label_values, positive_label, path)
     return pd.Index(distinct), np.asarray(codes, dtype=np.int64)
+
+
+@contextmanager
+def _read_errors(file: Path):
+    """Arrow's errors reading ``file`` as one error naming it."""
+    try:
+        yield
+    except CalibInputError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise CalibInputError(f"{file} is not a readable parquet table ({exc}); rewrite or remove it") from None
 
 
 def _validated(scores: np.ndarray, labels: np.ndarray, kind: str, path: Path, start: int, line) -> tuple:

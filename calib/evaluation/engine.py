@@ -337,7 +337,8 @@ class _Subsample:
 
     def merged(self, other: _Subsample) -> _Subsample:
         """The subsample of both sets of rows, ``self``'s before ``other``'s (neither is changed)."""
-        both = _Subsample(self.limit, min(self.below, other.below), self._pieces + other._pieces, self._held + other._held)
+        below = min(self.below, other.below)
+        both = _Subsample(self.limit, below, self._pieces + other._pieces, self._held + other._held)
         both._cut()
         return both
 
@@ -467,15 +468,16 @@ def metrics_of(ctx: Context) -> tuple[list[MetricDefinition], list[MetricDefinit
     return definitions, definitions + ([lens] if lens not in definitions else [])
 
 
-def gather(source, ctx: Context, computed, *, grouped, whole_limit, fit_rows, first_row=0, below=1.0,
+def gather(source, ctx: Context, computed, *, grouped, whole_limit, fit_rows, first_row=0, below=(1.0, 1.0),
            advance=None) -> Gathered:  # fmt: skip
     """A pass over the chunks of ``source()``, which start at row ``first_row`` of the data set: the sums
     of the ``computed`` metrics' terms for the data and every resample, overall and per group, and the
-    subsamples (keys below ``below``); ``advance(rows)`` is told of each block read."""
+    subsamples of ``whole_limit`` and ``fit_rows`` rows (keys below ``below``'s two bounds); ``advance(rows)``
+    is told of each block read."""
     settings, k = ctx.settings, ctx.n_classes
     summed = [d for d in computed if d.terms is not None]
-    result = Gathered(State(settings.n_boot), {}, _Subsample(whole_limit, below), _Subsample(fit_rows, below),
-                      np.zeros(k, dtype=np.int64))  # fmt: skip
+    lens, fitting = _Subsample(whole_limit, below[0]), _Subsample(fit_rows, below[1])
+    result = Gathered(State(settings.n_boot), {}, lens, fitting, np.zeros(k, dtype=np.int64))
     size = block_rows(k)
     # The next block's resample counts are drawn on a second thread while this block's sums are taken
     # (numpy draws and compares without the GIL); a part of a block takes its rows of the full block's
@@ -880,7 +882,8 @@ def _corp(x: np.ndarray, y: np.ndarray, k: int, settings: EvaluationSettings) ->
 
 
 def _group_rows(by_group: dict, summed, ctx: Context) -> list[GroupRow]:
-    """Per group, in the order of the group values: its metrics with intervals, Spiegelhalter's z of its CORP lens, and Holm's adjustment."""
+    """Per group, in the order of the group values: its metrics with intervals, Spiegelhalter's z of its
+    CORP lens, and Holm's adjustment."""
     from scipy.special import ndtr
 
     rows = []

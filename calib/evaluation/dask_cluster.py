@@ -1,0 +1,142 @@
+"""Partitions evaluated on a Dask cluster: a ``map_reduce`` (:mod:`calib.evaluation.partitioned`) whose
+partitions run on the workers and whose merges run there too, two neighbours at a time, so the client
+receives one merged result and the workers hold one partition's state each, however many there are.
+
+Every task is a pure function of its inputs (a merge builds a new state), so when a worker dies the
+scheduler computes what it held again from the same inputs, with the same result.
+
+This module is imported only when a scheduler is given: Dask is an optional dependency
+(``pip install 'calib-repro[dask]'``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from distributed import Client, as_completed
+from distributed.comm import connect as comm_connect
+from distributed.comm.addressing import parse_address, parse_host_port
+from distributed.scheduler import KilledWorker
+
+from calib.evaluation.engine import _Phase
+from calib.validation import CalibInputError
+
+# Seconds to wait for the scheduler to answer before giving up.
+CONNECT_TIMEOUT = 10
+
+
+@contextmanager
+def on_cluster(scheduler, *, say: Callable[[str], None], timeout: float = CONNECT_TIMEOUT) -> Iterator[Callable]:
+    """A ``map_reduce`` on the cluster of ``scheduler`` (an address, or a ``distributed.Client``, left open).
+
+    Parameters
+    ----------
+    scheduler : str or distributed.Client
+        The scheduler's address (``tcp://host:8786``), or a client of it.
+    say : callable
+        Receives progress messages.
+    timeout : float
+        Seconds to wait for the scheduler: after them, one CalibInputError.
+
+    Yields
+    ------
+    callable
+        ``map_reduce(function, items, merge, what)``.
+    """
+    if isinstance(scheduler, Client):
+        yield _MapReduce(scheduler, say)
+        return
+    client = connect(str(scheduler), timeout)
+    try:
+        _check_workers(client)
+        yield _MapReduce(client, say)
+    finally:
+        client.close()
+
+
+def connect(address: str, timeout: float = CONNECT_TIMEOUT) -> Client:
+    """A client of the scheduler at ``address``, or one CalibInputError when none answers within ``timeout`` s.
+
+    The scheduler is first greeted on a connection of its own: a client that fails to start spends its
+    close-down timeout too, and an address that answers in another protocol can make it fail anywhere.
+    """
+    try:
+        host, port = parse_host_port(parse_address(address)[1])
+    except (ValueError, TypeError) as exc:
+        raise CalibInputError(
+            f"scheduler {address!r} is not an address ({exc}); give the one the scheduler prints, tcp://HOST:8786",
+            cli_message=f"--scheduler {address} is not an address ({exc}); give the one dask scheduler prints, "
+            "tcp://HOST:8786",
+        ) from None
+    quiet = logging.getLogger("distributed")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)  # each failed attempt would be logged before the one error
+    try:
+        asyncio.run(_greet(address, timeout))
+        return Client(address, timeout=f"{timeout}s", set_as_default=False)
+    except Exception as exc:  # noqa: BLE001 - whatever the far end did, the user gets one line
+        if isinstance(exc, OSError | TimeoutError):
+            reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+        else:  # e.g. a length prefix of another protocol read as a message's size
+            reason = f"something answered, but not as a Dask scheduler: {type(exc).__name__}"
+        raise CalibInputError(
+            f"scheduler {address!r}: no Dask scheduler answered within {timeout:g} s ({reason}); start one "
+            "(dask scheduler) and give its address, tcp://HOST:8786",
+            cli_message=f"--scheduler {address}: no Dask scheduler answered at {host}:{port} within {timeout:g} s "
+            f"({reason}); start one (dask scheduler) and give the address it prints, tcp://HOST:8786",
+        ) from None
+    finally:
+        quiet.setLevel(level)
+
+
+async def _greet(address: str, timeout: float) -> None:
+    """Open and close a connection to the scheduler (Dask's handshake), retried until ``timeout``."""
+    comm = await comm_connect(address, timeout=timeout)
+    await comm.close()
+
+
+def _check_workers(client: Client) -> None:
+    """Refuse workers that run without this version of calib (they could not run the partitions)."""
+    ours = importlib.metadata.version("calib-repro")
+    found = client.run(importlib.metadata.version, "calib-repro", on_error="return")
+    for worker, version in found.items():
+        if version != ours:
+            has = "does not have calib-repro" if isinstance(version, Exception) else f"has calib-repro {version}"
+            raise CalibInputError(
+                f"Dask worker {worker} {has}; the workers need calib-repro {ours}, as here: start them from this "
+                "environment (pip install -e '.[dask]')"
+            )
+
+
+class _MapReduce:
+    """``function`` on every item on the workers, merged two neighbours at a time in order, on the workers."""
+
+    def __init__(self, client: Client, say: Callable[[str], None]):
+        self.client, self.say = client, say
+
+    def __call__(self, function: Callable, items: list, merge: Callable, what: str = "partitions"):
+        client = self.client
+        mapped = client.map(function, items, pure=False)
+        futures = list(mapped)
+        level = mapped
+        while len(level) > 1:
+            pairs = [level[i : i + 2] for i in range(0, len(level), 2)]
+            level = [client.submit(merge, *pair, pure=False) if len(pair) == 2 else pair[0] for pair in pairs]
+            futures += level
+        phase = _Phase(f"{what} on the cluster", len(items), self.say, unit="partitions")
+        try:
+            for done in as_completed(mapped, loop=client.loop):
+                done.result()  # the first failure stops the run with its error
+                phase.advance()
+            return level[0].result()
+        except KilledWorker as exc:
+            raise CalibInputError(
+                f"the Dask workers running {exc.task} died each time it ran ({exc}); give the workers more "
+                "memory, or look at their logs for the cause"
+            ) from None
+        finally:
+            client.cancel(futures)

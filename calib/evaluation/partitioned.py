@@ -1,0 +1,202 @@
+"""A Parquet data set evaluated part by part, wherever the parts run: each partition (a run of row groups
+of one file) is passed over on its own into a state, and the states are merged in order.
+
+The engine's passes are keyed by where rows lie in the whole data set (the blocks of Poisson resample
+counts and the subsample's keys, :mod:`calib.evaluation.passes`), so a partition's state is the part of
+the data set's state its rows make, and the merged states are the state of a single pass: the same
+metrics, intervals, subsamples, calibrators and subgroups as :func:`calib.evaluation.engine.evaluate_chunks`
+on the data set (sums added in another order: equal to about 1e-15 relative).
+
+Where the partitions run is a ``map_reduce(function, items, merge, what)``: :func:`in_process` here, or
+a Dask cluster's (:mod:`calib.evaluation.dask_cluster`). Each partition keeps of its rows only those
+whose subsample keys may be among the data set's smallest (:func:`calib.evaluation.engine.key_bound`),
+so what a partition sends back is a small share of the subsample, not up to a whole subsample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial, reduce
+from pathlib import Path
+
+from calib.data.chunks import PARTITION_ROWS, ChunkedSet, Partition, table_chunks
+from calib.evaluation.engine import (
+    Gathered,
+    Pass,
+    Summary,
+    _edge_sample,
+    _settings,
+    _Subsample,
+    calibrators_of,
+    checked,
+    context,
+    gather,
+    key_bound,
+    metrics_of,
+    summarized,
+)
+from calib.evaluation.settings import EvaluationSettings
+from calib.validation import CalibInputError
+
+
+def in_process(function: Callable, items: list, merge: Callable, what: str = "") -> object:
+    """``function`` on each item here, one after the other, the results merged in order (a ``map_reduce``)."""
+    return reduce(merge, map(function, items))
+
+
+def evaluate_partitioned(
+    table: ChunkedSet,
+    *,
+    map_reduce: Callable = in_process,
+    settings: EvaluationSettings | None = None,
+    costs=None,
+    priors=None,
+    grouped: bool = False,
+    group_column: str = "group",
+    progress: Callable[[str], None] | None = None,
+    **options,
+) -> Summary:
+    """:func:`calib.evaluation.engine.evaluate_chunks` of a Parquet data set, partition by partition.
+
+    Parameters
+    ----------
+    table : ChunkedSet
+        A Parquet file or folder (:func:`calib.data.chunks.table_chunks`), which has partitions.
+    map_reduce : callable
+        ``map_reduce(function, partitions, merge, what)`` runs ``function`` on every partition and merges
+        the results in order: :func:`in_process` (default) or a cluster's.
+    settings, costs, priors, grouped, group_column, progress, **options
+        As for :func:`calib.evaluation.engine.evaluate_chunks`.
+
+    Returns
+    -------
+    Summary
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, tempfile, os
+    >>> from calib.evaluation.engine import evaluate_chunks
+    >>> rng = np.random.default_rng(0)
+    >>> p1 = rng.uniform(0.05, 0.95, 3000)
+    >>> frame = pd.DataFrame({"0": 1 - p1, "1": p1, "label": (rng.random(3000) < p1).astype(int)})
+    >>> path = os.path.join(tempfile.mkdtemp(), "log.parquet")
+    >>> frame.to_parquet(path, row_group_size=700)
+    >>> table = table_chunks(path, kind="probs", format="parquet")
+    >>> options = dict(n_boot=20, calibrators=())
+    >>> cut = evaluate_partitioned(table, **options)
+    >>> whole = evaluate_chunks(table.chunks, n_classes=2, **options)
+    >>> abs(cut.metrics["NCE"].high - whole.metrics["NCE"].high) < 1e-12
+    True
+    """
+    if table.partitions is None:
+        raise CalibInputError(f"{table.path}: only a Parquet file or folder is read by partitions")
+    settings = _settings(settings, options)
+    say = progress or (lambda _: None)
+    k = table.n_classes
+    parts = table.partitions(PARTITION_ROWS)
+    n_rows = sum(part.n_rows for part in parts)
+    names, left_out = calibrators_of(settings, k)
+    fit_rows = 0 if not names else settings.fit_rows(k)
+
+    def edge_sample():
+        bound = key_bound(settings.sample_limit, n_rows)
+        sample = map_reduce(partial(_edge_part, table.read, settings, k, bound), parts, _Subsample.merged, "bin edges")
+        if not sample.complete():  # fewer rows below the bound than the subsample holds (chance < 10^-15)
+            sample = map_reduce(partial(_edge_part, table.read, settings, k, 1.0), parts, _Subsample.merged)
+        return sample.arrays
+
+    ctx = context(k, settings, costs, priors, edge_sample)
+    definitions, computed = metrics_of(ctx)
+    whole_limit = settings.sample_limit
+    task = partial(_part_pass, table.read, ctx, computed, grouped, whole_limit, fit_rows)
+    below = (key_bound(whole_limit, n_rows), key_bound(fit_rows, n_rows))
+    gathered = map_reduce(partial(task, below), parts, Gathered.merged, "partitions")
+    if not (gathered.lens.complete() and gathered.fitting.complete()):
+        gathered = map_reduce(partial(task, (1.0, 1.0)), parts, Gathered.merged, "partitions")
+    done = checked(Pass(ctx, definitions, computed, gathered))
+    return summarized(done, names, left_out, grouped=grouped, group_column=group_column, say=say)
+
+
+def _edge_part(read, settings: EvaluationSettings, k: int, below: float, part: Partition) -> _Subsample:
+    return _edge_sample(lambda: read(part), settings, k, part.first_row, below)
+
+
+def _part_pass(read, ctx, computed, grouped, whole_limit, fit_rows, below, part: Partition) -> Gathered:
+    return gather(lambda: read(part), ctx, computed, grouped=grouped, whole_limit=whole_limit, fit_rows=fit_rows,
+                  first_row=part.first_row, below=below)  # fmt: skip
+
+
+def evaluate_dataset(
+    path,
+    *,
+    kind: str,
+    labels: str = "label",
+    class_columns=None,
+    label_values="auto",
+    positive_label=None,
+    groups: str | None = None,
+    scheduler=None,
+    settings: EvaluationSettings | None = None,
+    costs=None,
+    priors=None,
+    progress: Callable[[str], None] | None = None,
+    **options,
+) -> Summary:
+    """Evaluate a Parquet data set (a file, or a folder of files with the same columns) where it lives:
+    here, read in chunks, or on a Dask cluster, each partition on a worker (``scheduler``).
+
+    The result is the same either way (:func:`evaluate_partitioned`): every registered metric with
+    Poisson bootstrap intervals, the calibrators' evidence, CORP and the subgroups, as
+    :func:`calib.evaluate` gives them on the rows at once.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.parquet`` file or a folder of them (one table, files in the order of their names).
+    kind : {"probs", "logprobs", "logits"}
+        What the score columns hold.
+    labels : str
+        The label column.
+    class_columns, label_values, positive_label
+        As for :func:`calib.load_posteriors`.
+    groups : str, optional
+        A column of subgroups: every metric and a calibration test per group.
+    scheduler : str or dask.distributed.Client, optional
+        A Dask scheduler's address (``tcp://host:8786``) or a client: the partitions are evaluated on its
+        workers (needs ``pip install 'calib-repro[dask]'``). Unreachable within
+        :data:`calib.evaluation.dask_cluster.CONNECT_TIMEOUT` seconds: a CalibInputError.
+    settings, costs, priors, progress, **options
+        As for :func:`calib.evaluate`.
+
+    Returns
+    -------
+    Summary
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, tempfile, os
+    >>> rng = np.random.default_rng(1)
+    >>> p1 = rng.uniform(0.05, 0.95, 2000)
+    >>> frame = pd.DataFrame({"no": 1 - p1, "yes": p1, "clicked": np.where(rng.random(2000) < p1, "yes", "no")})
+    >>> folder = tempfile.mkdtemp()
+    >>> frame[:1200].to_parquet(os.path.join(folder, "part-0.parquet"))
+    >>> frame[1200:].to_parquet(os.path.join(folder, "part-1.parquet"))
+    >>> s = evaluate_dataset(folder, kind="probs", labels="clicked", n_boot=0, calibrators=())
+    >>> s.n_samples, round(s.metrics["accuracy"].value, 3)
+    (2000, 0.721)
+    """
+    table_options = dict(kind=kind, format="parquet", label_column=labels, class_columns=class_columns,
+                         label_values=label_values, positive_label=positive_label, group_column=groups)  # fmt: skip
+    shared = dict(settings=settings, costs=costs, priors=priors, grouped=groups is not None,
+                  group_column=groups or "group", progress=progress, **options)  # fmt: skip
+    path = Path(path)
+    if scheduler is None:
+        from calib.evaluation.engine import evaluate_chunks
+
+        table = table_chunks(path, **table_options)
+        return evaluate_chunks(table.chunks, n_classes=table.n_classes, n_rows=table.n_samples, **shared)
+    from calib.evaluation.dask_cluster import on_cluster
+
+    with on_cluster(scheduler, say=progress or (lambda _: None)) as map_reduce:
+        table = table_chunks(path, map_reduce=map_reduce, **table_options)
+        return evaluate_partitioned(table, map_reduce=map_reduce, **shared)
