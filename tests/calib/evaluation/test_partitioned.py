@@ -1,0 +1,131 @@
+"""calib.evaluation.partitioned: a Parquet data set evaluated partition by partition, each partition's state
+computed on its own and the states merged, equals the single out-of-core pass (evaluate_chunks) on the data
+set; without a scheduler nothing imports Dask. The same on real Dask clusters: tests/dask/."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calib.evaluation.partitioned as partitioned
+from calib.cli import main
+from calib.data.chunks import table_chunks
+from calib.evaluation.engine import evaluate_chunks
+from calib.evaluation.partitioned import evaluate_dataset, evaluate_partitioned
+from calib.validation import CalibInputError, MissingFileError
+
+
+def write_log(folder, n=24_000, k=2, seed=0, files=3, row_group=1_700):
+    """A prediction log of ``n`` rows in ``files`` Parquet files of small row groups (many partitions whose
+    rows start inside the engine's blocks), mildly miscalibrated, with a segment column."""
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(0, 1.5, (n, k))
+    probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    true = probs**1.3 / (probs**1.3).sum(axis=1, keepdims=True)
+    labels = (rng.random(n)[:, None] > np.cumsum(true, axis=1)).sum(axis=1)
+    frame = pd.DataFrame(probs, columns=[f"class_{i}" for i in range(k)])
+    frame["label"] = np.array([f"class_{i}" for i in range(k)])[labels]
+    frame["segment"] = rng.choice(["north", "south", "east"], n)
+    folder.mkdir(exist_ok=True)
+    for i, rows in enumerate(np.array_split(np.arange(n), files)):
+        frame.iloc[rows].to_parquet(folder / f"part-{i:02d}.parquet", index=False, row_group_size=row_group)
+    return folder
+
+
+def assert_same(a, b, rtol=1e-12):
+    """Every metric, interval, gain, group and count of two summaries equal to ``rtol``."""
+    assert a.n_samples == b.n_samples and a.metrics.keys() == b.metrics.keys()
+    pairs = [(a.metrics, b.metrics), (a.gains, b.gains)]
+    pairs += [(g.metrics, h.metrics) for g, h in zip(a.groups, b.groups, strict=True)]
+    for left, right in pairs:
+        assert left.keys() == right.keys()
+        for name in left:
+            for x, y in zip(vars(left[name]).values(), vars(right[name]).values(), strict=True):
+                assert (math.isnan(x) and math.isnan(y)) or x == pytest.approx(y, rel=rtol, abs=1e-15), name
+    assert a.recommended == b.recommended and a.notes == b.notes
+    assert [(g.group, g.n, g.flagged) for g in a.groups] == [(g.group, g.n, g.flagged) for g in b.groups]
+    for g, h in zip(a.groups, b.groups, strict=True):
+        assert g.p_value == pytest.approx(h.p_value, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("k", "options"),
+    [
+        (2, {"n_boot": 30, "sample_limit": 5_000, "fit_samples": 4_000, "binning": "equal-mass"}),
+        (3, {"n_boot": 20, "calibrators": ("temperature",)}),
+    ],
+)
+def test_partitions_merged_equal_the_single_out_of_core_pass(tmp_path, monkeypatch, k, options):
+    folder = write_log(tmp_path / "log", k=k)
+    monkeypatch.setattr(partitioned, "PARTITION_ROWS", 3_000)  # 4 partitions of each file (5 row groups)
+    table = table_chunks(folder, kind="probs", format="parquet", group_column="segment")
+    assert [p.n_rows for p in table.partitions(3_000)] == [1_700, 1_700, 1_700, 2_900] * 3
+    whole = evaluate_chunks(table.chunks, n_classes=k, grouped=True, **options)
+    cut = evaluate_partitioned(table, grouped=True, **options)
+    assert_same(cut, whole)
+    # the subsample (the smooth ECE and CORP rows) is the same rows, in order (the scores read from chunks cut
+    # elsewhere may differ in the last bit)
+    np.testing.assert_allclose(cut.lens[0], whole.lens[0], rtol=1e-15)
+    np.testing.assert_array_equal(cut.lens[1], whole.lens[1])
+
+
+def test_a_key_bound_that_falls_short_is_noticed_and_the_partitions_read_again_without_one(tmp_path, monkeypatch):
+    folder = write_log(tmp_path / "log")
+    monkeypatch.setattr(partitioned, "PARTITION_ROWS", 3_000)
+    calls = []
+    monkeypatch.setattr(partitioned, "key_bound", lambda limit, n: calls.append(limit) or (0.01 if limit else 0.0))
+    options = {"n_boot": 10, "sample_limit": 5_000, "fit_samples": 2_000, "binning": "equal-mass"}
+    table = table_chunks(folder, kind="probs", format="parquet")
+    whole = evaluate_chunks(table.chunks, n_classes=2, **options)
+    assert_same(evaluate_partitioned(table, **options), whole)
+    assert calls  # the bound was asked for, and its short subsamples were not used
+
+
+def test_evaluate_dataset_without_a_scheduler_is_the_out_of_core_evaluation(tmp_path):
+    folder = write_log(tmp_path / "log", n=6_000)
+    summary = evaluate_dataset(folder, kind="probs", groups="segment", n_boot=10, calibrators=())
+    table = table_chunks(folder, kind="probs", format="parquet", group_column="segment")
+    assert_same(summary, evaluate_chunks(table.chunks, n_classes=2, grouped=True, n_boot=10, calibrators=()), 0)
+
+
+def test_a_partition_without_labels_is_named_by_its_file_and_row(tmp_path, monkeypatch):
+    folder = write_log(tmp_path / "log", n=6_000)
+    frame = pd.read_parquet(folder / "part-01.parquet")
+    frame.loc[1_234, "label"] = None
+    frame.to_parquet(folder / "part-01.parquet", index=False, row_group_size=1_700)
+    table_options = {"kind": "probs", "format": "parquet", "map_reduce": partitioned.in_process}
+    with pytest.raises(CalibInputError, match=r"part-01\.parquet: labels are missing \(first at row 1234 "):
+        table_chunks(folder, **table_options)
+
+
+def test_the_errors_of_a_partition_survive_pickling_whole():
+    # (raised on a worker, an error reaches the client by pickle)
+    error = pickle.loads(pickle.dumps(MissingFileError("give path=", cli_message="give --path")))
+    assert isinstance(error, MissingFileError) and str(error) == "give path=" and error.cli_message == "give --path"
+
+
+def test_without_a_scheduler_the_command_never_imports_dask(tmp_path):
+    folder = write_log(tmp_path / "log", n=3_000)
+    script = (
+        "import sys; from calib.cli import main; "
+        f"code = main(['evaluate', {str(folder)!r}, '--kind', 'probs', '--quiet', '--bootstrap', '5']); "
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed', 'dask_jobqueue')); "
+        "print(code, loaded)"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert run.stdout.split("\n")[-2] == "0 []", run.stdout + run.stderr
+
+
+def test_a_scheduler_is_for_parquet_data_sets(tmp_path, capsys):
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"0": [0.2, 0.7], "1": [0.8, 0.3], "label": [1, 0]}).to_csv(path, index=False)
+    assert main(["evaluate", str(path), "--scheduler", "tcp://127.0.0.1:8786", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--scheduler: FILE" in err and "is not a Parquet file or folder" in err
+    assert err.count("\n") == 1
