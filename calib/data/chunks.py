@@ -327,7 +327,7 @@ class _ParquetSource:
                     meta = parquet.metadata
                     self.group_rows.append([meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
             except (OSError, ValueError) as exc:
-                raise CalibInputError(f"{file} is not a readable parquet table ({exc})") from exc
+                raise CalibInputError(f"{file} is not a readable parquet table ({_one_line(exc)})") from exc
         self.n_rows = sum(map(sum, self.group_rows))
         for file, schema in zip(files[1:], schemas[1:], strict=True):
             if schema.names != schemas[0].names or schema.types != schemas[0].types:
@@ -498,7 +498,15 @@ def _read_errors(file: Path):
     except CalibInputError:
         raise
     except (OSError, ValueError) as exc:
-        raise CalibInputError(f"{file} is not a readable parquet table ({exc}); rewrite or remove it") from None
+        raise CalibInputError(
+            f"{file} is not a readable parquet table ({_one_line(exc)}); rewrite or remove it"
+        ) from None
+
+
+def _one_line(exc: Exception) -> str:
+    """Arrow's message of ``exc`` on one line of printable characters (it may hold the bytes it could not parse)."""
+    words = "".join(c if c.isprintable() else " " for c in str(exc)).split()
+    return " ".join(words) or type(exc).__name__
 
 
 def _validated(scores: np.ndarray, labels: np.ndarray, kind: str, path: Path, start: int, line) -> tuple:

@@ -72,7 +72,7 @@ def test_every_metric_equals_the_library_function_on_the_data_and_on_each_poisso
 def test_n_bins_10_on_the_command_line_equals_an_independent_10_bin_ece(tmp_path, capsys):
     rng = np.random.default_rng(5)
     probs = rng.dirichlet([0.6, 0.6, 0.6], size=2000)
-    labels = np.array([rng.choice(3, p=p ** 1.5 / (p ** 1.5).sum()) for p in probs])
+    labels = np.array([rng.choice(3, p=p**1.5 / (p**1.5).sum()) for p in probs])
     np.savez(tmp_path / "s.npz", scores=probs, labels=labels)
     assert main(["evaluate", str(tmp_path / "s.npz"), "--n-bins", "10", "--json", "--quiet", "--bootstrap", "0",
                  "--calibrators", "none"]) == 0  # fmt: skip

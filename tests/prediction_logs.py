@@ -1,0 +1,43 @@
+"""Prediction logs written as Parquet data sets, and the equality of two evaluations: shared by the
+partitioned-evaluation tests (tests/calib/evaluation) and the Dask cluster tests (tests/dask, tests/slurm)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+
+def write_log(folder, n=24_000, k=2, seed=0, files=3, row_group=1_700):
+    """A prediction log of ``n`` rows in ``files`` Parquet files of small row groups (many partitions whose
+    rows start inside the engine's blocks), mildly miscalibrated, with a segment column."""
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(0, 1.5, (n, k))
+    probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    true = probs**1.3 / (probs**1.3).sum(axis=1, keepdims=True)
+    labels = (rng.random(n)[:, None] > np.cumsum(true, axis=1)).sum(axis=1)
+    frame = pd.DataFrame(probs, columns=[f"class_{i}" for i in range(k)])
+    frame["label"] = np.array([f"class_{i}" for i in range(k)])[labels]
+    frame["segment"] = rng.choice(["north", "south", "east"], n)
+    folder.mkdir(exist_ok=True)
+    for i, rows in enumerate(np.array_split(np.arange(n), files)):
+        frame.iloc[rows].to_parquet(folder / f"part-{i:02d}.parquet", index=False, row_group_size=row_group)
+    return folder
+
+
+def assert_same(a, b, rtol=1e-12):
+    """Every metric, interval, gain, group and count of two summaries equal to ``rtol``."""
+    assert a.n_samples == b.n_samples and a.metrics.keys() == b.metrics.keys()
+    pairs = [(a.metrics, b.metrics), (a.gains, b.gains)]
+    pairs += [(g.metrics, h.metrics) for g, h in zip(a.groups, b.groups, strict=True)]
+    for left, right in pairs:
+        assert left.keys() == right.keys()
+        for name in left:
+            for x, y in zip(vars(left[name]).values(), vars(right[name]).values(), strict=True):
+                assert (math.isnan(x) and math.isnan(y)) or x == pytest.approx(y, rel=rtol, abs=1e-15), name
+    assert a.recommended == b.recommended and a.notes == b.notes
+    assert [(g.group, g.n, g.flagged) for g in a.groups] == [(g.group, g.n, g.flagged) for g in b.groups]
+    for g, h in zip(a.groups, b.groups, strict=True):
+        assert g.p_value == pytest.approx(h.p_value, rel=1e-9)
