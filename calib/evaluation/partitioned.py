@@ -16,9 +16,10 @@ so what a partition sends back is a small share of the subsample, not up to a wh
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial, reduce
+from functools import cache, partial, reduce
 from pathlib import Path
 
+from calib._internal.memory import return_large_arrays_to_the_system
 from calib.data.chunks import PARTITION_ROWS, ChunkedSet, Partition, table_chunks
 from calib.evaluation.engine import (
     Gathered,
@@ -118,12 +119,22 @@ def evaluate_partitioned(
 
 
 def _edge_part(read, settings: EvaluationSettings, k: int, below: float, part: Partition) -> _Subsample:
+    _fixed_mmap_threshold()
     return _edge_sample(lambda: read(part), settings, k, part.first_row, below)
 
 
 def _part_pass(read, ctx, computed, grouped, whole_limit, fit_rows, below, part: Partition) -> Gathered:
+    _fixed_mmap_threshold()
     return gather(lambda: read(part), ctx, computed, grouped=grouped, whole_limit=whole_limit, fit_rows=fit_rows,
                   first_row=part.first_row, below=below)  # fmt: skip
+
+
+@cache
+def _fixed_mmap_threshold() -> None:
+    """glibc's mmap threshold fixed at 4 MiB in the process that passes over partitions, once: a Dask worker
+    sets MALLOC_TRIM_THRESHOLD_, which also stops glibc from raising the threshold, so every array of a
+    block (512 KiB) would be mapped and unmapped, page by page, each time (:mod:`calib._internal.memory`)."""
+    return_large_arrays_to_the_system()
 
 
 def evaluate_dataset(
