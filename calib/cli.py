@@ -339,7 +339,14 @@ def _evaluated(args, settings, progress, out: Path | None, table, map_reduce) ->
         return_large_arrays_to_the_system()  # a long run's memory is what it holds, not its past peaks
         n_classes, names = table.n_classes, table.class_names
         size = "" if table.n_samples is None else f"{table.n_samples} samples, "
-        progress(f"reading {args.file} in chunks: {size}{n_classes} classes")
+        if map_reduce is None:
+            progress(f"reading {args.file} in chunks: {size}{n_classes} classes")
+        else:
+            from calib.data.chunks import PARTITION_ROWS
+
+            parts = len(table.partitions(PARTITION_ROWS))
+            progress(f"evaluating {args.file} on the Dask cluster at {args.scheduler}: {size}{n_classes} classes, "
+                     f"{parts} partitions")  # fmt: skip
     else:
         pset = _load(args.file, args)
         logp, labels, groups = pset.logprobs(), pset.labels, pset.groups

@@ -4,6 +4,7 @@ partitioned-evaluation tests (tests/calib/evaluation) and the Dask cluster tests
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pandas as pd
@@ -41,3 +42,8 @@ def assert_same(a, b, rtol=1e-12):
     assert [(g.group, g.n, g.flagged) for g in a.groups] == [(g.group, g.n, g.flagged) for g in b.groups]
     for g, h in zip(a.groups, b.groups, strict=True):
         assert g.p_value == pytest.approx(h.p_value, rel=1e-9)
+
+
+def die(part) -> None:
+    """A partition reader that ends its worker process at once (a worker killed by the system)."""
+    os._exit(1)

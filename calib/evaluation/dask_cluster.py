@@ -48,6 +48,7 @@ def on_cluster(scheduler, *, say: Callable[[str], None], timeout: float = CONNEC
         ``map_reduce(function, items, merge, what)``.
     """
     if isinstance(scheduler, Client):
+        _check_workers(scheduler)
         yield _MapReduce(scheduler, say)
         return
     client = connect(str(scheduler), timeout)
@@ -135,8 +136,9 @@ class _MapReduce:
             return level[0].result()
         except KilledWorker as exc:
             raise CalibInputError(
-                f"the Dask workers running {exc.task} died each time it ran ({exc}); give the workers more "
-                "memory, or look at their logs for the cause"
+                f"{what}: the {exc.allowed_failures + 1} Dask workers that ran task {exc.task} died each time, the "
+                f"last {exc.last_worker.address}; give the workers more memory (a worker holds one partition's "
+                "chunks per thread), or read their logs"
             ) from None
         finally:
             client.cancel(futures)

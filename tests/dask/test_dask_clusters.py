@@ -8,6 +8,7 @@ tests/slurm/.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import resource
@@ -19,14 +20,17 @@ import threading
 import time
 from pathlib import Path
 
+import dask
 import pandas as pd
 import pytest
 from distributed import Client, LocalCluster
-from prediction_logs import assert_same, write_log
+from prediction_logs import assert_same, die, write_log
 
 import calib.evaluation.partitioned as partitioned
-from calib.evaluation.dask_cluster import CONNECT_TIMEOUT
-from calib.evaluation.partitioned import evaluate_dataset
+from calib.data.chunks import table_chunks
+from calib.evaluation.dask_cluster import CONNECT_TIMEOUT, on_cluster
+from calib.evaluation.partitioned import evaluate_dataset, evaluate_partitioned
+from calib.validation import CalibInputError
 
 pytestmark = pytest.mark.dask
 
@@ -85,6 +89,21 @@ def test_a_local_cluster_gives_the_evaluation_here(log, monkeypatch):
         there = evaluate_dataset(log, kind="probs", groups="segment", binning="equal-mass", scheduler=client, **OPTIONS)
         assert client.status == "running"  # a client that was given is left open
     assert_same(there, here)
+
+
+def test_a_partition_whose_workers_all_die_is_one_error(log):
+    # each worker that reads a partition ends at once (as one out of memory would); the scheduler gives up
+    # after the first (allowed-failures 0) and the run stops with the CalibInputError that says so
+    table = table_chunks(log, kind="probs", format="parquet")
+    dying = dataclasses.replace(table, read=die)
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+        LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+        on_cluster(client, say=lambda _: None) as map_reduce,
+        pytest.raises(CalibInputError, match=r"partitions: the 1 Dask workers that ran task .* died each time"),
+    ):
+        evaluate_partitioned(dying, map_reduce=map_reduce, n_boot=0, calibrators=())
 
 
 def _json(args: list[str]) -> dict:
