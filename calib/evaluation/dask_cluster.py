@@ -46,6 +46,15 @@ def on_cluster(scheduler, *, say: Callable[[str], None], timeout: float = CONNEC
     ------
     callable
         ``map_reduce(function, items, merge, what)``.
+
+    Examples
+    --------
+    >>> import operator
+    >>> from distributed import LocalCluster
+    >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, Client(cluster) as client:
+    ...     with on_cluster(client, say=lambda _: None) as map_reduce:
+    ...         print(map_reduce(abs, [-1, 2, -3, 4, -5], operator.add))
+    15
     """
     if isinstance(scheduler, Client):
         _check_workers(scheduler)
@@ -64,6 +73,14 @@ def connect(address: str, timeout: float = CONNECT_TIMEOUT) -> Client:
 
     The scheduler is first greeted on a connection of its own: a client that fails to start spends its
     close-down timeout too, and an address that answers in another protocol can make it fail anywhere.
+
+    Examples
+    --------
+    >>> try:
+    ...     connect("tcp://127.0.0.1:port")
+    ... except CalibInputError as error:
+    ...     print(str(error).split(" (")[0])
+    scheduler 'tcp://127.0.0.1:port' is not an address
     """
     try:
         host, port = parse_host_port(parse_address(address)[1])
@@ -113,6 +130,14 @@ def _check_workers(client: Client) -> None:
             )
 
 
+def _merged_in_pairs(client: Client, futures: list, merge: Callable):
+    """The future of ``futures``' results merged two neighbours at a time, in order, on the workers."""
+    while len(futures) > 1:
+        pairs = [futures[i : i + 2] for i in range(0, len(futures), 2)]
+        futures = [client.submit(merge, *pair, pure=False) if len(pair) == 2 else pair[0] for pair in pairs]
+    return futures[0]
+
+
 class _MapReduce:
     """``function`` on every item on the workers, merged two neighbours at a time in order, on the workers."""
 
@@ -122,18 +147,19 @@ class _MapReduce:
     def __call__(self, function: Callable, items: list, merge: Callable, what: str = "partitions"):
         client = self.client
         mapped = client.map(function, items, pure=False)
-        futures = list(mapped)
-        level = mapped
-        while len(level) > 1:
-            pairs = [level[i : i + 2] for i in range(0, len(level), 2)]
-            level = [client.submit(merge, *pair, pure=False) if len(pair) == 2 else pair[0] for pair in pairs]
-            futures += level
+        # Only the partitions' futures (until each is done) and the last merge's are held here: a result
+        # no one holds is dropped by its worker once the merge that reads it is done (and computed again
+        # from its inputs if a later one is lost), so a worker holds a few states, not every level's.
+        watched = as_completed(mapped, loop=client.loop)
+        final = _merged_in_pairs(client, mapped, merge)
+        del mapped
         phase = _Phase(f"{what} on the cluster", len(items), self.say, unit="partitions")
         try:
-            for done in as_completed(mapped, loop=client.loop):
-                done.result()  # the first failure stops the run with its error
+            for done in watched:
+                if done.status == "error":  # the first failure stops the run with its error
+                    raise done.exception()
                 phase.advance()
-            return level[0].result()
+            return final.result()
         except KilledWorker as exc:
             raise CalibInputError(
                 f"{what}: the {exc.allowed_failures + 1} Dask workers that ran task {exc.task} died each time, the "
@@ -141,4 +167,4 @@ class _MapReduce:
                 "chunks per thread), or read their logs"
             ) from None
         finally:
-            client.cancel(futures)
+            client.cancel([final])

@@ -168,6 +168,37 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_the_same(log, com
     assert_same(there, here)
 
 
+def test_the_workers_hold_a_few_states_at_a_time_and_none_after(log, commands_cluster, monkeypatch):
+    # each result is dropped once the merge that reads it is done: of 48 partition states and 47 merges, the
+    # workers hold a few at any moment (at most one unmerged state per tree level and worker, about 2 x 6),
+    # and nothing once the client has the last
+    monkeypatch.setattr(partitioned, "PARTITION_ROWS", 1_250)
+    table = table_chunks(write_log(Path(log).parent / "small_groups", n=60_000, files=4, row_group=1_250),
+                         kind="probs", format="parquet")  # fmt: skip
+    assert len(table.partitions(1_250)) == 48
+    held, done = [], threading.Event()
+
+    def in_memory(dask_scheduler=None):
+        return sum(task.state == "memory" for task in dask_scheduler.tasks.values())
+
+    with Client(commands_cluster, timeout="30s") as client:
+
+        def watch():
+            while not done.is_set():
+                held.append(client.run_on_scheduler(in_memory))
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            with on_cluster(client, say=lambda _: None) as map_reduce:
+                evaluate_partitioned(table, map_reduce=map_reduce, n_boot=20, calibrators=())
+        finally:
+            done.set()
+            watcher.join()
+        assert client.run_on_scheduler(in_memory) == 0
+    assert len(held) > 10 and max(held) <= 14, max(held)
+
+
 def _out_files(out: Path) -> list[Path]:
     return sorted(p for p in out.rglob("*") if p.is_file()) if out.exists() else []
 
