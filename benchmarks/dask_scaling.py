@@ -10,12 +10,12 @@ Run from the repository root (needs ``pip install -e '.[dask]'``)::
 class_0, class_1 (float64 probabilities, p_1 ~ Beta(0.7, 0.7)) and label (int8, 1 with probability
 p_1 ** 1.5; benchmarks/inputs.py's binary problem), file i from the seed's i-th child stream. ``run``
 evaluates it once per setting, in this order: ``calib evaluate FOLDER`` in one process (reading the
-folder in chunks; worker count 0 in the table, and each cluster's output is compared with it: the
-largest relative difference of a metric or bound), then for each worker count a LocalCluster of that many single-threaded worker
-processes (started afresh, so each worker's peak is its own) and ``calib evaluate FOLDER --scheduler
-ADDRESS``; arguments after ``--`` go to every ``calib evaluate``. It prints a Markdown table: wall
-time of the command (start-up, reading, the client's finish: intervals, calibrators, CORP), rows per
-second of the whole command, the command's peak RSS, and the largest peak RSS of the workers. One
+folder in chunks; worker count 0), then for each worker count a LocalCluster of that many
+single-threaded worker processes (started afresh, so each worker's peak is its own) and ``calib
+evaluate FOLDER --scheduler ADDRESS``; arguments after ``--`` go to every ``calib evaluate``. It prints
+a Markdown table: wall time of the command (start-up, reading, the client's finish: intervals,
+calibrators, CORP), rows per second of the whole command, the command's peak RSS, the largest peak RSS
+of the workers, and the largest relative difference of a metric or bound from the first run's. One
 run each, on whatever else the machine is doing (printed: load average, CPUs). Not part of the tests.
 """
 
@@ -82,8 +82,9 @@ def run(folder: Path, workers: list[int], extra: list[str]) -> None:
 
     rows_total = sum(pq.ParquetFile(file).metadata.num_rows for file in sorted(folder.glob("*.parquet")))
     results = []
-    wall, peak, here = command(folder, extra, None)  # the reference every cluster's output is compared with
+    first = None  # the first run's JSON: every later run's output is compared with it
     if 0 in workers:
+        wall, peak, first = command(folder, extra, None)
         row = {"evaluation": "one process, out of core", "workers": 0, "wall (s)": wall, "peak RSS (MB)": peak}
         results.append(row)
         print(row, file=sys.stderr, flush=True)
@@ -96,7 +97,8 @@ def run(folder: Path, workers: list[int], extra: list[str]) -> None:
             usage = client.run(resource.getrusage, resource.RUSAGE_SELF)
             worker_peak = max(u.ru_maxrss for u in usage.values()) / 1024
         row = {"evaluation": "Dask LocalCluster", "workers": count, "wall (s)": wall, "peak RSS (MB)": peak}
-        results.append(row | {"worker peak RSS (MB)": worker_peak, "largest difference": _difference(here, there)})
+        first = there if first is None else first
+        results.append(row | {"worker peak RSS (MB)": worker_peak, "largest difference": _difference(first, there)})
         print(results[-1], file=sys.stderr, flush=True)
     table = pd.DataFrame(results)
     table.insert(3, "rows/s", rows_total / table["wall (s)"])
