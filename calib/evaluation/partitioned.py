@@ -141,11 +141,11 @@ def evaluate_dataset(
     path,
     *,
     kind: str,
-    labels: str = "label",
+    label_column: str = "label",
     class_columns=None,
     label_values="auto",
     positive_label=None,
-    groups: str | None = None,
+    group_column: str | None = None,
     scheduler=None,
     settings: EvaluationSettings | None = None,
     costs=None,
@@ -166,11 +166,11 @@ def evaluate_dataset(
         A ``.parquet`` file or a folder of them (one table, files in the order of their names).
     kind : {"probs", "logprobs", "logits"}
         What the score columns hold.
-    labels : str
+    label_column : str
         The label column.
     class_columns, label_values, positive_label
         As for :func:`calib.load_posteriors`.
-    groups : str, optional
+    group_column : str, optional
         A column of subgroups: every metric and a calibration test per group.
     scheduler : str or dask.distributed.Client, optional
         A Dask scheduler's address (``tcp://host:8786``) or a client: the partitions are evaluated on its
@@ -192,14 +192,14 @@ def evaluate_dataset(
     >>> folder = tempfile.mkdtemp()
     >>> frame[:1200].to_parquet(os.path.join(folder, "part-0.parquet"))
     >>> frame[1200:].to_parquet(os.path.join(folder, "part-1.parquet"))
-    >>> s = evaluate_dataset(folder, kind="probs", labels="clicked", n_boot=0, calibrators=())
+    >>> s = evaluate_dataset(folder, kind="probs", label_column="clicked", n_boot=0, calibrators=())
     >>> s.n_samples, round(s.metrics["accuracy"].value, 3)
     (2000, 0.721)
     """
-    table_options = dict(kind=kind, format="parquet", label_column=labels, class_columns=class_columns,
-                         label_values=label_values, positive_label=positive_label, group_column=groups)  # fmt: skip
-    shared = dict(settings=settings, costs=costs, priors=priors, grouped=groups is not None,
-                  group_column=groups or "group", progress=progress, **options)  # fmt: skip
+    table_options = dict(kind=kind, format="parquet", label_column=label_column, class_columns=class_columns,
+                         label_values=label_values, positive_label=positive_label, group_column=group_column)  # fmt: skip
+    shared = dict(settings=settings, costs=costs, priors=priors, grouped=group_column is not None,
+                  group_column=group_column or "group", progress=progress, **options)  # fmt: skip
     path = Path(path)
     if scheduler is None:
         from calib.evaluation.engine import evaluate_chunks

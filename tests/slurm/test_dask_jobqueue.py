@@ -26,7 +26,7 @@ def test_slurm_workers_from_dask_jobqueue_give_the_evaluation_here_and_are_in_sa
         pytest.fail("the local SLURM cluster is not up; start it with: profiles/slurm/local_cluster.sh up (as root)")
     log = write_log(tmp_path / "log", n=40_000, files=4, row_group=2_500)
     monkeypatch.setattr(partitioned, "PARTITION_ROWS", 5_000)  # 8 partitions
-    options = {"n_boot": 40, "sample_limit": 10_000, "calibrators": ("dp",), "groups": "segment"}
+    options = {"n_boot": 40, "sample_limit": 10_000, "calibrators": ("dp",), "group_column": "segment"}
     here = evaluate_dataset(log, kind="probs", **options)
     name = f"calib-dask-{time.time_ns()}"
     with SLURMCluster(

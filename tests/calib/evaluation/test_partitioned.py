@@ -56,7 +56,7 @@ def test_a_key_bound_that_falls_short_is_noticed_and_the_partitions_read_again_w
 
 def test_evaluate_dataset_without_a_scheduler_is_the_out_of_core_evaluation(tmp_path):
     folder = write_log(tmp_path / "log", n=6_000)
-    summary = evaluate_dataset(folder, kind="probs", groups="segment", n_boot=10, calibrators=())
+    summary = evaluate_dataset(folder, kind="probs", group_column="segment", n_boot=10, calibrators=())
     table = table_chunks(folder, kind="probs", format="parquet", group_column="segment")
     assert_same(summary, evaluate_chunks(table.chunks, n_classes=2, grouped=True, n_boot=10, calibrators=()), 0)
 
