@@ -40,7 +40,7 @@ os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 from calib._internal.memory import return_large_arrays_to_the_system
 from calib.data.formats import FORMATS, file_format
 from calib.data.real import SCALES, PosteriorSet, load_posteriors
-from calib.validation import CalibInputError, CalibInputWarning
+from calib.validation import CalibInputError, CalibInputWarning, MissingFileError
 
 KINDS = ("probs", "logprobs", "logits")
 # --bootstrap: 0 turns intervals off; fewer than 2 resamples give no interval, and past this many
@@ -386,7 +386,16 @@ def _evaluated(args, settings, progress, out: Path | None, table, map_reduce) ->
 
 
 def _cluster(args, progress):
-    """The Dask cluster of ``--scheduler`` as a map_reduce (Dask is imported only here)."""
+    """The Dask cluster of ``--scheduler`` as a map_reduce (Dask is imported only here), once FILE is known to
+    be a Parquet file or folder."""
+    file = Path(args.file)
+    if not file.is_dir() and not file.exists():
+        raise MissingFileError(f"FILE {file} does not exist; check the path")
+    if not file.is_dir() and (file_format(file, args.format) != "parquet" or not file.is_file()):
+        raise UsageError(
+            f"--scheduler: FILE {file} is not a Parquet file or folder; a cluster reads Parquet data sets by their "
+            "row groups (write the table with pandas' to_parquet, or leave out --scheduler)"
+        )
     try:
         from calib.evaluation.dask_cluster import on_cluster
     except ImportError as exc:
@@ -410,11 +419,6 @@ def _chunked(args, map_reduce=None):
             raise UsageError(f"FILE {file} is a folder: a folder is read as Parquet files (--format parquet)")
     else:
         fmt = file_format(file, args.format)
-        if map_reduce is not None and (fmt != "parquet" or not file.is_file()):
-            raise UsageError(
-                f"--scheduler: FILE {file} is not a Parquet file or folder; a cluster reads Parquet data sets by "
-                "their row groups (write the table with pandas' to_parquet, or leave out --scheduler)"
-            )
         whole = fmt not in ("parquet", "csv", "tsv", "npy") or not file.is_file()
         if map_reduce is None and (whole or file.stat().st_size <= CHUNKED_FILE_BYTES):
             return None

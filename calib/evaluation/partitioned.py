@@ -197,7 +197,8 @@ def evaluate_dataset(
     (2000, 0.721)
     """
     table_options = dict(kind=kind, format="parquet", label_column=label_column, class_columns=class_columns,
-                         label_values=label_values, positive_label=positive_label, group_column=group_column)  # fmt: skip
+                         label_values=label_values, positive_label=positive_label,
+                         group_column=group_column)  # fmt: skip
     shared = dict(settings=settings, costs=costs, priors=priors, grouped=group_column is not None,
                   group_column=group_column or "group", progress=progress, **options)  # fmt: skip
     path = Path(path)

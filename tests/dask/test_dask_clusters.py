@@ -84,9 +84,10 @@ OPTIONS = {"n_boot": 40, "sample_limit": 20_000, "fit_samples": 10_000, "calibra
 
 def test_a_local_cluster_gives_the_evaluation_here(log, monkeypatch):
     monkeypatch.setattr(partitioned, "PARTITION_ROWS", 5_000)  # 12 partitions of 2 row groups
-    here = evaluate_dataset(log, kind="probs", group_column="segment", binning="equal-mass", **OPTIONS)
+    options = {**OPTIONS, "kind": "probs", "group_column": "segment", "binning": "equal-mass"}
+    here = evaluate_dataset(log, **options)
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster) as client:
-        there = evaluate_dataset(log, kind="probs", group_column="segment", binning="equal-mass", scheduler=client, **OPTIONS)
+        there = evaluate_dataset(log, scheduler=client, **options)
         assert client.status == "running"  # a client that was given is left open
     assert_same(there, here)
 
