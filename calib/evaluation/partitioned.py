@@ -153,12 +153,15 @@ def evaluate_dataset(
     progress: Callable[[str], None] | None = None,
     **options,
 ) -> Summary:
-    """Evaluate a Parquet data set (a file, or a folder of files with the same columns) where it lives:
-    here, read in chunks, or on a Dask cluster, each partition on a worker (``scheduler``).
+    """Evaluate a Parquet data set where it lives: here in chunks, or on a Dask cluster (``scheduler``).
 
-    The result is the same either way (:func:`evaluate_partitioned`): every registered metric with
-    Poisson bootstrap intervals, the calibrators' evidence, CORP and the subgroups, as
-    :func:`calib.evaluate` gives them on the rows at once.
+    The data set is a file, or a folder of files with the same columns; on a cluster each partition is
+    evaluated on a worker. The result is the same either way (:func:`evaluate_partitioned`): every
+    registered metric with Poisson bootstrap intervals, the calibrators' evidence, CORP and the
+    subgroups, as :func:`calib.evaluate` gives them on the rows at once.
+
+    Source: as :func:`calib.evaluate`; the Poisson resamples that make partitions merge: Hanley &
+    MacGibbon (2006).
 
     Parameters
     ----------
