@@ -1,62 +1,65 @@
-"""Where the configs are and how to compose them outside a Hydra app (the Snakefile, the report, tests).
+"""How the pipeline composes its configs: by Hydra's compose API, with a cache of the composed experiments.
 
-A leaf: it imports nothing of the pipeline, so any module may import it.
+Every config a step, the Snakefile, the report or a test sees is what Hydra composes from configs/. The
+workflow reads every experiment's config to build its DAG, and its artifact jobs and the report read them
+again; since a composition costs a fifth of a second, the composed experiments are kept in
+``.snakemake/calib/``, keyed by the sha256 of every config file and of Hydra's version: a cache of
+Hydra's result, not a reading of our own. A missing, stale or unreadable cache is composed again.
+
+A leaf: it imports nothing of the pipeline, so any module may import it. Hydra is imported by the
+functions that compose (the cache and the experiment list do without it).
 """
 
 from __future__ import annotations
 
-import re
+import hashlib
+import importlib.metadata
+import json
 from pathlib import Path
 
-import yaml
 from omegaconf import DictConfig, OmegaConf
 
+from calib._internal.files import atomic_write
+
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
-# The groups of the root config's defaults list, in its merge order (after the root's own keys): what a
-# command line chooses with ``<group>=<option>``.
-ROOT_GROUPS = ("experiment", "dataset", "sweep")
+CACHE_DIR = CONFIG_DIR.parent / ".snakemake" / "calib"
+# Experiments composed per Hydra call: each call pays Hydra's own node once, and merging grows slower as the
+# composed tree grows (tests/pipeline/test_config.py checks that a batch composes as single calls do).
+_BATCH = 24
 
 
-class _ConfigLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """YAML read as OmegaConf reads config files, by libyaml where PyYAML has it: ``1e-3`` is a float (as in
-    YAML 1.2, where YAML 1.1 wants ``1.0e-3``), a date stays text, and a key given twice is an error."""
+def compose(overrides: list[str] | None = None) -> tuple[DictConfig, dict[str, str]]:
+    """The root config with Hydra command-line ``overrides``, and the options they choose for the root's groups.
 
-    def construct_mapping(self, node, deep=False):
-        seen = set()
-        for key, _ in node.value:
-            if key.tag != yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG:
-                continue
-            if key.value in seen:
-                raise yaml.constructor.ConstructorError(None, None, f"found duplicate key {key.value}", key.start_mark)
-            seen.add(key.value)
-        return super().construct_mapping(node, deep=deep)
+    Hydra's compose API reads the overrides (its grammar, its errors); the result has no ``hydra`` node and
+    is in struct mode, as a Hydra app's config.
 
-
-_ConfigLoader.yaml_implicit_resolvers = {
-    first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in _ConfigLoader.yaml_implicit_resolvers.items()
-}
-_ConfigLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),  # the exponents YAML 1.1 misses: 1e-3, 1.0e3
-    list("-+0123456789."),
-)
-
-
-def _read(path: Path) -> dict:
-    """One config file as plain Python data (an empty file is an empty mapping)."""
-    return yaml.load(path.read_text(), Loader=_ConfigLoader) or {}
+    Example: ``compose(["dataset=ferrer2024_k2_n400"])[1]`` is ``{"dataset": "ferrer2024_k2_n400"}``.
+    """
+    cfg, choices = _composed(overrides or [])
+    return cfg, {group: option for group, option in choices.items() if "/" not in group and "@" not in group}
 
 
 def compose_config(overrides: list[str] | None = None) -> DictConfig:
-    """The root config with ``overrides`` applied, exactly as a step would see it (Hydra's compose API)."""
-    from hydra import compose, initialize_config_dir  # Hydra starts in ~0.3 s: only callers that need it pay
+    """The root config with ``overrides`` applied, as a step sees it (:func:`compose` without the choices)."""
+    return compose(overrides)[0]
+
+
+def _composed(overrides: list[str]) -> tuple[DictConfig, dict[str, str]]:
+    """Hydra's composition of the root config with ``overrides`` (no ``hydra`` node, struct mode), and every
+    choice of its defaults lists (``<group>@<package>``: option)."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    if GlobalHydra.instance().is_initialized():  # inside a Hydra app: reuse its config search path
-        return compose(config_name="config", overrides=overrides or [])
-    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
-        return compose(config_name="config", overrides=overrides or [])
+    if not GlobalHydra.instance().is_initialized():  # inside a Hydra app, the app's search path is kept
+        initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None)
+    cfg = hydra_compose(config_name="config", overrides=overrides, return_hydra_config=True)
+    choices = {group: option for group, option in cfg.hydra.runtime.choices.items() if option is not None}
+    OmegaConf.set_struct(cfg, False)
+    del cfg["hydra"]
+    OmegaConf.set_struct(cfg, True)
+    return cfg, choices
 
 
 def experiment_names() -> list[str]:
@@ -64,148 +67,67 @@ def experiment_names() -> list[str]:
     return sorted(p.stem for p in (CONFIG_DIR / "experiment").glob("*.yaml"))
 
 
-def experiment_files(name: str) -> list[Path]:
-    """The files an experiment's config is composed from: its own YAML and the group files of its
-    ``defaults`` list (e.g. ``/metric_options@options: calib_defaults``), so editing any of them
-    reruns its jobs."""
-    path = CONFIG_DIR / "experiment" / f"{name}.yaml"
-    files = [path]
-    for entry in _read(path).get("defaults", []):
-        if isinstance(entry, str) or len(entry) != 1:
-            continue
-        ((group, option),) = entry.items()
-        files.append(CONFIG_DIR / group.lstrip("/").split("@")[0] / f"{option}.yaml")
-    return files
-
-
-def compose_experiment(name: str, results: str | None = None) -> DictConfig:
+def experiment_config(name: str, results: str | None = None) -> DictConfig:
     """The root config with ``experiment=<name>`` (and ``paths.results=<results>``), as Hydra composes it.
 
-    Hydra's ``compose`` spends ~70 ms per call building its own ``hydra`` node; the workflow composes
-    every experiment to build its DAG, its jobs compose theirs and the report all of them, so this
-    merges the YAML files itself, following the defaults-list rules the configs use: ``_self_`` (last
-    when absent), ``/<group>@<package>: <option>`` (package relative to the including one, ``_here_``
-    for the same), a bare name for another config of the same group, and ``null`` options. Any other
-    entry raises :class:`UnsupportedDefaults`. The files are merged as plain mappings (as OmegaConf
-    merges them: mappings key by key, anything else replaced) and made a config once: making a config of
-    each file and merging configs was most of a composition's time. tests/pipeline/test_config.py checks
-    that the result equals Hydra's composition for every experiment config.
+    Read from the cache of composed experiments (:func:`composed_experiments`).
 
-    Example: ``compose_experiment("ferrer2024_fig1", results="/tmp/out").paths.data`` is ``/tmp/out/data``.
+    Example: ``experiment_config("ferrer2024_fig1", results="/tmp/out").paths.data`` is ``/tmp/out/data``.
     """
-    merged: dict = {}
-    for package, node in [("", _root()), *_pieces(CONFIG_DIR / "experiment" / f"{name}.yaml", "experiment")]:
-        merged = _merged(merged, _nest(package, node))
-    cfg = OmegaConf.create(merged)
+    composed = composed_experiments()
+    if name not in composed["configs"]:
+        raise FileNotFoundError(f"{CONFIG_DIR / 'experiment' / name}.yaml does not exist: no experiment of that name")
+    cfg = OmegaConf.create(composed["configs"][name])
     if results is not None:
         cfg.paths.results = results
     OmegaConf.set_struct(cfg, True)
     return cfg
 
 
-def compose_command_line(overrides: list[str]) -> tuple[DictConfig, dict[str, str]] | None:
-    """The root config with Hydra command-line ``overrides``, and the group options they choose, composed
-    without starting a Hydra app; None for a command line that needs Hydra itself.
+def experiment_files(name: str) -> list[str]:
+    """The config files ``experiment=<name>`` is composed from (relative to the repository): its own and
+    those its defaults list includes, as Hydra chose them, so that editing any of them reruns its jobs."""
+    return composed_experiments()["files"][name]
 
-    Hydra's own parser reads the overrides, so every value means what it means to Hydra (``1e-3`` a
-    float, ``yes`` a string, ``null`` None). Merged here: ``<group>=<option>`` for the root's groups
-    (:data:`ROOT_GROUPS`, by the rules of :func:`compose_experiment`), then ``<dotted.key>=<value>`` with
-    a single value for a key the config has that holds no mapping or list. Anything else (``+key``,
-    ``~key``, ``key=a,b`` sweeps, lists, an unknown key or option, ``--cfg``, ``--help``, a syntax
-    error) returns None: the caller runs Hydra, which applies it or reports it in its own words.
-    tests/pipeline/test_config.py checks the result against Hydra's composition.
 
-    Example: ``compose_command_line(["dataset=ferrer2024_k2_n400"])[1]`` is ``{"dataset": "ferrer2024_k2_n400"}``.
-    """
-    from hydra.core.override_parser.overrides_parser import OverridesParser  # the grammar only, not an app
-    from hydra.core.override_parser.types import OverrideType, ValueType
-    from hydra.errors import HydraException
-
+def composed_experiments() -> dict:
+    """Every experiment's composed root config (``configs``: name -> plain container) and the config files
+    each is composed from (``files``: name -> paths), from the cache or composed by Hydra and cached."""
+    path = CACHE_DIR / f"configs-{_configs_key()}.json"
     try:
-        parsed = OverridesParser.create().parse_overrides(overrides)
-    except HydraException:
-        return None
-    choices, values = {}, []
-    for override in parsed:
-        if override.type != OverrideType.CHANGE or override.value_type != ValueType.ELEMENT or override.package:
-            return None
-        key, value = override.key_or_group, override.value()
-        if key in ROOT_GROUPS:
-            if not isinstance(value, str) or not (CONFIG_DIR / key / f"{value}.yaml").is_file():
-                return None
-            choices[key] = value
-        elif value is None or isinstance(value, str | int | float | bool):
-            values.append((key, value))
-        else:
-            return None
-    merged = _root()
-    for group in ROOT_GROUPS:
-        if group in choices:
-            for package, node in _pieces(CONFIG_DIR / group / f"{choices[group]}.yaml", group):
-                merged = _merged(merged, _nest(package, node))
-    for key, value in values:
-        *parents, leaf = key.split(".")
-        node = merged
-        for part in parents:
-            node = node.get(part) if isinstance(node, dict) else None
-        if not isinstance(node, dict) or leaf not in node or isinstance(node[leaf], dict | list):
-            return None
-        node[leaf] = value
-    cfg = OmegaConf.create(merged)
-    OmegaConf.set_struct(cfg, True)
-    return cfg, choices
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        pass
+    names = experiment_names()
+    composed = {"configs": {}, "files": {}}
+    for start in range(0, len(names), _BATCH):
+        _compose_batch(names[start : start + _BATCH], composed)
+    for stale in CACHE_DIR.glob("configs-*.json"):
+        stale.unlink(missing_ok=True)
+    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(composed)))  # concurrent jobs may write it at once
+    return composed
 
 
-def _root() -> dict:
-    """The root config's own keys (configs/config.yaml without its defaults list and Hydra's settings)."""
-    root = _read(CONFIG_DIR / "config.yaml")
-    root.pop("defaults", None)
-    root.pop("hydra", None)
-    return root
+def _compose_batch(names: list[str], composed: dict) -> None:
+    """Compose ``experiment=<name>`` for each of ``names`` in one Hydra call: each experiment as the option of
+    the experiment group placed at the package ``experiments.<name>``, which composes its defaults list
+    relative to that package, exactly as ``experiment=<name>`` does at ``experiment``."""
+    cfg, choices = _composed([f"+experiment@experiments.{name}={name}" for name in names])
+    root = OmegaConf.to_container(cfg)
+    experiments = root.pop("experiments")
+    for name in names:
+        composed["configs"][name] = {**root, "experiment": experiments[name]}
+        package = f"experiments.{name}"
+        composed["files"][name] = sorted(
+            f"configs/{group.partition('@')[0]}/{option}.yaml"
+            for group, option in choices.items()
+            if f"{group.partition('@')[2]}.".startswith(f"{package}.")
+        )
 
 
-class UnsupportedDefaults(ValueError):
-    """A defaults-list entry :func:`compose_experiment` does not merge itself (Hydra's ``compose_config`` does)."""
-
-
-def _pieces(path: Path, package: str) -> list[tuple[str, dict]]:
-    """(package, content) of ``path`` and of its defaults list, in Hydra's merge order."""
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist: no config of that name under {CONFIG_DIR}")
-    node = _read(path)
-    entries = list(node.pop("defaults", None) or [])
-    if "_self_" not in entries:
-        entries.append("_self_")
-    out = []
-    for entry in entries:
-        if entry == "_self_":
-            out.append((package, node))
-        elif isinstance(entry, str):
-            out += _pieces(path.parent / f"{entry}.yaml", package)
-        elif isinstance(entry, dict) and len(entry) == 1:
-            ((key, option),) = entry.items()
-            group, _, target = str(key).partition("@")
-            if not group.startswith("/") or not isinstance(option, str | None):
-                raise UnsupportedDefaults(f"{path}: defaults entry {entry} (use /<group>@<package>: <option>)")
-            if option is not None:
-                target = package if target == "_here_" else ".".join(p for p in (package, target) if p)
-                out += _pieces(CONFIG_DIR / group.lstrip("/") / f"{option}.yaml", target)
-        else:
-            raise UnsupportedDefaults(f"{path}: defaults entry {entry} is not one compose_experiment merges")
-    return out
-
-
-def _nest(package: str, node: dict) -> dict:
-    """``node`` placed at the dotted ``package`` of an empty root."""
-    for key in reversed(package.split(".") if package else []):
-        node = {key: node}
-    return node
-
-
-def _merged(base: dict, update: dict) -> dict:
-    """``update`` merged into a copy of ``base``: mappings key by key (new keys after the old), any other value
-    replaced. Neither argument is changed."""
-    out = dict(base)
-    for key, value in update.items():
-        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out
+def _configs_key() -> str:
+    """sha256 of every config file (path and bytes) and of Hydra's version."""
+    digest = hashlib.sha256(importlib.metadata.version("hydra-core").encode())
+    for file in sorted(CONFIG_DIR.rglob("*.yaml")):
+        digest.update(str(file.relative_to(CONFIG_DIR)).encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()[:20]

@@ -15,12 +15,11 @@ import pipeline.config
 import pipeline.kinds
 import pipeline.schema
 from calib.data.registry import REAL_SETS
-from pipeline.config import CONFIG_DIR, compose_experiment, experiment_files, experiment_names
+from pipeline.config import CACHE_DIR, CONFIG_DIR, experiment_config, experiment_files, experiment_names
 from pipeline.io import atomic_write
 from pipeline.kinds import PAPERS_DIR, kind_of
 from pipeline.schema import check_experiment
 
-CACHE_DIR = CONFIG_DIR.parent / ".snakemake" / "calib"
 # Besides configs/, the experiment list depends only on these modules and the papers' (their kinds).
 _LIST_SOURCES = (
     Path(__file__),
@@ -56,7 +55,7 @@ class Experiment:
 
 def load_experiment(name: str) -> DictConfig:
     """The composed and schema-checked config of one experiment; its file name must be ``<paper>_<artifact>``."""
-    cfg = compose_experiment(name)
+    cfg = experiment_config(name)
     exp = cfg.experiment
     check_experiment(exp, f"experiment {name}")
     if name != f"{exp.paper}_{exp.artifact}":
@@ -135,7 +134,7 @@ def composed_experiments() -> list[Experiment]:
         exp = load_experiment(name).experiment
         kind = kind_of(exp)
         datasets = tuple(exp.get("datasets", []))
-        configs = tuple(str(p.relative_to(CONFIG_DIR.parent)) for p in experiment_files(name))
+        configs = tuple(experiment_files(name))
         sets = tuple(real_sets(exp))
         job = f"{exp.paper}/{exp.artifact}" if kind.own_job else exp.paper
         out.append(

@@ -3,8 +3,8 @@
 ``python -m pipeline.steps.batch --results <folder> <paper>_<artifact> [...]`` builds each named
 experiment exactly as ``python -m pipeline.steps.artifact experiment=<paper>_<artifact>`` does
 (evaluate, then render; the same bytes), in the order given. Python, the libraries and matplotlib
-start once for all of them, and each config is merged by ``pipeline.config.compose_experiment``
-instead of a Hydra start-up per artifact. The first experiment that fails stops the step: its own
+start once for all of them, and each config is read from the cache of composed experiments
+(``pipeline.config.experiment_config``). The first experiment that fails stops the step: its own
 files are removed (``pipeline.steps.artifact.build``) and Snakemake discards the job's other
 outputs, so a rerun builds the whole job again.
 """
@@ -15,7 +15,7 @@ import argparse
 import sys
 import time
 
-from pipeline.config import compose_experiment, experiment_names
+from pipeline.config import experiment_config, experiment_names
 from pipeline.schema import ConfigError, check_config
 from pipeline.steps.artifact import build
 
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"no config configs/experiment/<name>.yaml for {unknown}; see `ls configs/experiment`")
     for name in args.experiments:
         start = time.perf_counter()
-        cfg = compose_experiment(name, results=args.results)
+        cfg = experiment_config(name, results=args.results)
         try:
             check_config(cfg)
         except ConfigError as exc:

@@ -1,12 +1,9 @@
 """The command line every step shares: Hydra's ``key=value`` overrides of the root config.
 
-A step's ``main`` is its task wrapped by :func:`step`. Plain overrides (group choices and single values,
-what the workflow's rules and most hand-run commands pass) are composed by
-:func:`pipeline.config.compose_command_line` in a few milliseconds; any other command line (``--help``,
-``--cfg job``, ``+key=value``, multirun, a typo) goes to a Hydra app, which applies or reports it. Both
-give the task the same config. Why two paths: a Hydra app sets up its own search path, logging and run
-before the task starts, which is most of what a short job (a fetch, a simulated data set) does, and the
-workflow runs dozens of them.
+A step's ``main`` is its task wrapped by :func:`step`. Its overrides are composed by Hydra's compose API
+(:func:`pipeline.config.compose`); a command line with Hydra's own options (``--help``, ``--cfg job``,
+``-m`` multiruns) runs as a Hydra app, which composes the same config and adds what those options do. The
+compose API is used otherwise because an app's set-up (logging, run folders) doubles a short job's start.
 """
 
 from __future__ import annotations
@@ -14,10 +11,14 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.errors import HydraException
 from omegaconf import DictConfig
 
-from pipeline.config import CONFIG_DIR, compose_command_line
+from pipeline.config import CONFIG_DIR, compose
 
 Task = Callable[[DictConfig, Mapping[str, str]], None]
 
@@ -37,22 +38,23 @@ def step(task: Task) -> Callable[[list[str] | None], None]:
     @functools.wraps(task)
     def main(argv: list[str] | None = None) -> None:
         overrides = sys.argv[1:] if argv is None else list(argv)
-        composed = compose_command_line(overrides)
-        if composed is None:
+        if any(argument.startswith("-") for argument in overrides):
             _run_hydra(task, overrides)
             return
+        try:
+            composed = compose(overrides)
+        except HydraException as exc:
+            raise SystemExit(f"{Path(sys.argv[0]).stem}: {exc}") from None  # the step's name, as Hydra's app says it
         task(*composed)
 
     return main
 
 
 def _run_hydra(task: Task, overrides: list[str]) -> None:
-    import hydra
-    from hydra.core.hydra_config import HydraConfig
-
     @functools.wraps(task)  # Hydra names the app (``--help``, its logs) after the task's module
     def app(cfg: DictConfig) -> None:
-        task(cfg, {k: v for k, v in HydraConfig.get().runtime.choices.items() if v is not None})
+        choices = HydraConfig.get().runtime.choices
+        task(cfg, {group: option for group, option in choices.items() if option is not None and "/" not in group})
 
     sys.argv = [sys.argv[0], *overrides]  # a Hydra app reads its overrides from sys.argv
     hydra.main(version_base=None, config_path=str(CONFIG_DIR), config_name="config")(app)()

@@ -19,7 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 from calib.bibliography import reference
 from calib.data.registry import REAL_SETS
 from pipeline.claims import CLAIM_COLUMNS, claims_table
-from pipeline.config import compose_experiment, experiment_names
+from pipeline.config import experiment_config, experiment_names
 from pipeline.io import read_values, values_path, write_csv, write_text
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.references import REPORT_COLUMNS, compare, consults_other_experiments
@@ -58,7 +58,7 @@ def _experiment_configs() -> list[DictConfig]:
     mode, since the comparisons look up many keys a config may lack (each an exception in struct mode)."""
     out = []
     for name in experiment_names():
-        exp = compose_experiment(name).experiment
+        exp = experiment_config(name).experiment
         OmegaConf.set_struct(exp, False)
         OmegaConf.set_readonly(exp, True)
         out.append(exp)
