@@ -1,7 +1,7 @@
 """Workflow glue: Hydra entry points for each step, and the target listing the Snakefile reads.
 
 Each step is single-threaded: Snakemake runs the jobs in parallel, and multi-threaded BLAS inside
-many small L-BFGS fits oversubscribes the cores (measured 10x slower on 2 cores). Set before NumPy
+many small L-BFGS fits oversubscribes the cores, which slows the fits many times over. Set before NumPy
 is imported; an explicit value in the environment wins.
 """
 

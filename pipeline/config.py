@@ -2,7 +2,7 @@
 
 Every config a step, the Snakefile, the report or a test sees is what Hydra composes from configs/. The
 workflow reads every experiment's config to build its DAG, and its artifact jobs and the report read them
-again; since a composition costs a fifth of a second, the composed experiments are kept in
+again; since a composition is slow next to reading its result, the composed experiments are kept in
 ``.snakemake/calib/``, keyed by the sha256 of every config file and of Hydra's version: a cache of
 Hydra's result, not a reading of our own. A missing, stale or unreadable cache is composed again.
 

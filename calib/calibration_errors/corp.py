@@ -13,6 +13,9 @@ with MCB >= 0 (miscalibration) and DSC >= 0 (discrimination). Everything here wo
 distinct scores (counts and positives per score), so after one sort the fits, scores and resamples
 cost O(M): a resample under calibration draws Binomial(count_m, x_m) positives per distinct score.
 The curve's bands are in :mod:`calib.calibration_errors.corp_bands`.
+
+scipy.optimize is imported inside the functions that use it: a command or job that never calls them starts
+without loading it.
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ def step_function(points: np.ndarray, values: np.ndarray, x) -> np.ndarray:
 def pav(points: np.ndarray, counts: np.ndarray, positives: np.ndarray) -> np.ndarray:
     """PAV fit of the frequencies at increasing distinct points, weighted by their counts (SciPy's
     compiled pool-adjacent-violators)."""
-    from scipy.optimize import isotonic_regression  # loaded with the first fit: the command's start stays light
+    from scipy.optimize import isotonic_regression
 
     return isotonic_regression(positives / counts, weights=counts.astype(np.float64), increasing=True).x
 

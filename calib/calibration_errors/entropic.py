@@ -17,6 +17,9 @@ paper reports the plain mean of the summands; the count-weighted sum of the bin 
 overall ECD for any partition. A Gaussian prediction N(mu, P) of a d-dimensional state gives
 ECD = (NEES - d) / 2 per datum (the Gaussian entropy and log-density in eq. 8; the text keeps only
 the conclusion of eqs. 9-11, ECD = 0 exactly when NEES = d).
+
+scipy.optimize is imported inside the functions that use it: a command or job that never calls them starts
+without loading it.
 """
 
 from __future__ import annotations
@@ -95,7 +98,7 @@ def single_datum_bound() -> tuple[float, float]:
 
     The derivative of (p - 1) logit p vanishes where p logit p = 1; there f = 1 - 1/p*.
     """
-    from scipy.optimize import brentq  # scipy.optimize costs a command's start-up 0.12 s: only here
+    from scipy.optimize import brentq
 
     p_star = brentq(lambda p: p * np.log(p / (1.0 - p)) - 1.0, 0.6, 0.95, xtol=1e-15)
     return float(p_star), float(1.0 - 1.0 / p_star)

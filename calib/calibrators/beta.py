@@ -21,6 +21,9 @@ ln s and ln(1 - s) are the input log-posteriors log q_1 and log q_0, with exact 
 :mod:`calib.calibrators.zeros` describes and floored at LOG_FLOOR = -700. Fits minimize the mean
 log-loss by damped Newton with the exact Hessian (at most three parameters), in float64 and
 deterministically.
+
+scipy.optimize is imported inside the functions that use it: a command or job that never calls them starts
+without loading it.
 """
 
 from __future__ import annotations
@@ -198,7 +201,7 @@ def _midpoint(a: float, b: float, c: float) -> float:
     f_lo, f_hi = h(lo), h(hi)
     if not np.isfinite(f_lo) or not np.isfinite(f_hi) or f_lo * f_hi > 0:
         return float("nan")
-    from scipy.optimize import brentq  # scipy.optimize costs a command's start-up 0.12 s: only here
+    from scipy.optimize import brentq
 
     x = brentq(h, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps)
     return float(1.0 / (1.0 + np.exp(-x)))

@@ -3,7 +3,7 @@
 The splits are scikit-learn's (``StratifiedKFold``, ``KFold``, ``StratifiedGroupKFold``,
 ``GroupKFold`` with ``shuffle=True``): the papers' numbers were computed with them, so the same seed
 must give the same folds. The two ungrouped splits are computed here, from the same random stream,
-because importing scikit-learn costs a command about 0.8 s; tests check them fold for fold against
+so that a command need not import scikit-learn; tests check them fold for fold against
 scikit-learn. The grouped splits with labels that vary within a group are left to scikit-learn.
 """
 

@@ -8,6 +8,9 @@ the same trimmed thresholds and linear interpolation, so the same values to the 
 without its lexicographic two-key sort and per-call checks: faster than scikit-learn's own.
 ``clip`` is the smallest probability either class gets (the code of Ferrer & Ramos (2024) uses
 1e-30), so log-posteriors stay finite.
+
+scipy.optimize is imported inside the functions that use it: a command or job that never calls them starts
+without loading it.
 """
 
 from __future__ import annotations
@@ -138,7 +141,7 @@ def isotonic_thresholds(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.nd
     >>> x.tolist(), y.round(4).tolist()  # the first three pooled; the middle one of equal values dropped
     ([1.0, 3.0, 4.0], [0.3333, 0.3333, 1.0])
     """
-    from scipy.optimize import isotonic_regression  # loaded with the first fit: the command's start stays light
+    from scipy.optimize import isotonic_regression
 
     order = np.argsort(x)
     xs, ys = x[order], y[order]

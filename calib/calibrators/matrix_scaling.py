@@ -24,6 +24,9 @@ analytic gradient.
 
 This module also holds the softmax-regression objective shared with
 :mod:`calib.calibrators.dirichlet`.
+
+scipy.optimize is imported inside the functions that use it: a command or job that never calls them starts
+without loading it.
 """
 
 from __future__ import annotations
@@ -478,7 +481,7 @@ def _lbfgs(problem: SoftmaxObjective, theta: np.ndarray, max_iter: int = 5000):
     coordinates = None if problem.diagonal else WhitenedWeights(problem)
     objective = problem.loss_grad if coordinates is None else coordinates.loss_grad
     start = theta if coordinates is None else coordinates.to_search(theta)
-    from scipy.optimize import minimize  # scipy.optimize costs a command's start-up 0.12 s: only here
+    from scipy.optimize import minimize
 
     result = minimize(
         objective,
@@ -499,7 +502,7 @@ class WhitenedWeights:
 
     The loss is the same function of (W, b); only the coordinates L-BFGS moves in change. The
     features of matrix scaling, log-ratios to one reference class, are strongly correlated, and
-    in their raw coordinates L-BFGS needed ~10x more iterations (K = 100: 44 s against 4.7 s).
+    in their raw coordinates L-BFGS needs many more iterations.
     """
 
     def __init__(self, problem: SoftmaxObjective):

@@ -26,6 +26,9 @@ and ``HistogramBinning`` uses :mod:`calib.calibration_errors.binning` edges (k/M
 edge rule at fit and predict and no midpoint fill for empty bins. OneVsRest also treats a class that
 is every training label as a constant 1, where netcal still bins it. The classes here work directly
 on the probabilities p_j = exp(log p_j) and reproduce netcal step by step.
+
+scikit-learn is imported inside the functions that use it: a command or job that never calls them starts
+without loading it.
 """
 
 from __future__ import annotations
@@ -245,7 +248,7 @@ class OneVsAllIsotonic(_NetcalOneVsAll):
     """
 
     def _fit_binary(self, p: np.ndarray, positive: np.ndarray) -> IsotonicRegression:
-        from sklearn.isotonic import IsotonicRegression  # scikit-learn costs a command's start-up 0.8 s: only here
+        from sklearn.isotonic import IsotonicRegression
 
         model = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
         return model.fit(p, positive.astype(np.float64))

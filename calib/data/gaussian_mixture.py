@@ -9,6 +9,9 @@ The calibration function on column 0 is r_1(mu) = sigma(-2x) at x = (logit mu - 
 (the constant model has one prediction, sigma(beta0), and r_1 = 1/2 there). Expected
 miscalibration (eq. 5) and the fixed-partition limit of Theorem 2, sum_i P(cell i) d(E[r | cell],
 E[g | cell]), are integrals over the mixture density, computed by adaptive quadrature.
+
+SciPy's quadrature and root finding are imported inside the functions that use them: a command or job that never
+calls them starts without loading them.
 """
 
 from __future__ import annotations
@@ -92,7 +95,7 @@ class LogisticModel:
         return sum(self._integral(lambda x: _binary_distance(self._gap(x), name), a, b) for a, b in pieces)
 
     def _gap_roots(self) -> list[float]:
-        from scipy.optimize import brentq  # imported where used, as in _integral
+        from scipy.optimize import brentq
 
         grid = np.linspace(*_SUPPORT, 4001)
         gaps = np.array([self._gap(x) for x in grid])

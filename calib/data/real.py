@@ -7,6 +7,9 @@ user's table (CSV / TSV, compressed or not, Parquet, Feather / Arrow IPC; :mod:`
 with one column per class plus a label column, matching columns and labels to classes by name
 (:mod:`calib.data.classes`). :func:`one_vs_other` makes the binary
 "class c vs the others" view of Ferrer & Ramos (2024), Sec. 3.5 (CIFAR-1vsO, CIFAR-2vsO).
+
+scipy.special and pandas are imported inside the functions that use them: a command or job that never calls them
+starts without loading them.
 """
 
 from __future__ import annotations
@@ -112,7 +115,7 @@ def one_vs_other(pset: PosteriorSet, positive: int) -> PosteriorSet:
         raise CalibInputError(f"positive must be a class index in [0, {pset.n_classes}); got {positive}")
     logp = pset.logprobs()
     others = np.delete(logp, positive, axis=1)
-    from scipy.special import logsumexp  # here, not at the top: a fetch job imports this module and never needs it
+    from scipy.special import logsumexp
 
     binary = np.column_stack([logsumexp(others, axis=1), logp[:, positive]])
     name = pset.class_names[positive] if pset.class_names else str(positive)

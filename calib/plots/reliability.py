@@ -6,6 +6,9 @@ frequency, a red gap from the frequency to the bin's mean score, the marker at t
 and optional per-bin intervals. Simplex maps colour the change g_j(s) - s_j of one class over
 the probability simplex (red up, blue down, white unchanged). Everything drawn is computed first
 (:class:`calib.calibration_errors.binned.ReliabilityBins`); these functions only draw.
+
+matplotlib's triangulation and colour tools are imported inside the functions that use them: a command or job
+that never calls them starts without loading them.
 """
 
 from __future__ import annotations
@@ -126,7 +129,7 @@ def _to_plane(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def simplex_map(ax, points: np.ndarray, change: np.ndarray, *, limit: float | None = None, cmap="RdBu_r"):
     """Colour ``change`` (e.g. g_j(s) - s_j) over simplex ``points``; white line where it is 0."""
-    from matplotlib.tri import Triangulation  # here: the table jobs import this module and never draw a simplex
+    from matplotlib.tri import Triangulation
 
     x, y = _to_plane(points)
     tri = Triangulation(x, y)

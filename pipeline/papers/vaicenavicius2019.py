@@ -6,6 +6,9 @@ sample size, Figs. 6-13; reliability diagrams with consistency bars and the anal
 8, 11, 14); the CIFAR-10 protocol of Tables 3-5 and Figs. 1, 4, 15-18 on the models we have; and
 Fig. 3 (the consistency p-value during training) as an experiment of its own on scikit-learn's
 digits.
+
+scikit-learn and the calibrators are imported inside the functions that use them: a command or job that never
+calls them starts without loading them.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ def _probs(data: DataSources, exp: DictConfig) -> tuple[np.ndarray, np.ndarray]:
     logp, labels = pset.logprobs(), pset.labels
     if not exp.get("temperature_scaled", False):
         return np.exp(logp), labels
-    from calib.calibrators import TemperatureScaling  # here: the other tables need no calibrator library
+    from calib.calibrators import TemperatureScaling
 
     n_fit = int(round(exp.calibration_fraction * labels.size))
     scaler = TemperatureScaling().fit(logp[:n_fit], labels[:n_fit], kind="logprobs")
