@@ -8,6 +8,10 @@ the caller names which with ``kind``; nothing is guessed from the values. Every 
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
 import numpy as np
 
 from calib._internal.rows import exp_row_sums, log_softmax_rows, row_max, row_sums
@@ -358,6 +362,112 @@ def class_counts(labels: np.ndarray, n_classes: int, need_all: bool = False, nam
 
 def check_positive_int(value, name: str, minimum: int = 1) -> int:
     """Return ``value`` as an int >= ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise CalibInputError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    return int(value)
+    return int(check(value, Integer(minimum=minimum), name))
+
+
+# --- declarative rules: what an argument or a config value may be -----------------------------------------
+# Each rule says what is wrong with a value (``problem``) or None; :func:`check` turns that into the
+# CalibInputError of a public function, and the pipeline into the error of a config key
+# (:mod:`pipeline.parameters`), so both say the same thing about the same value.
+
+
+@dataclass(frozen=True)
+class Integer:
+    """An integer (not a bool) of at least ``minimum``.
+
+    Examples
+    --------
+    >>> Integer(minimum=1).problem(0)
+    'must be an integer >= 1; got 0'
+    """
+
+    minimum: int | None = None
+
+    def problem(self, value) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            return f"must be an integer{'' if self.minimum is None else f' >= {self.minimum}'}; got {value!r}"
+        if self.minimum is not None and value < self.minimum:
+            return f"must be an integer >= {self.minimum}; got {value!r}"
+        return None
+
+
+@dataclass(frozen=True)
+class Number:
+    """A finite real number (not a bool), above ``low`` and below ``high`` where given (open bounds).
+
+    Examples
+    --------
+    >>> Number(low=0).problem(-1.0)
+    'must be a finite number > 0; got -1.0'
+    >>> Number(low=0, high=1).problem(1)
+    'must be a number strictly between 0 and 1; got 1'
+    """
+
+    low: float | None = None
+    high: float | None = None
+
+    def problem(self, value) -> str | None:
+        number = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+        above = number and np.isfinite(value) and (self.low is None or value > self.low)
+        if above and (self.high is None or value < self.high):
+            return None
+        if self.low is not None and self.high is not None:
+            return f"must be a number strictly between {self.low:g} and {self.high:g}; got {value!r}"
+        return f"must be a finite number{'' if self.low is None else f' > {self.low:g}'}; got {value!r}"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of the names ``names`` (a tuple, or a function returning them, for registries read when used).
+
+    Examples
+    --------
+    >>> Choice(("tt", "xv")).problem("tv")
+    "must be one of tt, xv; got 'tv'"
+    """
+
+    names: tuple | Callable[[], Iterable]
+
+    def allowed(self) -> tuple:
+        return tuple(self.names() if callable(self.names) else self.names)
+
+    def problem(self, value) -> str | None:
+        allowed = self.allowed()
+        if isinstance(value, str | int) and not isinstance(value, bool) and value in allowed:
+            return None
+        return f"must be one of {', '.join(map(str, allowed))}; got {value!r}"
+
+
+def check(value, rule: Integer | Number | Choice, name: str):
+    """``value`` unchanged if ``rule`` allows it, else a CalibInputError naming ``name`` (and, for a choice,
+    the closest allowed name).
+
+    Examples
+    --------
+    >>> check(15, Integer(minimum=1), "n_bins")
+    15
+    >>> check("ece", Choice(("ECE", "NCE")), "metric")
+    Traceback (most recent call last):
+    ...
+    calib.validation.CalibInputError: metric must be one of ECE, NCE; got 'ece'. Did you mean 'ECE'?
+    """
+    problem = rule.problem(value)
+    if problem is None:
+        return value
+    if isinstance(rule, Choice):
+        close = closest(value, rule.allowed())
+        problem += f". Did you mean {close!r}?" if close is not None else ""
+    raise CalibInputError(f"{name} {problem}")
+
+
+def closest(value, allowed: Iterable):
+    """The allowed name most like ``value`` (case aside), or None if none is close.
+
+    Examples
+    --------
+    >>> closest("ece", ("ECE", "NCE")), closest("xyz", ("ECE",))
+    ('ECE', None)
+    """
+    by_lower = {str(name).lower(): name for name in allowed}
+    close = difflib.get_close_matches(str(value).lower(), list(by_lower), n=1, cutoff=0.6)
+    return by_lower[close[0]] if close else None

@@ -1,10 +1,10 @@
 """How the pipeline composes its configs: by Hydra's compose API, with a cache of the composed experiments.
 
 Every config a step, the Snakefile, the report or a test sees is what Hydra composes from configs/. The
-workflow reads every experiment's config to build its DAG, and its artifact jobs and the report read them
-again; since a composition is slow next to reading its result, the composed experiments are kept in
-``.snakemake/calib/``, keyed by the sha256 of every config file and of Hydra's version: a cache of
-Hydra's result, not a reading of our own. A missing, stale or unreadable cache is composed again.
+workflow reads every experiment's and sweep's config to build its DAG, and its jobs and the report read
+them again; since a composition is slow next to reading its result, the composed experiments and sweeps
+are kept in ``.snakemake/calib/``, keyed by the sha256 of every config file and of Hydra's version: a
+cache of Hydra's result, not a reading of our own. A missing, stale or unreadable cache is composed again.
 
 A leaf: it imports nothing of the pipeline, so any module may import it. Hydra is imported by the
 functions that compose (the cache and the experiment list do without it).
@@ -12,6 +12,7 @@ functions that compose (the cache and the experiment list do without it).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -67,6 +68,27 @@ def experiment_names() -> list[str]:
     return sorted(p.stem for p in (CONFIG_DIR / "experiment").glob("*.yaml"))
 
 
+def dataset_names() -> list[str]:
+    """Every synthetic dataset config, sorted by name (configs/dataset/*.yaml)."""
+    return sorted(p.stem for p in (CONFIG_DIR / "dataset").glob("*.yaml"))
+
+
+def sweep_names() -> list[str]:
+    """Every declared sweep, sorted by name (configs/sweep/*.yaml)."""
+    return sorted(p.stem for p in (CONFIG_DIR / "sweep").glob("*.yaml"))
+
+
+def sweep_config(name: str) -> DictConfig:
+    """The ``sweep`` block of the root config with ``sweep=<name>``, as Hydra composes it (from the cache).
+
+    Example: ``sweep_config("ece_bins").grid.n_bins`` lists the bin counts it sweeps.
+    """
+    sweeps = composed_experiments()["sweeps"]
+    if name not in sweeps:
+        raise FileNotFoundError(f"{CONFIG_DIR / 'sweep' / name}.yaml does not exist: no sweep of that name")
+    return OmegaConf.create(sweeps[name])
+
+
 def experiment_config(name: str, results: str | None = None) -> DictConfig:
     """The root config with ``experiment=<name>`` (and ``paths.results=<results>``), as Hydra composes it.
 
@@ -90,18 +112,24 @@ def experiment_files(name: str) -> list[str]:
     return composed_experiments()["files"][name]
 
 
+@functools.cache  # once per process: the configs do not change under a running step
 def composed_experiments() -> dict:
-    """Every experiment's composed root config (``configs``: name -> plain container) and the config files
-    each is composed from (``files``: name -> paths), from the cache or composed by Hydra and cached."""
+    """Every experiment's composed root config (``configs``: name -> plain container), the config files
+    each is composed from (``files``: name -> paths) and every sweep's block (``sweeps``: name -> plain
+    container), from the cache or composed by Hydra and cached. The result is shared: read it, do not
+    change it."""
     path = CACHE_DIR / f"configs-{_configs_key()}.json"
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         pass
     names = experiment_names()
-    composed = {"configs": {}, "files": {}}
+    composed = {"configs": {}, "files": {}, "sweeps": {}}
     for start in range(0, len(names), _BATCH):
         _compose_batch(names[start : start + _BATCH], composed)
+    if sweep_names():
+        cfg, _ = _composed([f"+sweep@sweeps.{name}={name}" for name in sweep_names()])
+        composed["sweeps"] = OmegaConf.to_container(cfg.sweeps)
     for stale in CACHE_DIR.glob("configs-*.json"):
         stale.unlink(missing_ok=True)
     atomic_write(path, lambda tmp: tmp.write_text(json.dumps(composed)))  # concurrent jobs may write it at once
@@ -126,8 +154,8 @@ def _compose_batch(names: list[str], composed: dict) -> None:
 
 
 def _configs_key() -> str:
-    """sha256 of every config file (path and bytes) and of Hydra's version."""
-    digest = hashlib.sha256(importlib.metadata.version("hydra-core").encode())
+    """sha256 of every config file (path and bytes), of Hydra's version and of this module (what it caches)."""
+    digest = hashlib.sha256(importlib.metadata.version("hydra-core").encode() + Path(__file__).read_bytes())
     for file in sorted(CONFIG_DIR.rglob("*.yaml")):
         digest.update(str(file.relative_to(CONFIG_DIR)).encode() + b"\0" + file.read_bytes() + b"\0")
     return digest.hexdigest()[:20]

@@ -1,9 +1,11 @@
 """Experiment kinds: what each paper module declares once per kind, and the lookup of a kind by paper.
 
 A paper's module (``pipeline/papers/<paper>.py``, named by the paper key of its experiment configs)
-declares ``KINDS``, one :class:`Kind` per experiment kind: the config keys it takes, the function
-that computes its tidy values, the function that draws or lays it out, and whether it is a table.
-Kinds that only sweeps run and no paper owns live in :mod:`pipeline.sweep_kinds`.
+declares ``KINDS``, one :class:`Kind` per experiment kind: the dataclass of its parameters (a subclass of
+:class:`Parameters`, :mod:`pipeline.parameters`), the function that computes its tidy values, the
+function that draws or lays it out, and whether it is a table. Kinds that only sweeps run and no paper
+owns live in :mod:`pipeline.sweep_kinds`. :func:`parameters_of` turns an experiment config into its
+kind's parameters, checking every key and value.
 
 A lookup imports only the module of the experiment's paper, not every paper's dependencies
 (scikit-learn, scipy.stats, matplotlib, ...).
@@ -17,6 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from omegaconf import DictConfig
+
+from pipeline.config_blocks import Reference
+from pipeline.parameters import ConfigError, message, typed
+
 PAPERS_DIR = Path(__file__).resolve().parent / "papers"
 SWEEP_KINDS_MODULE = "pipeline.sweep_kinds"
 
@@ -25,22 +32,38 @@ SWEEP_KINDS_MODULE = "pipeline.sweep_kinds"
 class Kind:
     """One experiment kind, as its paper declares it.
 
-    ``evaluate(exp, data)`` returns the tidy value records of experiment config ``exp`` read from
-    the data sources; ``render(exp, values, stem)`` writes the figure (``stem``.pdf, .png) or the
-    table (``stem``.csv, .md, .tex) and returns the paths. A kind without ``render`` runs only as a
-    sweep point (the sweep's aggregate draws the points). ``calibrators`` are the names its
-    ``calibrator`` key may take. The workflow builds a paper's artifacts in one job (one process
+    ``parameters`` is the kind's dataclass; ``evaluate(exp, data)`` returns the tidy value records of
+    the experiment's parameters ``exp`` read from the data sources; ``render(exp, values, stem)`` writes
+    the figure (``stem``.pdf, .png) or the table (``stem``.csv, .md, .tex) and returns the paths. A kind
+    without ``render`` runs only as a sweep point (the sweep's aggregate draws the points). The
+    workflow builds a paper's artifacts in one job (one process
     start-up for all of them); a kind with ``own_job`` computes for seconds per artifact, so each of
     its artifacts gets a job of its own and they run in parallel (pipeline/targets.py).
     """
 
     name: str
-    keys: tuple[str, ...]
+    parameters: type
     evaluate: Callable
     render: Callable | None = None
     is_table: bool = False
-    calibrators: tuple[str, ...] = ()
     own_job: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Parameters:
+    """The keys of every experiment config; each kind's dataclass adds its own.
+
+    ``paper`` and ``artifact`` name the results (``results/<paper>/<artifact>``; a sweep's experiment may
+    run a kind of no paper and has no artifact), ``title`` heads the figure or table, ``note`` is added to
+    its caption, ``reference`` says where its published numbers are (:class:`pipeline.config_blocks.Reference`).
+    """
+
+    paper: str | None = None
+    kind: str
+    artifact: str | None = None
+    title: str = ""
+    note: str | None = None
+    reference: Reference | None = None
 
 
 def papers() -> list[str]:
@@ -62,3 +85,22 @@ def paper_kinds(paper: str | None) -> dict[str, Kind]:
 def kind_of(exp) -> Kind:
     """The kind an experiment config (``paper`` and ``kind``) runs; a config without ``paper`` runs a sweep kind."""
     return paper_kinds(exp.get("paper"))[exp.kind]
+
+
+def parameters_of(exp: DictConfig, path: str = "experiment", sweep: bool = False) -> Parameters:
+    """The experiment config ``exp`` as its kind's parameters, every key and value checked.
+
+    ``sweep``: the experiment block of a sweep, which may also run the sweep kinds of no paper (and kinds
+    without a renderer, which run only as sweep points).
+
+    Example: ``parameters_of(experiment_config("ferrer2024_fig6").experiment).n_boot`` is an int.
+    """
+    paper = exp.get("paper")
+    if (paper is None and not sweep) or (paper is not None and paper not in papers()):
+        raise ConfigError(message(f"{path}.paper", f"unknown paper {paper!r}", papers(), paper))
+    kinds = {name: k for name, k in paper_kinds(paper).items() if sweep or k.render is not None}
+    kind = exp.get("kind")
+    if kind not in kinds:
+        where = f"paper {paper}" if paper else "pipeline/sweep_kinds.py (or name a paper)"
+        raise ConfigError(message(f"{path}.kind", f"unknown experiment kind {kind!r} of {where}", kinds, kind))
+    return typed(kinds[kind].parameters, exp, path)

@@ -12,22 +12,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Annotated, Literal
 
 import numpy as np
 
 from calib.calibration_errors.binned import BinnedCalibrationError
 from calib.calibrators import calibrate
+from calib.calibrators.histogram import EMPTY_BIN_POLICIES
 from calib.calibrators.registry import make_calibrator
 from calib.scoring.calibration_losses import calibration_loss_from_posteriors
 from calib.scoring.decisions import imbalanced_costs, normalized_risk, zero_one_costs
 from calib.scoring.scores import brier, cross_entropy
+from calib.validation import Choice, Integer
 from pipeline.authors_code import UpstreamAffine, UpstreamHistogramBinning, upstream_ece
+from pipeline.parameters import Count, Seed
 
 _RCL = re.compile(r"^RCL-(CE|BS)-([DTHP])(xv|tt)$")
 METRIC_NAMES = ("NCE", "NBS", "NRisk-01", "NRisk-01r", "NRisk-imb", "ECE", "ECEbin", "ECEmc")
 RCL_NAMES = tuple(f"RCL-{e}-{c}{p}" for e in ("CE", "BS") for c in "DTHP" for p in ("xv", "tt"))
-ZERO_PROBABILITY_POLICIES = ("smooth", "nan")
-IMPLEMENTATIONS = ("calib", "authors")
+MetricName = Annotated[str, Choice((*METRIC_NAMES, *RCL_NAMES))]
 
 
 @dataclass(frozen=True)
@@ -44,22 +47,14 @@ class MetricOptions:
     computed it when checking the cause of a deviation.
     """
 
-    ece_bins: int
-    ece_closed: str
-    histogram_bins: int
-    histogram_empty_bin: str
-    n_folds: int
-    seed: int
-    rcl_zero_probability: str = "smooth"
-    implementation: str = "calib"
-
-    def __post_init__(self):
-        if self.implementation not in IMPLEMENTATIONS:
-            raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}; got {self.implementation!r}")
-        if self.rcl_zero_probability not in ZERO_PROBABILITY_POLICIES:
-            raise ValueError(
-                f"rcl_zero_probability must be one of {ZERO_PROBABILITY_POLICIES}; got {self.rcl_zero_probability!r}"
-            )
+    ece_bins: Count
+    ece_closed: Literal["left", "right"]
+    histogram_bins: Count
+    histogram_empty_bin: Annotated[str, Choice(EMPTY_BIN_POLICIES)]
+    n_folds: Annotated[int, Integer(minimum=2)]
+    seed: Seed
+    rcl_zero_probability: Literal["smooth", "nan"] = "smooth"
+    implementation: Literal["calib", "authors"] = "calib"
 
 
 # Ferrer & Ramos (2024)'s calibrator letters -> registry names (calib.calibrators.registry).

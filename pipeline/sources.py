@@ -1,16 +1,44 @@
-"""The inputs an evaluation step reads: synthetic datasets and materialized real posterior sets."""
+"""The inputs an evaluation step reads: synthetic datasets and materialized real posterior sets, and the
+config records that name them (:class:`RealSystem`, :data:`RealSet`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
-from omegaconf import DictConfig
 
 from calib.data.real import PosteriorSet, one_vs_other, read_posterior_set
+from calib.data.registry import REAL_SETS
+from calib.data.synthetic import SYSTEMS
+from calib.data.zoo import SPLITS, zoo_names
+from calib.validation import Choice, Integer
+from pipeline.config import dataset_names
 from pipeline.io import load_dataset, require_intact
 from pipeline.real_data import real_set_path
+
+
+@cache
+def posterior_sets() -> tuple[str, ...]:
+    """Every real posterior set a config may name: the registry's and the zoo's (``zoo/<data>/<model>/<split>``)."""
+    return (*REAL_SETS, *(f"{pair}/{split}" for pair in zoo_names() for split in SPLITS))
+
+
+RealSet = Annotated[str, Choice(posterior_sets)]
+SyntheticDataset = Annotated[str, Choice(dataset_names)]
+SyntheticSystem = Annotated[str, Choice(SYSTEMS)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RealSystem:
+    """A real posterior set as a row of a table: its ``label``, its ``set``, and with ``one_vs_other: c`` the
+    binary view "class c vs the rest" (Ferrer & Ramos (2024), Sec. 3.5)."""
+
+    label: str
+    set: RealSet
+    one_vs_other: Annotated[int, Integer(minimum=0)] | None = None
 
 
 class DataSources:
@@ -28,7 +56,7 @@ class DataSources:
         return read_posterior_set(require_intact(real_set_path(self.data_dir, name), "real posterior set"))
 
 
-def system_set(system: DictConfig, data: DataSources) -> PosteriorSet:
+def system_set(system: RealSystem, data: DataSources) -> PosteriorSet:
     """The posterior set of a system entry (``set``), as a one-vs-other view when it asks for one (``one_vs_other``)."""
     pset = data.real(system.set)
-    return one_vs_other(pset, int(system.one_vs_other)) if "one_vs_other" in system else pset
+    return pset if system.one_vs_other is None else one_vs_other(pset, system.one_vs_other)

@@ -6,30 +6,58 @@ kinds have no renderer. A sweep may also run any paper's kind by naming its ``pa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
 
-from pipeline.kinds import Kind
-
-if TYPE_CHECKING:
-    from pipeline.sources import DataSources
+from calib.validation import Choice
+from pipeline.config_blocks import GaussianSystems
+from pipeline.kinds import Kind, Parameters
+from pipeline.parameters import Count, Positive, Seed
+from pipeline.sources import DataSources, RealSet, SyntheticSystem
 
 # The library is imported inside each kind, when a sweep point runs it: the workflow imports this module
-# to check the sweep configs every time it builds its graph, and needs only the kinds' names and keys.
+# to check the sweep configs every time it builds its graph, and needs only the kinds' parameters.
 
 # The calibrators a sweep may vary, by registry name (calib.calibrators.registry).
 SWEEP_CALIBRATORS = ("dp", "temperature", "vector", "dirichlet", "histogram", "isotonic")
 
 
-def _sets(exp: DictConfig, data: DataSources):
+@dataclass(frozen=True, kw_only=True)
+class OnRealSets(Parameters):
+    """A metric on each of ``sets``: ECE with ``n_bins`` bins, or smooth ECE at ``bandwidth``."""
+
+    sets: list[RealSet]
+    n_bins: Count | None = None
+    bandwidth: Positive | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CalibratorProtocol(Parameters):
+    """NCE and NBS after ``calibrator`` under ``protocol`` (tt or xv) on each of ``sets``."""
+
+    sets: list[RealSet]
+    calibrator: Annotated[str, Choice(SWEEP_CALIBRATORS)]
+    protocol: Literal["tt", "xv"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SyntheticMetrics(Parameters):
+    """NCE, ECE and RCL of the Gaussian ``systems`` drawn with the ``generator``'s settings."""
+
+    generator: GaussianSystems
+    systems: list[SyntheticSystem]
+    seed: Seed
+
+
+def _sets(exp: OnRealSets | CalibratorProtocol, data: DataSources):
     for name in exp.sets:
         pset = data.real(name)
         yield name.split("/")[-1], pset.logprobs(), pset.labels
 
 
-def ece_binning(exp: DictConfig, data: DataSources) -> list[dict]:
+def ece_binning(exp: OnRealSets, data: DataSources) -> list[dict]:
     """Top-label ECE with ``n_bins`` equal-width and equal-mass bins on each real set."""
     from calib.calibration_errors.binned import BinnedCalibrationError
 
@@ -46,7 +74,7 @@ def ece_binning(exp: DictConfig, data: DataSources) -> list[dict]:
     ]
 
 
-def ece_against_mcb(exp: DictConfig, data: DataSources) -> list[dict]:
+def ece_against_mcb(exp: OnRealSets, data: DataSources) -> list[dict]:
     """Binned ECE of P(class 1) with ``n_bins`` equal-width bins, and the CORP miscalibration (MCB) of the
     Brier score, which needs no bins, on each binary real set (Dimitriadis et al. (2021))."""
     from calib.calibration_errors.binned import BinnedCalibrationError
@@ -60,7 +88,7 @@ def ece_against_mcb(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def smooth_ece_bandwidth(exp: DictConfig, data: DataSources) -> list[dict]:
+def smooth_ece_bandwidth(exp: OnRealSets, data: DataSources) -> list[dict]:
     """Top-label smooth ECE at a fixed kernel ``bandwidth`` on each real set (relplot's estimator)."""
     from calib.calibration_errors.smoothing import smooth_ece
 
@@ -73,7 +101,7 @@ def smooth_ece_bandwidth(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def synthetic_metrics(exp: DictConfig, data: DataSources) -> list[dict]:
+def synthetic_metrics(exp: SyntheticMetrics, data: DataSources) -> list[dict]:
     """NCE, top-label ECE and the RCL of DP (xv) of the Gaussian systems of Ferrer & Ramos (2024) at these
     generator settings."""
     from calib.calibration_errors.binned import BinnedCalibrationError
@@ -82,7 +110,7 @@ def synthetic_metrics(exp: DictConfig, data: DataSources) -> list[dict]:
     from calib.data.synthetic import gaussian_posteriors
     from calib.scoring.scores import cross_entropy
 
-    dataset = gaussian_posteriors(**OmegaConf.to_container(exp.generator), seed=exp.seed)
+    dataset = gaussian_posteriors(**vars(exp.generator), seed=exp.seed)
     records = []
     for system in exp.systems:
         logp, y = dataset.systems[system], dataset.labels
@@ -97,7 +125,7 @@ def synthetic_metrics(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def calibrator_protocol(exp: DictConfig, data: DataSources) -> list[dict]:
+def calibrator_protocol(exp: CalibratorProtocol, data: DataSources) -> list[dict]:
     """Cross-entropy and Brier score after ``calibrator`` under ``protocol`` (tt or xv) on each real set."""
     from calib.calibrators import calibrate
     from calib.calibrators.registry import make_calibrator
@@ -114,14 +142,9 @@ def calibrator_protocol(exp: DictConfig, data: DataSources) -> list[dict]:
 
 
 KINDS = (
-    Kind("ece_binning", ("n_bins", "sets"), ece_binning),
-    Kind("smooth_ece_bandwidth", ("bandwidth", "sets"), smooth_ece_bandwidth),
-    Kind("ece_against_mcb", ("n_bins", "sets"), ece_against_mcb),
-    Kind("synthetic_metrics", ("generator", "seed", "systems"), synthetic_metrics),
-    Kind(
-        "calibrator_protocol",
-        ("calibrator", "protocol", "sets"),
-        calibrator_protocol,
-        calibrators=SWEEP_CALIBRATORS,
-    ),
+    Kind("ece_binning", OnRealSets, ece_binning),
+    Kind("smooth_ece_bandwidth", OnRealSets, smooth_ece_bandwidth),
+    Kind("ece_against_mcb", OnRealSets, ece_against_mcb),
+    Kind("synthetic_metrics", SyntheticMetrics, synthetic_metrics),
+    Kind("calibrator_protocol", CalibratorProtocol, calibrator_protocol),
 )

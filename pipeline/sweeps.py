@@ -24,26 +24,18 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from calib.plots.style import figure_style, save_figure, subplots
-from pipeline.config import CONFIG_DIR
+from pipeline.config import sweep_config, sweep_names
+from pipeline.config_checks import check_sweep
 from pipeline.io import values_frame, write_csv
-from pipeline.kinds import kind_of
-from pipeline.schema import check_sweep
+from pipeline.kinds import kind_of, parameters_of
 from pipeline.sources import DataSources
-
-SWEEP_DIR = CONFIG_DIR / "sweep"
-
-
-def sweep_names() -> list[str]:
-    """Every declared sweep (configs/sweep/*.yaml)."""
-    return sorted(p.stem for p in SWEEP_DIR.glob("*.yaml"))
 
 
 def load_sweep(name: str) -> DictConfig:
-    """A sweep file as written (its name added), for the Snakefile."""
-    path = SWEEP_DIR / f"{name}.yaml"
-    if not path.exists():
+    """A declared sweep as composed (its name added), checked, for the Snakefile."""
+    if name not in sweep_names():
         raise SystemExit(f"sweep {name!r} is not declared; known sweeps: {sweep_names()} (configs/sweep/)")
-    sweep = OmegaConf.load(path)
+    sweep = sweep_config(name)
     check_sweep(sweep, name)
     sweep.name = name
     return sweep
@@ -69,7 +61,8 @@ def point_experiment(sweep: DictConfig, index: int) -> DictConfig:
 def run_point(sweep: DictConfig, index: int, data: DataSources) -> pd.DataFrame:
     """The tidy values of one point, with one column per grid key."""
     exp = point_experiment(sweep, index)
-    frame = values_frame(kind_of(exp).evaluate(exp, data))
+    parameters = parameters_of(exp, f"sweep {sweep.name}: experiment", sweep=True)
+    frame = values_frame(kind_of(exp).evaluate(parameters, data))
     for key, value in points(sweep)[index].items():
         frame[key] = value
     return frame

@@ -11,23 +11,19 @@ from pathlib import Path
 from omegaconf import DictConfig, ListConfig
 
 import calib.data.registry
-import pipeline.config
-import pipeline.kinds
-import pipeline.schema
+import calib.validation
 from calib.data.registry import REAL_SETS
 from pipeline.config import CACHE_DIR, CONFIG_DIR, experiment_config, experiment_files, experiment_names
 from pipeline.io import atomic_write
-from pipeline.kinds import PAPERS_DIR, kind_of
-from pipeline.schema import check_experiment
+from pipeline.kinds import PAPERS_DIR, kind_of, parameters_of
 
-# Besides configs/, the experiment list depends only on these modules and the papers' (their kinds).
+# Besides configs/, the experiment list depends only on the pipeline's modules (the kinds and their parameters),
+# the registry of real sets and the checking rules.
 _LIST_SOURCES = (
-    Path(__file__),
-    Path(pipeline.config.__file__),
-    Path(pipeline.kinds.__file__),
-    Path(pipeline.schema.__file__),
-    Path(calib.data.registry.__file__),
+    *sorted(Path(__file__).parent.glob("*.py")),
     *sorted(PAPERS_DIR.glob("*.py")),
+    Path(calib.data.registry.__file__),
+    Path(calib.validation.__file__),
 )
 
 FIGURE_SUFFIXES = (".pdf", ".png")
@@ -57,7 +53,7 @@ def load_experiment(name: str) -> DictConfig:
     """The composed and schema-checked config of one experiment; its file name must be ``<paper>_<artifact>``."""
     cfg = experiment_config(name)
     exp = cfg.experiment
-    check_experiment(exp, f"experiment {name}")
+    parameters_of(exp, f"experiment {name}")
     if name != f"{exp.paper}_{exp.artifact}":
         raise ValueError(
             f"configs/experiment/{name}.yaml must be named <paper>_<artifact> = {exp.paper}_{exp.artifact}"

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 AREAS = (
     ("steps", "pipeline.steps: one entry point per rule", ("pipeline.steps",)),
     ("papers", "pipeline.papers: each paper's experiment kinds", ("pipeline.papers",)),
-    ("pipeline", "pipeline: kinds, config, schema, sources, report", ("pipeline",)),
+    ("pipeline", "pipeline: config, kinds and their parameters, sources, report", ("pipeline",)),
     ("cli", "calib.cli: the calib command", ("calib.cli", "calib.cli_report")),
     ("evaluation", "calib.evaluation: metric registry, passes, engine", ("calib.evaluation",)),
     ("calibrators", "calib.calibrators: registry, fits, folds, files", ("calib.calibrators",)),

@@ -36,9 +36,9 @@ class EvaluationSettings:
     smooth_bandwidth : float, optional
         The smooth ECE's kernel bandwidth; default None: the fixed point (Błasiok & Nakkiran (2023)).
     calibrators : tuple of str, optional
-        The calibrators to cross-validate (registry names: dp, temperature, vector, matrix, dirichlet,
-        beta, isotonic, histogram); () for none; default None: dp and temperature, with histogram and
-        isotonic for two classes and vector scaling for up to 100 classes.
+        The calibrators to cross-validate, by their names in :data:`calib.calibrators.registry.CALIBRATORS`;
+        () for none; default None: dp and temperature, with histogram and isotonic for two classes and
+        vector scaling for up to 100 classes.
     folds : int, default 5
         Cross-validation folds of the calibrators.
     n_boot : int, default 200

@@ -9,11 +9,11 @@ system; and one table setting each system's rank by binned ECE beside its ranks 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 from scipy.stats import kendalltau
 
 from calib.calibration_errors.binned import BinnedCalibrationError
@@ -23,29 +23,62 @@ from calib.plots.corp import band_label, corp_diagram, murphy_lines
 from calib.plots.style import figure_style, save_figure, subplots
 from calib.scoring.murphy import MurphyDiagram, murphy_diagram
 from pipeline.io import write_table
-from pipeline.kinds import Kind
+from pipeline.kinds import Kind, Parameters
 from pipeline.named_metrics import MetricOptions, calibrated_posteriors
-from pipeline.sources import DataSources, system_set
+from pipeline.parameters import Count, Fraction, Seed
+from pipeline.sources import DataSources, RealSystem, system_set
 
 VARIANTS = ("raw", "DP-xv")
 TERMS = ("score", "mcb", "dsc", "unc", "p_value")
 SCORE_LABELS = {"brier": "BS", "log": "LS"}
 
 
-def _variants(system: DictConfig, options: DictConfig, data: DataSources) -> tuple[dict[str, np.ndarray], np.ndarray]:
+@dataclass(frozen=True, kw_only=True)
+class CorpDiagrams(Parameters):
+    """One binary system's CORP diagrams: consistency bands at ``level`` from ``n_resamples`` resamples."""
+
+    system: RealSystem
+    options: MetricOptions
+    level: Fraction
+    n_resamples: Count
+    seed: Seed
+
+
+@dataclass(frozen=True, kw_only=True)
+class CorpDecompositions(Parameters):
+    """Every system's Brier and log score decompositions, with the MCB test from ``n_resamples`` resamples."""
+
+    systems: list[RealSystem]
+    options: MetricOptions
+    n_resamples: Count
+    seed: Seed
+
+
+@dataclass(frozen=True, kw_only=True)
+class CorpRankings(Parameters):
+    """Every system ranked by binned ECE (``n_bins`` equal-width bins), MCB and DSC."""
+
+    systems: list[RealSystem]
+    options: MetricOptions
+    n_bins: Count
+
+
+def _variants(
+    system: RealSystem, options: MetricOptions, data: DataSources
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """P(class 1) of a binary system, raw and recalibrated by DP under cross-validation, and its labels."""
     pset = system_set(system, data)
     logp, labels = pset.logprobs(), pset.labels
     if logp.shape[1] != 2:
         raise ValueError(f"{system.label}: CORP needs a binary system; {system.set} has {logp.shape[1]} classes")
-    calibrated = calibrated_posteriors("D", "xv", logp, labels, MetricOptions(**options))
+    calibrated = calibrated_posteriors("D", "xv", logp, labels, options)
     return {"raw": np.exp(logp[:, 1]), "DP-xv": np.exp(calibrated[:, 1])}, labels
 
 
 # One system: CORP diagrams and Murphy diagram ------------------------------------------------------------
 
 
-def corp_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
+def corp_diagrams(exp: CorpDiagrams, data: DataSources) -> list[dict]:
     """Per variant: the CORP curve at its distinct scores, the consistency band, the Brier decomposition
     and the Murphy diagram (raw and recalibrated mean elementary scores)."""
     forecasts, labels = _variants(exp.system, exp.options, data)
@@ -91,7 +124,7 @@ def _value(values: pd.DataFrame, variant: str, column: str):
     return values[(values.row == variant) & (values.column == column)].value.iloc[0]
 
 
-def render_corp_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_corp_diagrams(exp: CorpDiagrams, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Three panels: the CORP diagram of the raw and of the DP-xv posteriors, then their Murphy diagram."""
     with figure_style():
         fig, axes = subplots(1, 3, figsize=(11.5, 3.9), layout="constrained")
@@ -121,7 +154,7 @@ def render_corp_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path) -> l
 # All systems: decompositions and rankings -----------------------------------------------------------------
 
 
-def decompositions(exp: DictConfig, data: DataSources) -> list[dict]:
+def decompositions(exp: CorpDecompositions, data: DataSources) -> list[dict]:
     """Per system and variant: the Brier and log score decompositions with the MCB test's p-values."""
     records = []
     for system in exp.systems:
@@ -134,7 +167,7 @@ def decompositions(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_decompositions(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_decompositions(exp: CorpDecompositions, values: pd.DataFrame, stem: Path) -> list[Path]:
     """One row per system and variant: BS and LS with MCB, DSC, UNC and the MCB test's p-value."""
     wide = values.pivot(index="row", columns="column", values="value").reindex(values.row.unique())
     columns = [f"{SCORE_LABELS[s]} {t}" for s in SCORE_LABELS for t in TERMS]
@@ -148,7 +181,7 @@ def _shown(value, column: str) -> str:
     return f"{float(value):.3f}" if column.endswith("p_value") else f"{float(value):.4f}"
 
 
-def rankings(exp: DictConfig, data: DataSources) -> list[dict]:
+def rankings(exp: CorpRankings, data: DataSources) -> list[dict]:
     """Per system and variant: binned ECE (positive class, ``n_bins`` equal-width bins), MCB and DSC of
     the Brier score, and each one's rank among all (1 = best: least ECE or MCB, most DSC); then
     Kendall's tau between the ECE ranking and each CORP one."""
@@ -182,7 +215,7 @@ def rankings(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_rankings(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_rankings(exp: CorpRankings, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Systems ordered by ECE rank, with their MCB and DSC ranks; Kendall's tau below."""
     systems = values[~values.row.str.startswith("Kendall")]
     wide = systems.pivot(index="row", columns="column", values="value").sort_values("rank ECE")
@@ -205,14 +238,14 @@ def render_rankings(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[P
 
 
 KINDS = (
-    Kind("corp_diagrams", ("level", "n_resamples", "options", "seed", "system"), corp_diagrams, render_corp_diagrams),
+    Kind("corp_diagrams", CorpDiagrams, corp_diagrams, render_corp_diagrams),
     Kind(
         "corp_decompositions",
-        ("n_resamples", "options", "seed", "systems"),
+        CorpDecompositions,
         decompositions,
         render_decompositions,
         is_table=True,
         own_job=True,
     ),
-    Kind("corp_rankings", ("n_bins", "options", "systems"), rankings, render_rankings, is_table=True),
+    Kind("corp_rankings", CorpRankings, rankings, render_rankings, is_table=True),
 )

@@ -9,11 +9,12 @@ temperature of a calibrated model.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 from scipy.integrate import quad
 from scipy.special import expit
 
@@ -24,13 +25,90 @@ from calib.plots.reliability import reliability_bars
 from calib.plots.style import figure_style, save_figure, subplots
 from pipeline.companions import SD, companion, monte_carlo_records
 from pipeline.io import write_table
-from pipeline.kinds import Kind
+from pipeline.kinds import Kind, Parameters
 from pipeline.named_metrics import MetricOptions, calibrated_posteriors
-from pipeline.sources import DataSources, system_set
+from pipeline.parameters import Count, Fraction, Grid, Positive, Seed
+from pipeline.sources import DataSources, RealSystem, system_set
 from pipeline.values_table import render_values_table
 
 METRICS = ("ECE", "ESCE", "ECD")
 WEIGHTED = "Weighted Sum"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SingleDatum(Parameters):
+    """Fig. 2: the single-datum ECD over a ``grid`` of predictions."""
+
+    grid: Grid
+
+
+@dataclass(frozen=True, kw_only=True)
+class Generator:
+    """The simulation of Sec. IV (:func:`calib.data.ecd_simulation.simulate`): noise added in ``noise_space``
+    (``prob`` or ``logit``) to scores of half-width ``half_width``, mixed with weight ``weight``, clipped at
+    ``clip``."""
+
+    noise_space: Literal["prob", "logit"]
+    half_width: Positive
+    weight: Fraction
+    clip: Positive
+
+
+@dataclass(frozen=True, kw_only=True)
+class Simulation(Parameters):
+    """Table I (mean and sd over ``n_repeats`` datasets) and Figs. 3-4 (one dataset each, ``figure``):
+    ``n_samples`` predictions per noise level in ``sigmas``, ``n_bins`` equal-width bins."""
+
+    generator: Generator
+    sigmas: list[float]
+    n_samples: Count
+    n_bins: Count
+    seed: Seed
+    n_repeats: Count = 1
+    figure: Literal["histograms", "reliability"] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Table2Check(Parameters):
+    """Table II's single-datum bins: the prediction of each (bin -> p), printed as 1 - ECE."""
+
+    single_datum_bins: dict[Any, Fraction]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RealBins(Parameters):
+    """Table II's protocol on a real binary ``system``: raw and DP-xv, ``n_bins`` equal-width bins."""
+
+    system: RealSystem
+    options: MetricOptions
+    n_bins: Count
+
+
+@dataclass(frozen=True, kw_only=True)
+class TemperaturePoint(Parameters):
+    """Expected ECD of a calibrated model seen at ``temperature`` (a point of the declared sweep), by
+    quadrature and by seeded Monte Carlo (``n_repeats`` sets of ``n_samples``): scores uniform on
+    +- ``weight`` x ``half_width``."""
+
+    half_width: Positive
+    weight: Fraction
+    n_samples: Count
+    n_repeats: Count
+    seed: Seed
+    temperature: Positive
+
+
+@dataclass(frozen=True, kw_only=True)
+class TemperatureSweep(Parameters):
+    """:class:`TemperaturePoint` over the grid ``temperatures`` (quadrature) and at ``monte_carlo_temperatures``."""
+
+    half_width: Positive
+    weight: Fraction
+    n_samples: Count
+    n_repeats: Count
+    seed: Seed
+    temperatures: Grid
+    monte_carlo_temperatures: list[Positive]
 
 
 def _binary(p1: np.ndarray) -> np.ndarray:
@@ -55,7 +133,7 @@ def _shown(value: float) -> str:
 # Fig. 2 -------------------------------------------------------------------------------------------
 
 
-def single_datum(exp: DictConfig, data: DataSources) -> list[dict]:
+def single_datum(exp: SingleDatum, data: DataSources) -> list[dict]:
     """Fig. 2: (p - y) logit p for y = 0 and 1 over p, and the lower bound (p*, f(p*))."""
     p = np.linspace(exp.grid.start, exp.grid.stop, exp.grid.num)
     records = []
@@ -69,7 +147,7 @@ def single_datum(exp: DictConfig, data: DataSources) -> list[dict]:
     ]
 
 
-def render_single_datum(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_single_datum(exp: SingleDatum, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Both curves over the whole range (left) and near 0 (right), the bound marked at p* and 1 - p*."""
     bound = values[values.row == "bound"].set_index("column").value
     with figure_style():
@@ -109,14 +187,14 @@ def _setting_label(sigma: float) -> str:
     return "eps=0" if sigma == 0 else f"sigma={sigma:g}"
 
 
-def simulation_table(exp: DictConfig, data: DataSources) -> list[dict]:
+def simulation_table(exp: Simulation, data: DataSources) -> list[dict]:
     """Table I: per-bin and weighted ECE, ESCE and ECD, mean and sd over ``n_repeats`` seeded datasets."""
     seeds = np.random.SeedSequence(exp.seed).spawn(exp.n_repeats)
     cells: dict[tuple[str, str], list[float]] = {}
     for seed in seeds:
         rng = np.random.default_rng(seed)
         for sigma in exp.sigmas:
-            p1, y = simulate(exp.n_samples, sigma=sigma, rng=rng, **exp.generator)
+            p1, y = simulate(exp.n_samples, sigma=sigma, rng=rng, **vars(exp.generator))
             for record in _bin_records(
                 entropic_bins(_binary(p1), y, kind="probs", n_bins=exp.n_bins), _setting_label(sigma)
             ):
@@ -124,7 +202,7 @@ def simulation_table(exp: DictConfig, data: DataSources) -> list[dict]:
     return [record for (row, column), draws in cells.items() for record in monte_carlo_records(row, column, draws)]
 
 
-def render_simulation_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_simulation_table(exp: Simulation, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Rows = bins and the weighted sum, columns = setting x metric, cells mean +- sd over the seeds."""
     wide = values.pivot(index="row", columns="column", values="value")
     rows = [str(b + 1) for b in range(exp.n_bins)] + [WEIGHTED]
@@ -165,17 +243,17 @@ def _diagram_from_values(part: pd.DataFrame, n_bins: int) -> tuple[ReliabilityBi
     return bins, part[part.x.isna()].set_index("column").value
 
 
-def simulation_figures(exp: DictConfig, data: DataSources) -> list[dict]:
+def simulation_figures(exp: Simulation, data: DataSources) -> list[dict]:
     """Figs. 3-4: one seeded dataset per setting: histogram counts and reliability bins (x = bin index)."""
     rng = np.random.default_rng(exp.seed)
     records = []
     for sigma in exp.sigmas:
-        p1, y = simulate(exp.n_samples, sigma=sigma, rng=rng, **exp.generator)
+        p1, y = simulate(exp.n_samples, sigma=sigma, rng=rng, **vars(exp.generator))
         records += _diagram_records(_setting_label(sigma), _binary(p1), y, "probs", exp.n_bins)
     return records
 
 
-def render_simulation_figures(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_simulation_figures(exp: Simulation, values: pd.DataFrame, stem: Path) -> list[Path]:
     """``figure: histograms`` (Fig. 3) or ``figure: reliability`` (Fig. 4), one panel per setting."""
     labels = [_setting_label(s) for s in exp.sigmas]
     with figure_style():
@@ -206,7 +284,7 @@ def render_simulation_figures(exp: DictConfig, values: pd.DataFrame, stem: Path)
 # Table II: the checkable cells, and the protocol on our binary sets --------------------------------
 
 
-def table2_check(exp: DictConfig, data: DataSources) -> list[dict]:
+def table2_check(exp: Table2Check, data: DataSources) -> list[dict]:
     """ResNet18's single-datum bins: ECE, ESCE and ECD of one prediction p with label y = 1.
 
     The inputs are the printed ECE of bins 7 and 8 (p = 1 - ECE: 0.62 and 0.7868, as a bin holding
@@ -223,14 +301,13 @@ def table2_check(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def _real_inputs(exp: DictConfig, data: DataSources):
+def _real_inputs(exp: RealBins, data: DataSources):
     pset = system_set(exp.system, data)
     logp, labels = pset.logprobs(), pset.labels
-    options = MetricOptions(**exp.options)
-    return {"raw": logp, "DP-xv": calibrated_posteriors("D", "xv", logp, labels, options)}, labels
+    return {"raw": logp, "DP-xv": calibrated_posteriors("D", "xv", logp, labels, exp.options)}, labels
 
 
-def real_bin_table(exp: DictConfig, data: DataSources) -> list[dict]:
+def real_bin_table(exp: RealBins, data: DataSources) -> list[dict]:
     """Table II protocol on a real binary set: per-bin and weighted ECE, ESCE, ECD, raw and DP-xv."""
     systems, labels = _real_inputs(exp, data)
     records = []
@@ -239,7 +316,7 @@ def real_bin_table(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_real_bin_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_real_bin_table(exp: RealBins, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Rows = bins and the weighted sum; n and the three metrics for raw and recalibrated posteriors."""
     wide = values.pivot(index="row", columns="column", values="value")
     rows = [str(b + 1) for b in range(exp.n_bins)] + [WEIGHTED]
@@ -257,7 +334,7 @@ def render_real_bin_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -> 
     return write_table(stem, pd.DataFrame(lines, columns=["bin", *columns]), exp.title)
 
 
-def real_bin_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
+def real_bin_diagrams(exp: RealBins, data: DataSources) -> list[dict]:
     """Reliability bins (10, on the class-1 probability) of the raw and DP-xv posteriors, and the metrics."""
     systems, labels = _real_inputs(exp, data)
     records = []
@@ -266,7 +343,7 @@ def real_bin_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_real_bin_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_real_bin_diagrams(exp: RealBins, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Two reliability diagrams (raw, DP-xv) with the weighted ECE, ESCE and ECD in the titles."""
     with figure_style():
         fig, axes = subplots(1, 2, figsize=(6.6, 3.4), layout="constrained")
@@ -301,7 +378,7 @@ def _monte_carlo_ecd(temperature: float, half_range: float, n_samples: int, n_re
     return float(np.mean(draws)), float(np.std(draws, ddof=1))
 
 
-def temperature_point(exp: DictConfig, data: DataSources) -> list[dict]:
+def temperature_point(exp: TemperaturePoint, data: DataSources) -> list[dict]:
     """One point of the declared temperature sweep: expected ECD at ``temperature`` by quadrature and by
     seeded Monte Carlo (mean, with +- 1 sd as the interval)."""
     half = exp.weight * exp.half_width
@@ -312,7 +389,7 @@ def temperature_point(exp: DictConfig, data: DataSources) -> list[dict]:
     ]
 
 
-def temperature_sweep(exp: DictConfig, data: DataSources) -> list[dict]:
+def temperature_sweep(exp: TemperatureSweep, data: DataSources) -> list[dict]:
     """Expected ECD of a calibrated model seen at temperature T: by quadrature over T, and seeded Monte Carlo."""
     half = exp.weight * exp.half_width
     grid = np.logspace(np.log10(exp.temperatures.start), np.log10(exp.temperatures.stop), exp.temperatures.num)
@@ -333,7 +410,7 @@ def temperature_sweep(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_temperature_sweep(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_temperature_sweep(exp: TemperatureSweep, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Expected ECD against T (log axis): over-confident below 1, under-confident above, minimum marked."""
     curve = values[values.row == "population"].sort_values("x")
     points = values[values.row == "monte carlo"]
@@ -364,31 +441,29 @@ def render_temperature_sweep(exp: DictConfig, values: pd.DataFrame, stem: Path) 
 
 
 KINDS = (
-    Kind("ecd_single_datum", ("grid",), single_datum, render_single_datum),
+    Kind("ecd_single_datum", SingleDatum, single_datum, render_single_datum),
     Kind(
         "ecd_simulation_table",
-        ("generator", "n_bins", "n_repeats", "n_samples", "reference", "seed", "sigmas"),
+        Simulation,
         simulation_table,
         render_simulation_table,
         is_table=True,
     ),
     Kind(
         "ecd_simulation_figures",
-        ("figure", "generator", "n_bins", "n_samples", "seed", "sigmas"),
+        Simulation,
         simulation_figures,
         render_simulation_figures,
     ),
-    Kind("ecd_table2_check", ("reference", "single_datum_bins"), table2_check, render_values_table, is_table=True),
-    Kind("ecd_real_table", ("n_bins", "options", "system"), real_bin_table, render_real_bin_table, is_table=True),
-    Kind("ecd_real_diagrams", ("n_bins", "options", "system"), real_bin_diagrams, render_real_bin_diagrams),
+    Kind("ecd_table2_check", Table2Check, table2_check, render_values_table, is_table=True),
+    Kind("ecd_real_table", RealBins, real_bin_table, render_real_bin_table, is_table=True),
+    Kind("ecd_real_diagrams", RealBins, real_bin_diagrams, render_real_bin_diagrams),
     Kind(
         "ecd_temperature_sweep",
-        ("half_width", "monte_carlo_temperatures", "n_repeats", "n_samples", "seed", "temperatures", "weight"),
+        TemperatureSweep,
         temperature_sweep,
         render_temperature_sweep,
     ),
     # One point of the declared sweep configs/sweep/ecd_temperature.yaml (drawn by the sweep's aggregate).
-    Kind(
-        "ecd_temperature", ("half_width", "n_repeats", "n_samples", "seed", "temperature", "weight"), temperature_point
-    ),
+    Kind("ecd_temperature", TemperaturePoint, temperature_point),
 )

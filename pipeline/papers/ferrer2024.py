@@ -12,12 +12,12 @@ Values are fractions; percentages (RCL, ECE) appear only when rendering. Real-se
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Annotated, Literal
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 
 from calib.calibrators import calibrate
 from calib.calibrators.protocols import held_out
@@ -28,16 +28,24 @@ from calib.plots.style import figure_style, save_figure, subplots
 from calib.resampling.bootstrap import bootstrap
 from calib.scoring.calibration_losses import calibration_loss_from_posteriors
 from calib.scoring.decisions import bayes_decisions, check_costs
-from calib.scoring.divergences import expected_divergence_to_constant
+from calib.scoring.divergences import DIVERGENCES, expected_divergence_to_constant
 from calib.scoring.risk_curves import bayes_risk_curve
 from calib.scoring.scores import brier, brier_losses, cross_entropy, semi_empirical_cross_entropy
-from calib.validation import CalibInputError
+from calib.validation import CalibInputError, Choice
 from pipeline.companions import UPSTREAM
 from pipeline.config import compose_config
 from pipeline.io import write_table
-from pipeline.kinds import Kind
-from pipeline.named_metrics import MetricOptions, calibrated_posteriors, calibrator_for, compute
-from pipeline.sources import DataSources, system_set
+from pipeline.kinds import Kind, Parameters
+from pipeline.named_metrics import (
+    CALIBRATOR_LETTERS,
+    MetricName,
+    MetricOptions,
+    calibrated_posteriors,
+    calibrator_for,
+    compute,
+)
+from pipeline.parameters import Count, Fraction, Grid, Seed
+from pipeline.sources import DataSources, RealSet, RealSystem, SyntheticDataset, SyntheticSystem, system_set
 
 PERCENT_PREFIXES = ("RCL", "ECE")
 PROTOCOLS = ("held-out", "xv")
@@ -46,22 +54,154 @@ PROTOCOLS = ("held-out", "xv")
 # Synthetic systems: evaluators ------------------------------------------------------------------------------------
 
 
-CALIBRATOR_LETTERS = {"affcal": "D", "temcal": "T", "hiscal": "H"}
+# Table 1's names of the calibrated reference posteriors -> calibrator letters.
+REFERENCE_CALIBRATORS = {"affcal": "D", "temcal": "T", "hiscal": "H"}
+# Table 1's reference posteriors: the true ones, or a calibrator's, trained on test (tt) or cross-validated (xv).
+REFERENCES = ("true", *(f"{name}{protocol}" for name in REFERENCE_CALIBRATORS for protocol in ("tt", "xv")))
+Letter = Annotated[str, Choice(tuple(CALIBRATOR_LETTERS))]
 
 
-def _grid(spec: DictConfig) -> np.ndarray:
-    if "step" in spec:
+@dataclass(frozen=True, kw_only=True)
+class PsrCurves(Parameters):
+    """Fig. 1: per-sample losses over a ``grid`` of q2, with the Bayes decisions of the 2 x 2 ``costs``."""
+
+    grid: Grid
+    costs: list[list[float]]
+    datasets: list[SyntheticDataset] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Curve:
+    """One line of Fig. 4: ``system`` of ``dataset``, drawn as ``label`` in ``color`` and ``linestyle``."""
+
+    label: str
+    dataset: SyntheticDataset
+    system: SyntheticSystem
+    color: str
+    linestyle: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class BayesRiskCurves(Parameters):
+    """Fig. 4: the weighted Bayes risk over a ``grid`` of thresholds, one line per curve."""
+
+    curves: list[Curve]
+    datasets: list[SyntheticDataset]
+    grid: Grid
+
+
+@dataclass(frozen=True, kw_only=True)
+class _SyntheticMetrics(Parameters):
+    datasets: list[SyntheticDataset]
+    systems: list[SyntheticSystem]
+    options: MetricOptions
+
+
+@dataclass(frozen=True, kw_only=True)
+class MetricPanels(_SyntheticMetrics):
+    """Figs. 5-6: the ``overall`` and ``calibration`` metrics of each system; ``folds: authors`` uses the
+    authors' replayed cross-validation folds; ``upstream_rerun`` adds the authors' computation."""
+
+    overall: list[MetricName]
+    calibration: list[MetricName]
+    folds: Literal["authors", "seeded"] = "seeded"
+    upstream_rerun: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class SemiEmpiricalTable(_SyntheticMetrics):
+    """Table 1: the semi-empirical cross-entropy's relative difference with each of ``references``."""
+
+    references: list[Literal[REFERENCES]]
+    folds: Literal["authors", "seeded"] = "seeded"
+
+
+@dataclass(frozen=True, kw_only=True)
+class DivergenceCurves(Parameters):
+    """Fig. 7: the expected divergence of ``system`` to a constant over a ``grid``, per divergence (label -> name)."""
+
+    datasets: list[SyntheticDataset]
+    system: SyntheticSystem
+    divergences: dict[str, Annotated[str, Choice(DIVERGENCES)]]
+    grid: Grid
+
+
+@dataclass(frozen=True, kw_only=True)
+class BootstrapPanels(_SyntheticMetrics):
+    """Fig. 8: percentile bootstrap intervals at level 1 - ``alpha`` from ``n_boot`` resamples."""
+
+    overall: list[MetricName]
+    calibration: list[MetricName]
+    n_boot: Count
+    alpha: Fraction
+    seed: Seed
+
+
+@dataclass(frozen=True, kw_only=True)
+class Posteriors:
+    """A row of Table 2: the posteriors of ``calibrator`` (a letter) under ``protocol``; ``binary_only`` rows
+    are left out for sets of more classes."""
+
+    calibrator: Letter
+    protocol: Literal["tt", "xv"]
+    binary_only: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class RealMetricsTable(Parameters):
+    """Table 2: ``metrics`` (``binary_only_metrics`` for binary sets only) of each system's raw posteriors
+    (``posteriors`` row -> null) and calibrated ones; ``upstream_rerun`` adds the authors' computation."""
+
+    systems: list[RealSystem]
+    options: MetricOptions
+    posteriors: dict[str, Posteriors | None]
+    metrics: list[MetricName]
+    binary_only_metrics: list[MetricName] = ()
+    upstream_rerun: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class RealSetSummary(Parameters):
+    """Table 3: classes, samples and priors of each system's set."""
+
+    systems: list[RealSystem]
+
+
+@dataclass(frozen=True, kw_only=True)
+class NamedSet:
+    """A posterior set under a ``label``."""
+
+    set: RealSet
+    label: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeldoutSystem:
+    """A classifier with a ``calibration`` set to train calibrators on and the ``tests`` sets to apply them to."""
+
+    label: str
+    calibration: NamedSet
+    tests: list[NamedSet]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeldoutTable(Parameters):
+    """NCE and RCL of each of ``calibrators`` (letter -> name shown), held-out against cross-validated."""
+
+    systems: list[HeldoutSystem]
+    calibrators: dict[Letter, str]
+    options: MetricOptions
+
+
+def _grid(spec: Grid) -> np.ndarray:
+    if spec.step is not None:
         return np.arange(spec.start, spec.stop, spec.step)
     return np.linspace(spec.start, spec.stop, spec.num)
 
 
-def _options(exp: DictConfig) -> MetricOptions:
-    return MetricOptions(**exp.options)
-
-
-def _authors_folds(exp: DictConfig, extras: dict, system: str) -> dict | None:
+def _authors_folds(exp: MetricPanels | SemiEmpiricalTable, extras: dict, system: str) -> dict | None:
     """The replayed folds of ``system`` when the experiment asks for them (``folds: authors``)."""
-    if exp.get("folds") != "authors":
+    if exp.folds != "authors":
         return None
     folds = {key.rsplit("/", 1)[1]: ids for key, ids in extras.items() if key.startswith(f"folds/{system}/")}
     if not folds:
@@ -72,7 +212,7 @@ def _authors_folds(exp: DictConfig, extras: dict, system: str) -> dict | None:
     return folds
 
 
-def psr_curves(exp: DictConfig, data: DataSources) -> list[dict]:
+def psr_curves(exp: PsrCurves, data: DataSources) -> list[dict]:
     """Fig. 1: per-sample losses vs q2 for h = H1, H2: Bayes cost (eq. 2), log loss (eq. 8), Brier (eq. 9)."""
     q2 = _grid(exp.grid)
     logp = np.log(np.column_stack([1.0 - q2, q2]))
@@ -90,7 +230,7 @@ def psr_curves(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def bayes_risk_curves(exp: DictConfig, data: DataSources) -> list[dict]:
+def bayes_risk_curves(exp: BayesRiskCurves, data: DataSources) -> list[dict]:
     """Fig. 4: W(a) Risk(a) for both weights, and NCE / NBS of each curve's system (the legend)."""
     grid = _grid(exp.grid)
     records = []
@@ -115,15 +255,15 @@ def bayes_risk_curves(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def metric_panels(exp: DictConfig, data: DataSources) -> list[dict]:
+def metric_panels(exp: MetricPanels, data: DataSources) -> list[dict]:
     """Figs. 5-6: each named metric of each system (see :mod:`pipeline.named_metrics`).
 
     With ``upstream_rerun: true`` the calibration metrics are computed again the way the authors'
     code computes them (:mod:`pipeline.authors_code`, same folds), as their ``[upstream]`` companions.
     """
     labels, systems, extras = data.dataset(exp.datasets[0])
-    options = _options(exp)
-    reruns = [(f" {UPSTREAM}", replace(options, implementation="authors"))] if exp.get("upstream_rerun") else []
+    options = exp.options
+    reruns = [(f" {UPSTREAM}", replace(options, implementation="authors"))] if exp.upstream_rerun else []
     records = []
     for system in exp.systems:
         folds = _authors_folds(exp, extras, system)
@@ -137,9 +277,9 @@ def metric_panels(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def semi_empirical_table(exp: DictConfig, data: DataSources) -> list[dict]:
+def semi_empirical_table(exp: SemiEmpiricalTable, data: DataSources) -> list[dict]:
     """Table 1: (NCE_emp - NCE_semi-emp) / NCE_emp with each reference posterior (Sec. 3.4)."""
-    options = _options(exp)
+    options = exp.options
     records = []
     for dataset in exp.datasets:
         labels, systems, extras = data.dataset(dataset)
@@ -152,7 +292,7 @@ def semi_empirical_table(exp: DictConfig, data: DataSources) -> list[dict]:
                 if ref == "true":
                     reference = systems["cal"]
                 else:
-                    letter, protocol = CALIBRATOR_LETTERS[ref[:-2]], ref[-2:]
+                    letter, protocol = REFERENCE_CALIBRATORS[ref[:-2]], ref[-2:]
                     reference = calibrated_posteriors(letter, protocol, logp, labels, options, folds=folds)
                 semi = semi_empirical_cross_entropy(
                     logp, reference, kind="logprobs", reference_kind="logprobs", normalize=True
@@ -163,7 +303,7 @@ def semi_empirical_table(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def divergence_curves(exp: DictConfig, data: DataSources) -> list[dict]:
+def divergence_curves(exp: DivergenceCurves, data: DataSources) -> list[dict]:
     """Fig. 7: E[d(s, q0)] over q0 for each divergence, and the mean of s_1 (where a score divergence is lowest)."""
     labels, systems, _ = data.dataset(exp.datasets[0])
     s = systems[exp.system]
@@ -178,10 +318,10 @@ def divergence_curves(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def bootstrap_panels(exp: DictConfig, data: DataSources) -> list[dict]:
+def bootstrap_panels(exp: BootstrapPanels, data: DataSources) -> list[dict]:
     """Fig. 8: percentile bootstrap CIs; calibrators refitted per resample, xv folds grouped by sample id."""
     labels, systems, _ = data.dataset(exp.datasets[0])
-    options = _options(exp)
+    options = exp.options
     names = [*exp.overall, *exp.calibration]
     records = []
     for system in exp.systems:
@@ -221,7 +361,7 @@ def _as_shown(metric: str, value: float) -> float:
     return 100.0 * value if metric.startswith(PERCENT_PREFIXES) else value
 
 
-def render_psr_curves(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_psr_curves(exp: PsrCurves, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Fig. 1: three panels (Bayes cost, log loss, Brier loss) with one curve per true class."""
     c = exp.costs
     panels = [
@@ -238,7 +378,7 @@ def render_psr_curves(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list
         return save_figure(fig, stem)
 
 
-def render_bayes_risk_curves(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_bayes_risk_curves(exp: BayesRiskCurves, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Fig. 4: weighted Bayes-risk curves; left weight 1 (area CE), right a(1-a)/B(2,2); NCE / NBS in legends."""
     panels = [("risk_ce", "NCE", r"Risk$_a$"), ("risk_bs", "NBS", r"Risk$_a \cdot a_1(1-a_1)/B(2,2)$")]
     with figure_style():
@@ -260,7 +400,7 @@ def render_bayes_risk_curves(exp: DictConfig, values: pd.DataFrame, stem: Path) 
         return save_figure(fig, stem)
 
 
-def render_metric_panels(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_metric_panels(exp: MetricPanels, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Figs. 5-6: left, normalized overall metrics (dotted line: naive system); right, calibration metrics (%)."""
     with figure_style():
         fig, axes = subplots(1, 2, figsize=(10, 2.8), layout="constrained")
@@ -272,7 +412,7 @@ def render_metric_panels(exp: DictConfig, values: pd.DataFrame, stem: Path) -> l
         return save_figure(fig, stem)
 
 
-def render_bootstrap_panels(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_bootstrap_panels(exp: BootstrapPanels, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Fig. 8: the same bars with percentile-interval error bars."""
     with figure_style():
         fig, axes = subplots(1, 2, figsize=(8, 2.8), layout="constrained", width_ratios=[1, 3])
@@ -286,7 +426,7 @@ def render_bootstrap_panels(exp: DictConfig, values: pd.DataFrame, stem: Path) -
         return save_figure(fig, stem)
 
 
-def render_divergence_curves(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_divergence_curves(exp: DivergenceCurves, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Fig. 7: one panel per divergence; the star marks q01 = mean of s_1 (a score divergence's minimum)."""
     mean = _cell(values, "mean", "q01")
     with figure_style():
@@ -299,7 +439,7 @@ def render_divergence_curves(exp: DictConfig, values: pd.DataFrame, stem: Path) 
         return save_figure(fig, stem)
 
 
-def render_semi_empirical_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_semi_empirical_table(exp: SemiEmpiricalTable, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Table 1: rows = reference posteriors, columns = system x N, cells in rounded percent."""
     table = values.pivot(index="row", columns="column", values="value").loc[list(exp.references)]
     columns = [c for s in exp.systems for c in table.columns if c.startswith(f"{s} N=")]
@@ -311,12 +451,12 @@ def render_semi_empirical_table(exp: DictConfig, values: pd.DataFrame, stem: Pat
 # Tables 2-3 on published real posterior sets ----------------------------------------------------------------------
 
 
-def unavailable_reason(system: DictConfig) -> str | None:
+def unavailable_reason(system: RealSystem) -> str | None:
     """Why a system's set cannot be computed (the registry's reason), or None."""
     return REAL_SETS[system.set].unavailable
 
 
-def real_metrics_table(exp: DictConfig, data: DataSources) -> list[dict]:
+def real_metrics_table(exp: RealMetricsTable, data: DataSources) -> list[dict]:
     """Table 2: each metric of raw and calibrated posteriors (calibrators refitted per row's RCL).
 
     Every calibrator is cross-validated on the seed-0 folds, the authors' (their histogram-binning folds
@@ -324,9 +464,9 @@ def real_metrics_table(exp: DictConfig, data: DataSources) -> list[dict]:
     ``upstream_rerun: true`` every other cell is computed again the way the authors' code computes
     it (:mod:`pipeline.authors_code`) and written as its ``[upstream]`` companion.
     """
-    options = MetricOptions(**exp.options)
+    options = exp.options
     variants = {"": options}
-    if exp.get("upstream_rerun", False):
+    if exp.upstream_rerun:
         variants[f" {UPSTREAM}"] = replace(options, implementation="authors")
     records = []
     for system in exp.systems:
@@ -340,7 +480,7 @@ def real_metrics_table(exp: DictConfig, data: DataSources) -> list[dict]:
         for suffix, opts in variants.items():
             raw_cache: dict = {}
             for row, spec in exp.posteriors.items():
-                if spec is not None and spec.get("binary_only") and not binary:
+                if spec is not None and spec.binary_only and not binary:
                     continue
                 key = f"{system.label} {row}"
                 if spec is None:
@@ -360,7 +500,7 @@ def _real_shown(metric: str, value: float) -> str:
     return f"{value:.3f}"
 
 
-def render_real_metrics_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_real_metrics_table(exp: RealMetricsTable, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Table 2 as printed: NRisk and NCE to 3 decimals, RCL and ECE in % to 1; '-' where not defined."""
     cells = values.set_index(["row", "column"]).value
     lines = []
@@ -380,7 +520,7 @@ def render_real_metrics_table(exp: DictConfig, values: pd.DataFrame, stem: Path)
     return write_table(stem, pd.DataFrame(lines), exp.title)
 
 
-def real_set_summary(exp: DictConfig, data: DataSources) -> list[dict]:
+def real_set_summary(exp: RealSetSummary, data: DataSources) -> list[dict]:
     """Table 3: number of classes, number of samples and the class priors (label frequencies) of each set."""
     records = []
     for system in exp.systems:
@@ -403,7 +543,7 @@ def _priors_text(priors: np.ndarray) -> str:
     return f"{priors.min():.3f} to {priors.max():.3f}"
 
 
-def render_real_set_summary(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_real_set_summary(exp: RealSetSummary, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Table 3: one line per set; priors listed up to 4 classes, otherwise their range."""
     lines = []
     for system in exp.systems:
@@ -438,9 +578,9 @@ def _rcl(raw: np.ndarray, calibrated: np.ndarray, labels: np.ndarray) -> float:
         return float("nan")
 
 
-def heldout_table(exp: DictConfig, data: DataSources) -> list[dict]:
+def heldout_table(exp: HeldoutTable, data: DataSources) -> list[dict]:
     """NCE and RCL of each calibrator, held-out vs xv, on every test set of every system."""
-    options = MetricOptions(**exp.options)
+    options = exp.options
     records = []
     for system in exp.systems:
         cal_set = data.real(system.calibration.set)
@@ -485,7 +625,7 @@ def _heldout_shown(column: str, value: float) -> str:
     return f"{100 * value:.1f}" if " RCL " in column else f"{value:.3f}"
 
 
-def render_heldout_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_heldout_table(exp: HeldoutTable, values: pd.DataFrame, stem: Path) -> list[Path]:
     """One line per system and calibrator; per test set, NCE and RCL (%) held-out and xv."""
     cells = values.set_index(["row", "column"]).value
     lines = []
@@ -502,39 +642,20 @@ def render_heldout_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -> l
 
 
 KINDS = (
-    Kind("psr_curves", ("costs", "datasets", "grid"), psr_curves, render_psr_curves),
-    Kind("bayes_risk_curves", ("curves", "datasets", "grid", "reference"), bayes_risk_curves, render_bayes_risk_curves),
-    Kind(
-        "metric_panels",
-        ("calibration", "datasets", "folds", "options", "overall", "reference", "systems", "upstream_rerun"),
-        metric_panels,
-        render_metric_panels,
-    ),
-    Kind(
-        "semi_empirical_table",
-        ("datasets", "folds", "options", "reference", "references", "systems"),
-        semi_empirical_table,
-        render_semi_empirical_table,
-        is_table=True,
-    ),
-    Kind(
-        "divergence_curves", ("datasets", "divergences", "grid", "system"), divergence_curves, render_divergence_curves
-    ),
-    Kind(
-        "bootstrap_panels",
-        ("alpha", "calibration", "datasets", "n_boot", "options", "overall", "seed", "systems"),
-        bootstrap_panels,
-        render_bootstrap_panels,
-        own_job=True,
-    ),
+    Kind("psr_curves", PsrCurves, psr_curves, render_psr_curves),
+    Kind("bayes_risk_curves", BayesRiskCurves, bayes_risk_curves, render_bayes_risk_curves),
+    Kind("metric_panels", MetricPanels, metric_panels, render_metric_panels),
+    Kind("semi_empirical_table", SemiEmpiricalTable, semi_empirical_table, render_semi_empirical_table, is_table=True),
+    Kind("divergence_curves", DivergenceCurves, divergence_curves, render_divergence_curves),
+    Kind("bootstrap_panels", BootstrapPanels, bootstrap_panels, render_bootstrap_panels, own_job=True),
     Kind(
         "real_metrics_table",
-        ("binary_only_metrics", "metrics", "options", "posteriors", "reference", "systems", "upstream_rerun"),
+        RealMetricsTable,
         real_metrics_table,
         render_real_metrics_table,
         is_table=True,
         own_job=True,
     ),
-    Kind("real_set_summary", ("systems",), real_set_summary, render_real_set_summary, is_table=True),
-    Kind("heldout_table", ("calibrators", "options", "systems"), heldout_table, render_heldout_table, is_table=True),
+    Kind("real_set_summary", RealSetSummary, real_set_summary, render_real_set_summary, is_table=True),
+    Kind("heldout_table", HeldoutTable, heldout_table, render_heldout_table, is_table=True),
 )

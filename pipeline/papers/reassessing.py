@@ -10,16 +10,18 @@ published tables' MRR rows checked against their closed form.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Literal
 
 import numpy as np
 import pandas as pd
 from matplotlib.collections import LineCollection
-from omegaconf import DictConfig
 
 from calib.calibration_errors.binned import BinnedCalibrationError, ReliabilityBins
 from calib.calibration_errors.binning import equal_width_edges
 from calib.calibration_errors.smoothing import (
+    KERNELS,
     brier_losses_sum,
     calibration_sharpness,
     kde,
@@ -35,10 +37,12 @@ from calib.data.real import PosteriorSet
 from calib.plots.reliability import reliability_bars
 from calib.plots.style import figure_style, save_figure, subplots
 from calib.scoring.scores import cross_entropy
+from calib.validation import Choice, Integer, Number
 from pipeline.companions import INPUT_ROUNDING, companion
 from pipeline.io import write_table
-from pipeline.kinds import Kind
-from pipeline.sources import DataSources
+from pipeline.kinds import Kind, Parameters
+from pipeline.parameters import Count, Fraction, Invalid, Positive, Seed
+from pipeline.sources import DataSources, RealSet
 from pipeline.values_table import render_values_table
 
 # The paper's rows: label -> (registry name, parameters) (calib.calibrators.registry); None: no calibrator.
@@ -50,12 +54,93 @@ METHODS = {
     "MRR": ("mean_replacement", {}),
 }
 BIN_COLUMNS = ("n", "mean_confidence", "frequency")
+Method = Literal[tuple(METHODS)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Split:
+    """The calibration split: the first ``fraction`` of the set (``mode: first``, as the authors' code) or a
+    random one drawn with ``seed`` (``mode: random``); the rest is the test split."""
+
+    mode: Literal["first", "random"]
+    fraction: Fraction
+    seed: Seed = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Synthetic:
+    """A draw of :func:`calib.data.miscalibrated_logits.miscalibrated_logits` in place of a real set."""
+
+    n_samples: Count
+    n_classes: Annotated[int, Integer(minimum=2)]
+    scale: Positive
+    noise_sd: float
+    seed: Seed
+
+
+@dataclass(frozen=True, kw_only=True)
+class Protocol(Parameters):
+    """The paper's protocol (configs/reassessing_protocol/): each of ``methods`` fitted on the ``split`` of
+    ``set``, evaluated on the rest with ``n_bins`` bins; here, its reliability diagrams side by side."""
+
+    split: Split
+    methods: list[Method]
+    n_bins: Count
+    set: RealSet | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecalibrationTable(Protocol):
+    """Tables 1-6: the protocol's metrics on ``set``, or on a ``synthetic`` draw (with its truth's row)."""
+
+    synthetic: Synthetic | None = None
+
+    def __post_init__(self):
+        if (self.set is None) == (self.synthetic is None):
+            raise Invalid("set", "give either set (a real posterior set) or synthetic (a generated one)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Mrr:
+    """MRR's printed test-split numbers: accuracy and ECE in %, printed to ``decimals``."""
+
+    accuracy: Annotated[float, Number(low=0, high=100)]
+    ece: float
+    decimals: Annotated[int, Integer(minimum=0)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class MrrCheck(Parameters):
+    """MRR's closed forms against its printed row, for ``n_classes`` classes."""
+
+    n_classes: Annotated[int, Integer(minimum=2)]
+    mrr: Mrr
+
+
+@dataclass(frozen=True, kw_only=True)
+class SharpnessDiagrams(Protocol):
+    """Calibration-sharpness diagrams per kernel of ``kernels`` and bandwidth of ``bandwidths``: the curve on
+    ``grid_points``, the sharpness gap from ``n_eval`` points, ``n_repeats`` seeded repeats."""
+
+    bandwidths: list[Positive]
+    kernels: list[Annotated[str, Choice(KERNELS)]] = field(default_factory=lambda: ["gaussian"])
+    grid_points: Count
+    n_eval: Count
+    n_repeats: Count
+    seed: Seed
+
+
+@dataclass(frozen=True, kw_only=True)
+class SmoothEceDiagrams(Protocol):
+    """SmoothECE's reliability curves of each method, on ``grid_points``."""
+
+    grid_points: Count
+
+
 METRICS = ("accuracy", "ECE", "ACE", "ACE (equal-mass)", "SmoothECE", "NLL", "Brier")
 
 
-def split_set(
-    pset: PosteriorSet, split: DictConfig
-) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+def split_set(pset: PosteriorSet, split: Split) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """((cal log-probs, labels), (test log-probs, labels)): the first ``fraction`` (paper) or a seeded random part."""
     logp, labels = pset.logprobs(), pset.labels
     n_cal = int(split.fraction * labels.size)
@@ -94,7 +179,7 @@ def table_metrics(logp: np.ndarray, labels: np.ndarray, n_bins: int) -> dict[str
         }
 
 
-def _synthetic_set(spec: DictConfig) -> tuple[PosteriorSet, np.ndarray]:
+def _synthetic_set(spec: Synthetic) -> tuple[PosteriorSet, np.ndarray]:
     """A miscalibrated-logits draw (:mod:`calib.data.miscalibrated_logits`) as a posterior set, and its
     true posteriors."""
     draw = miscalibrated_logits(
@@ -104,14 +189,14 @@ def _synthetic_set(spec: DictConfig) -> tuple[PosteriorSet, np.ndarray]:
     return pset, draw.true_probs
 
 
-def recalibration_table(exp: DictConfig, data: DataSources) -> list[dict]:
+def recalibration_table(exp: RecalibrationTable, data: DataSources) -> list[dict]:
     """One model's table: every method's metrics on the test split (fractions; rendered x 100).
 
     With ``synthetic`` instead of ``set``, the model is a miscalibrated-logits draw with known truth:
     the table gains a "truth" row (the true posteriors) and TS's fitted scale beside 1 / scale.
     """
     records = []
-    if "synthetic" in exp:
+    if exp.synthetic is not None:
         pset, truth = _synthetic_set(exp.synthetic)
         _, (truth_test, _) = split_set(PosteriorSet("truth", truth, pset.labels, "probs"), exp.split)
         cal, (test_logp, test_labels) = split_set(pset, exp.split)
@@ -135,7 +220,7 @@ def _shown(value: float) -> str:
     return "inf" if np.isinf(value) else f"{100 * value:.2f}"
 
 
-def render_recalibration_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_recalibration_table(exp: RecalibrationTable, values: pd.DataFrame, stem: Path) -> list[Path]:
     """The paper's table format: one row per method, metrics x 100 with 2 decimals."""
     cells = values.set_index(["row", "column"]).value
     methods = (["truth"] if ("truth", "NLL") in cells else []) + list(exp.methods)
@@ -146,7 +231,7 @@ def render_recalibration_table(exp: DictConfig, values: pd.DataFrame, stem: Path
     return write_table(stem, pd.DataFrame(lines).fillna(""), exp.title)
 
 
-def mrr_closed_form_check(exp: DictConfig, data: DataSources) -> list[dict]:
+def mrr_closed_form_check(exp: MrrCheck, data: DataSources) -> list[dict]:
     """MRR's NLL and Brier in closed form from a table's printed accuracy a and ECE (the inputs), and its
     ACE and SmoothECE, which equal the ECE for a constant confidence.
 
@@ -208,12 +293,12 @@ def _diagram(ax, cs, title: str, ylim=None):
         ax.set_ylim(*ylim)
 
 
-def _diagram_rows(exp: DictConfig) -> list[tuple[str, float]]:
+def _diagram_rows(exp: SharpnessDiagrams) -> list[tuple[str, float]]:
     """(kernel, bandwidth) of each figure row: every kernel of ``kernels`` (default Gaussian) x bandwidth."""
-    return [(kernel, bandwidth) for kernel in exp.get("kernels", ["gaussian"]) for bandwidth in exp.bandwidths]
+    return [(kernel, bandwidth) for kernel in exp.kernels for bandwidth in exp.bandwidths]
 
 
-def sharpness_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
+def sharpness_diagrams(exp: SharpnessDiagrams, data: DataSources) -> list[dict]:
     """Figs. 1, 3-7 analogues: the calibration-sharpness diagram of every method (Brier), per kernel and bandwidth."""
     cal, (test_logp, test_labels) = split_set(data.real(exp.set), exp.split)
     outputs = {method: recalibrated(method, cal, test_logp) for method in exp.methods}
@@ -260,7 +345,7 @@ class _Arrays:
         self.cal_mean, self.cal_std, self.total = scalars["cal_mean"], scalars["cal_std"], scalars["total"]
 
 
-def render_sharpness_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_sharpness_diagrams(exp: SharpnessDiagrams, values: pd.DataFrame, stem: Path) -> list[Path]:
     """One panel per method, one row per (kernel, bandwidth); y-axes not aligned, as in the paper's Fig. 1."""
     rows = _diagram_rows(exp)
     cols = len(exp.methods)
@@ -277,7 +362,7 @@ def render_sharpness_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path)
         return save_figure(fig, stem)
 
 
-def reliability_comparison(exp: DictConfig, data: DataSources) -> list[dict]:
+def reliability_comparison(exp: Protocol, data: DataSources) -> list[dict]:
     """Fig. 2 analogue: 15-bin top-label reliability of two methods."""
     cal, (test_logp, test_labels) = split_set(data.real(exp.set), exp.split)
     records = []
@@ -293,7 +378,7 @@ def reliability_comparison(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_reliability_comparison(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_reliability_comparison(exp: Protocol, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Bars per bin with gaps, one panel per method."""
     with figure_style():
         fig, axes = subplots(1, len(exp.methods), figsize=(3.6 * len(exp.methods), 3.6), layout="constrained")
@@ -308,7 +393,7 @@ def render_reliability_comparison(exp: DictConfig, values: pd.DataFrame, stem: P
         return save_figure(fig, stem)
 
 
-def smooth_ece_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
+def smooth_ece_diagrams(exp: SmoothEceDiagrams, data: DataSources) -> list[dict]:
     """Fig. 8 analogue: smoothed reliability curve at smooth ECE's own bandwidth, with the confidence density."""
     cal, (test_logp, test_labels) = split_set(data.real(exp.set), exp.split)
     grid = np.linspace(0.0, 1.0, exp.grid_points)
@@ -331,7 +416,7 @@ def smooth_ece_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_smooth_ece_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_smooth_ece_diagrams(exp: SmoothEceDiagrams, values: pd.DataFrame, stem: Path) -> list[Path]:
     """One panel per method: the curve drawn thicker where the confidences are denser (App. G)."""
     with figure_style():
         fig, axes = subplots(1, len(exp.methods), figsize=(3.2 * len(exp.methods), 3.4), layout="constrained")
@@ -355,36 +440,9 @@ def render_smooth_ece_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path
 
 
 KINDS = (
-    Kind(
-        "recalibration_table",
-        ("methods", "n_bins", "set", "split", "synthetic"),
-        recalibration_table,
-        render_recalibration_table,
-        is_table=True,
-    ),
-    Kind(
-        "mrr_closed_form_check",
-        ("mrr", "n_classes", "reference"),
-        mrr_closed_form_check,
-        render_values_table,
-        is_table=True,
-    ),
-    Kind(
-        "sharpness_diagrams",
-        ("bandwidths", "grid_points", "kernels", "methods", "n_bins", "n_eval", "n_repeats", "seed", "set", "split"),
-        sharpness_diagrams,
-        render_sharpness_diagrams,
-    ),
-    Kind(
-        "reliability_comparison",
-        ("methods", "n_bins", "set", "split"),
-        reliability_comparison,
-        render_reliability_comparison,
-    ),
-    Kind(
-        "smooth_ece_diagrams",
-        ("grid_points", "methods", "n_bins", "set", "split"),
-        smooth_ece_diagrams,
-        render_smooth_ece_diagrams,
-    ),
+    Kind("recalibration_table", RecalibrationTable, recalibration_table, render_recalibration_table, is_table=True),
+    Kind("mrr_closed_form_check", MrrCheck, mrr_closed_form_check, render_values_table, is_table=True),
+    Kind("sharpness_diagrams", SharpnessDiagrams, sharpness_diagrams, render_sharpness_diagrams),
+    Kind("reliability_comparison", Protocol, reliability_comparison, render_reliability_comparison),
+    Kind("smooth_ece_diagrams", SmoothEceDiagrams, smooth_ece_diagrams, render_smooth_ece_diagrams),
 )

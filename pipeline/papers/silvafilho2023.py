@@ -17,12 +17,13 @@ how the survey drew its "true" diagrams.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Annotated, Literal
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 
 from calib.calibration_errors.binned import BinnedCalibrationError, ReliabilityBins, reliability_bins
 from calib.calibration_errors.binning import equal_width_bin_ids
@@ -34,16 +35,14 @@ from calib.plots.style import figure_style, pyplot, save_figure, subplots
 from calib.resampling.significance import SmallSampleWarning, multinomial_hosmer_lemeshow, resampling_test
 from calib.scoring.decomposition import calibration_refinement, epistemic_irreducible
 from calib.scoring.scores import cross_entropy
+from calib.validation import Choice
 from pipeline.companions import monte_carlo_records
-from pipeline.kinds import Kind
+from pipeline.kinds import Kind, Parameters
+from pipeline.parameters import Count, Seed
 from pipeline.sources import DataSources
 from pipeline.values_table import render_values_table
 
 # Worked examples --------------------------------------------------------------------------------------------------
-
-
-def _toy(exp: DictConfig) -> tuple[np.ndarray, np.ndarray]:
-    return ece_toy(one_third=float(exp.get("one_third", 1.0 / 3.0)))
 
 
 def _target(scores: np.ndarray, labels: np.ndarray, target) -> tuple[np.ndarray, np.ndarray]:
@@ -68,9 +67,9 @@ def paper_rounded_gaps(score: np.ndarray, outcome: np.ndarray, n_bins: int) -> d
     return {"counts": counts, "sbar": sbar, "ybar": ybar, "gap": gap, "ece": ece, "mce": np.max(gap[full])}
 
 
-def toy_bins_table(exp: DictConfig, data: DataSources) -> list[dict]:
+def toy_bins_table(exp: BinnedTable, data: DataSources) -> list[dict]:
     """Tables 4-7: per-bin n, mean score, frequency and gap (paper and exact), and the ECE / MCE."""
-    score, outcome = _target(*_toy(exp), exp.target)
+    score, outcome = _target(*ece_toy(), exp.target)
     paper = paper_rounded_gaps(score, outcome, exp.n_bins)
     exact = reliability_bins(score, outcome, n_bins=exp.n_bins, closed="right")
     records = []
@@ -95,9 +94,9 @@ def toy_bins_table(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def toy_summary_table(exp: DictConfig, data: DataSources) -> list[dict]:
+def toy_summary_table(exp: BinnedTable, data: DataSources) -> list[dict]:
     """Sect. 4.3-4.4: classwise ECE and MCE, mean and max of the class-j values, confidence ECE / MCE."""
-    scores, labels = _toy(exp)
+    scores, labels = ece_toy()
     records = []
     for mode in ("paper", "exact"):
         per_class = []
@@ -125,9 +124,9 @@ def toy_summary_table(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def toy_data_table(exp: DictConfig, data: DataSources) -> list[dict]:
+def toy_data_table(exp: Table, data: DataSources) -> list[dict]:
     """Table 3: the 30 predictions and labels (classes 1-3 as printed)."""
-    scores, labels = _toy(exp)
+    scores, labels = ece_toy()
     records = []
     for i, (s, y) in enumerate(zip(scores, labels, strict=True), start=1):
         records += [{"row": str(i), "column": f"s{j + 1}", "value": s[j]} for j in range(3)]
@@ -135,7 +134,7 @@ def toy_data_table(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def hallenbeck_table(exp: DictConfig, data: DataSources) -> list[dict]:
+def hallenbeck_table(exp: Table, data: DataSources) -> list[dict]:
     """Table 1: forecasts, rain events and the actual percentage per 10 %-wide bin."""
     records = []
     for low, n, rains in HALLENBECK_1920:
@@ -170,7 +169,7 @@ def _bins_from(values: pd.DataFrame, prefix: str) -> ReliabilityBins:
     return ReliabilityBins(edges, wide.n.to_numpy().astype(int), wide.mean_score.to_numpy(), wide.frequency.to_numpy())
 
 
-def hallenbeck_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
+def hallenbeck_diagrams(exp: HallenbeckDiagrams, data: DataSources) -> list[dict]:
     """Figs. 1-2: Table 1's forecasts (at bin centres) in M equal-width bins for each M of ``n_bins``."""
     probs, rain = hallenbeck_1920()
     records = []
@@ -180,7 +179,7 @@ def hallenbeck_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_hallenbeck_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_hallenbeck_diagrams(exp: HallenbeckDiagrams, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Fig. 1 (bars, gaps and histogram; points) or Fig. 2 (one bar diagram per M)."""
     with figure_style():
         if exp.style == "fig1":
@@ -206,7 +205,7 @@ def render_hallenbeck_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path
         return save_figure(fig, stem)
 
 
-def marker_pitfall_bins(exp: DictConfig, data: DataSources) -> list[dict]:
+def marker_pitfall_bins(exp: Parameters, data: DataSources) -> list[dict]:
     """Fig. 6: the two examples in bins [0, 0.5] and (0.5, 1]."""
     records = []
     for name, (score, outcome) in marker_pitfall().items():
@@ -214,7 +213,7 @@ def marker_pitfall_bins(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_marker_pitfall(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_marker_pitfall(exp: Parameters, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Fig. 6: markers at the bin centres (dashed) vs at the mean scores (solid) for (a) and (b)."""
     with figure_style():
         fig, axes = subplots(1, 2, figsize=(7, 3.6), layout="constrained")
@@ -230,9 +229,9 @@ def render_marker_pitfall(exp: DictConfig, values: pd.DataFrame, stem: Path) -> 
         return save_figure(fig, stem)
 
 
-def toy_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
+def toy_diagrams(exp: ToyDiagrams, data: DataSources) -> list[dict]:
     """Figs. 8-10: the toy's bins for each target (class index or 'confidence')."""
-    scores, labels = _toy(exp)
+    scores, labels = ece_toy()
     records = []
     for target in exp.targets:
         score, outcome = _target(scores, labels, target)
@@ -240,7 +239,7 @@ def toy_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_toy_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_toy_diagrams(exp: ToyDiagrams, values: pd.DataFrame, stem: Path) -> list[Path]:
     """One bar diagram per target with the histogram of counts below."""
     with figure_style():
         n = len(exp.targets)
@@ -257,7 +256,7 @@ def render_toy_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path) -> li
         return save_figure(fig, stem)
 
 
-def decomposition_table(exp: DictConfig, data: DataSources) -> list[dict]:
+def decomposition_table(exp: Table, data: DataSources) -> list[dict]:
     """Table 2: Brier and log-loss = calibration + refinement = epistemic + irreducible (Sect. 3.1)."""
     toy = decomposition_toy()
     records = []
@@ -274,9 +273,9 @@ def decomposition_table(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def hosmer_lemeshow_table(exp: DictConfig, data: DataSources) -> list[dict]:
+def hosmer_lemeshow_table(exp: BinnedTable, data: DataSources) -> list[dict]:
     """Table 8: multinomial Hosmer-Lemeshow on the Table 3 toy: O and E per bin and class, C, df, p."""
-    scores, labels = _toy(exp)
+    scores, labels = ece_toy()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SmallSampleWarning)  # 30 instances: illustrative, as the survey says
         result = multinomial_hosmer_lemeshow(scores, labels, kind="probs", n_bins=exp.n_bins)
@@ -303,7 +302,7 @@ def paper_classwise_ece(scores: np.ndarray, labels: np.ndarray, n_bins: int) -> 
     return float(np.round(np.mean(eces), 4))
 
 
-def resampling_null(exp: DictConfig, data: DataSources) -> list[dict]:
+def resampling_null(exp: ResamplingNull, data: DataSources) -> list[dict]:
     """Fig. 21: null distribution of the classwise ECE under labels drawn from the toy's predictions.
 
     The authors ran Algorithm 1 once, unseeded; p is therefore a Monte-Carlo cell over the seeds
@@ -311,7 +310,7 @@ def resampling_null(exp: DictConfig, data: DataSources) -> list[dict]:
     histogram shows the first seed's draws. The statistic is the exact classwise ECE; "observed" is
     also given in the survey's arithmetic (rounded bin means), which is what the caption prints.
     """
-    scores, labels = _toy(exp)
+    scores, labels = ece_toy()
     # The predictions stay fixed (only labels are redrawn): binned once, the statistic counts outcomes.
     of_labels = BinnedCalibrationError("classwise", n_bins=exp.n_bins).with_scores(scores, kind="probs")
 
@@ -336,7 +335,7 @@ def resampling_null(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_resampling_null(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_resampling_null(exp: ResamplingNull, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Fig. 21: histogram of the resampled statistics; red where they exceed the observed value."""
     null = values[values.row == "resampled"].value.to_numpy()
     test = values[values.row == "test"].set_index("column").value
@@ -397,7 +396,7 @@ def _mlp(n_classes: int, train: int, seed: int):
     return MLPClassifier(hidden_layer_sizes=(128, 128), random_state=seed).fit(x[:, None], y)
 
 
-def _model_probs(model: str, data: DictConfig, n_classes: int, split: str) -> np.ndarray:
+def _model_probs(model: str, data: SurveyData, n_classes: int, split: str) -> np.ndarray:
     """The predictions of ``model`` on the ``split`` ("calibration" or "test") sample of ``data`` (read-only).
 
     Computed once per process: Figs. 12-16 share their data, as do Figs. 17-20, and the MLP's predictions
@@ -433,7 +432,7 @@ def _curve_records(row: str, column: str, bins: ReliabilityBins, min_count: int)
     ]
 
 
-def survey_densities(exp: DictConfig, data: DataSources) -> list[dict]:
+def survey_densities(exp: SurveyDensities, data: DataSources) -> list[dict]:
     """Fig. 11: class-conditional densities p(x | class) and the Bayes posterior of the positive class."""
     x = np.linspace(exp.x_min, exp.x_max, exp.n_points)
     dens = np.exp(gen.class_log_densities(x, 2))
@@ -446,7 +445,7 @@ def survey_densities(exp: DictConfig, data: DataSources) -> list[dict]:
     ]
 
 
-def render_survey_densities(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_survey_densities(exp: SurveyDensities, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Fig. 11: densities (left axis) and posterior (right axis)."""
     with figure_style():
         fig, ax = subplots(figsize=(6, 3.2), layout="constrained")
@@ -464,7 +463,7 @@ def render_survey_densities(exp: DictConfig, values: pd.DataFrame, stem: Path) -
         return save_figure(fig, stem)
 
 
-def binary_calibration(exp: DictConfig, data: DataSources) -> list[dict]:
+def binary_calibration(exp: BinaryCalibration, data: DataSources) -> list[dict]:
     """Figs. 12-16: per model, the true reliability curve, the fitted map g(s) and the curve after calibration."""
     d = exp.data
     (_, _), (_, y_cal), (_, y_test) = _splits(2, d.train, d.calibration, d.test, d.seed)
@@ -516,7 +515,7 @@ def _xy(values: pd.DataFrame, row: str, column: str) -> tuple[np.ndarray, np.nda
     return sel.x.to_numpy(), sel.value.to_numpy()
 
 
-def render_binary_calibration(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_binary_calibration(exp: BinaryCalibration, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Top: true reliability (dashed) and the fitted map; bottom: reliability after calibration."""
     rows = 1 if exp.calibrator is None else 2
     with figure_style():
@@ -540,7 +539,7 @@ def render_binary_calibration(exp: DictConfig, values: pd.DataFrame, stem: Path)
         return save_figure(fig, stem)
 
 
-def multiclass_calibration(exp: DictConfig, data: DataSources) -> list[dict]:
+def multiclass_calibration(exp: MulticlassCalibration, data: DataSources) -> list[dict]:
     """Figs. 17-20: the change g_j(s) - s_j over the simplex and classwise reliability after calibration."""
     d = exp.data
     (_, _), (_, y_cal), (_, y_test) = _splits(3, d.train, d.calibration, d.test, d.seed)
@@ -577,7 +576,7 @@ def multiclass_calibration(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_multiclass_calibration(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_multiclass_calibration(exp: MulticlassCalibration, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Top: one simplex map per class; bottom: classwise reliability before (dashed) and after calibration."""
     simplex = values[values.row == "simplex"]
     points = np.column_stack([simplex[simplex.column == f"s{j + 1}"].sort_values("x").value for j in range(3)])
@@ -601,54 +600,101 @@ def render_multiclass_calibration(exp: DictConfig, values: pd.DataFrame, stem: P
         return save_figure(fig, stem)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Table(Parameters):
+    """A table laid out from its values, its first column headed ``index_name``."""
+
+    index_name: str = "row"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BinnedTable(Table):
+    """A table of the worked examples with ``n_bins`` equal-width bins (of class ``target``, or the confidence)."""
+
+    n_bins: Count
+    target: int | Literal["confidence"] = "confidence"
+
+
+@dataclass(frozen=True, kw_only=True)
+class HallenbeckDiagrams(Parameters):
+    """Figs. 1-2: Hallenbeck's forecasts binned into each of ``n_bins``, drawn in the ``style`` of either figure."""
+
+    n_bins: list[Count]
+    style: Literal["fig1", "fig2"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToyDiagrams(Parameters):
+    """Reliability diagrams of the worked example, one per class or the confidence of ``targets``."""
+
+    n_bins: Count
+    targets: list[int | Literal["confidence"]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResamplingNull(Parameters):
+    """The resampling test's null distribution: ``n_resamples`` per seed, over ``n_seeds`` seeds from ``seed``."""
+
+    n_bins: Count
+    n_resamples: Count
+    n_seeds: Count
+    seed: Seed
+
+
+@dataclass(frozen=True, kw_only=True)
+class SurveyDensities(Parameters):
+    """The survey's synthetic class densities on ``n_points`` from ``x_min`` to ``x_max``."""
+
+    n_points: Count
+    x_min: float
+    x_max: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class SurveyData:
+    """Sizes of the seeded train, calibration and test samples of the survey's synthetic data."""
+
+    train: Count
+    calibration: Count
+    test: Count
+    seed: Seed
+
+
+@dataclass(frozen=True, kw_only=True)
+class BinaryCalibration(Parameters):
+    """Figs. 12-17: reliability of each of ``models`` before and after ``calibrator`` (none: before only)."""
+
+    data: SurveyData
+    models: list[Literal[tuple(MODEL_TITLES)]]
+    calibrator: Annotated[str, Choice(tuple(CALIBRATORS))] | None = None
+    n_bins: Count
+    min_count: Count
+    grid_points: Count
+
+
+@dataclass(frozen=True, kw_only=True)
+class MulticlassCalibration(Parameters):
+    """Figs. 18-21: ``calibrator``'s map over the simplex (``simplex_resolution``) and classwise reliability."""
+
+    data: SurveyData
+    calibrator: Annotated[str, Choice(tuple(CALIBRATORS))]
+    n_bins: Count
+    min_count: Count
+    simplex_resolution: Count
+
+
 KINDS = (
-    Kind("hallenbeck_table", ("index_name", "reference"), hallenbeck_table, render_values_table, is_table=True),
-    Kind("hallenbeck_diagrams", ("n_bins", "style"), hallenbeck_diagrams, render_hallenbeck_diagrams),
-    Kind("marker_pitfall", (), marker_pitfall_bins, render_marker_pitfall),
-    Kind("toy_data_table", ("index_name",), toy_data_table, render_values_table, is_table=True),
-    Kind(
-        "toy_bins_table",
-        ("index_name", "n_bins", "reference", "target"),
-        toy_bins_table,
-        render_values_table,
-        is_table=True,
-    ),
-    Kind(
-        "toy_summary_table",
-        ("index_name", "n_bins", "reference"),
-        toy_summary_table,
-        render_values_table,
-        is_table=True,
-    ),
-    Kind("toy_diagrams", ("n_bins", "targets"), toy_diagrams, render_toy_diagrams),
-    Kind("decomposition_table", ("index_name", "reference"), decomposition_table, render_values_table, is_table=True),
-    Kind(
-        "hosmer_lemeshow_table",
-        ("index_name", "n_bins", "reference"),
-        hosmer_lemeshow_table,
-        render_values_table,
-        is_table=True,
-    ),
-    Kind(
-        "resampling_null",
-        ("n_bins", "n_resamples", "n_seeds", "reference", "seed"),
-        resampling_null,
-        render_resampling_null,
-        own_job=True,
-    ),
-    Kind("survey_densities", ("n_points", "x_max", "x_min"), survey_densities, render_survey_densities),
-    Kind(
-        "binary_calibration",
-        ("calibrator", "data", "grid_points", "min_count", "models", "n_bins"),
-        binary_calibration,
-        render_binary_calibration,
-        calibrators=tuple(CALIBRATORS),
-    ),
-    Kind(
-        "multiclass_calibration",
-        ("calibrator", "data", "min_count", "n_bins", "simplex_resolution"),
-        multiclass_calibration,
-        render_multiclass_calibration,
-        calibrators=tuple(CALIBRATORS),
-    ),
+    Kind("hallenbeck_table", Table, hallenbeck_table, render_values_table, is_table=True),
+    Kind("hallenbeck_diagrams", HallenbeckDiagrams, hallenbeck_diagrams, render_hallenbeck_diagrams),
+    Kind("marker_pitfall", Parameters, marker_pitfall_bins, render_marker_pitfall),
+    Kind("toy_data_table", Table, toy_data_table, render_values_table, is_table=True),
+    Kind("toy_bins_table", BinnedTable, toy_bins_table, render_values_table, is_table=True),
+    Kind("toy_summary_table", BinnedTable, toy_summary_table, render_values_table, is_table=True),
+    Kind("toy_diagrams", ToyDiagrams, toy_diagrams, render_toy_diagrams),
+    Kind("decomposition_table", Table, decomposition_table, render_values_table, is_table=True),
+    Kind("hosmer_lemeshow_table", BinnedTable, hosmer_lemeshow_table, render_values_table, is_table=True),
+    Kind("resampling_null", ResamplingNull, resampling_null, render_resampling_null, own_job=True),
+    Kind("survey_densities", SurveyDensities, survey_densities, render_survey_densities),
+    Kind("binary_calibration", BinaryCalibration, binary_calibration, render_binary_calibration),
+    Kind("multiclass_calibration", MulticlassCalibration, multiclass_calibration, render_multiclass_calibration),
 )

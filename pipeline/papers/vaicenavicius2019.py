@@ -13,45 +13,154 @@ calls them starts without loading them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Literal
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 
 from calib.calibration_errors.lenses import Canonical, ClassGroups, TopK, induced_deviation, marginal_lens
-from calib.calibration_errors.miscalibration import batch_estimates, cell_statistics
+from calib.calibration_errors.miscalibration import DISTANCES, batch_estimates, cell_statistics
 from calib.calibration_errors.simplex_binning import DataDependent, Triangles, UniformGrid
-from calib.data.gaussian_mixture import LogisticModel, sample
+from calib.data.gaussian_mixture import MODELS, LogisticModel, sample
 from calib.data.notion_examples import finite_model
 from calib.plots.reliability import deviation_diagram as draw_deviations
 from calib.plots.reliability import simplex_arrows
 from calib.plots.style import figure_style, save_figure, subplots
 from calib.resampling.significance import deviation_diagram, miscalibration_resampling
+from calib.validation import Choice, Integer
 from pipeline.io import write_table
-from pipeline.kinds import Kind
-from pipeline.sources import DataSources
+from pipeline.kinds import Kind, Parameters
+from pipeline.parameters import Count, Fraction, Invalid, Positive, Seed
+from pipeline.sources import DataSources, RealSet
 from pipeline.values_table import render_values_table
 
 LENSES = {"canonical": ("Canonical", Canonical()), "maximum": ("Maximum", TopK(1))}
 BINNINGS = {"equal": "Equal", "dd": "Data-dep."}
 DIAGRAM_FIELDS = ("share", "extent_low", "extent_high")
+Model = Annotated[str, Choice(tuple(MODELS))]
+Distance = Annotated[str, Choice(DISTANCES)]
+Binning = Literal[tuple(BINNINGS)]
 
 
-def _binning(exp: DictConfig, scheme: str):
+@dataclass(frozen=True, kw_only=True)
+class Notions(Parameters):
+    """Tables 1-2, Figs. 2 and 5: the finite model of ``example`` (``table1`` or ``table2``)."""
+
+    example: Literal["table1", "table2"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class GmmEta(Parameters):
+    """Expected miscalibration of each of ``models`` in each of ``distances``: by quadrature, and estimated
+    from ``n_samples`` draws with each of ``n_bins``."""
+
+    models: list[Model]
+    distances: list[Distance]
+    n_bins: list[Count]
+    n_samples: Count
+    seed: Seed
+
+
+@dataclass(frozen=True, kw_only=True)
+class GmmBias(Parameters):
+    """Figs. 6-13: the estimator's bias against the sample size (``sizes``), ``n_series`` seeded series."""
+
+    model: Model
+    n_bins: Count
+    n_series: Count
+    sizes: list[Count]
+    seed: Seed
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Binned(Parameters):
+    """Equal bins (``n_bins`` per coordinate) and data-dependent ones (``min_size`` samples at least)."""
+
+    binnings: list[Binning]
+    n_bins: Count
+    min_size: Count
+    n_resamples: Count
+    n_bootstrap: Count
+    n_consistency: Count
+    seed: Seed
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeviationDiagrams(_Binned):
+    """Figs. 4, 8, 11, 14-17: deviation diagrams of a Gaussian-mixture ``model`` (``n_samples`` draws) or of
+    a real ``set``, with consistency bars from ``n_resamples`` resamples."""
+
+    model: Model | None = None
+    n_samples: Count | None = None
+    set: RealSet | None = None
+
+    def __post_init__(self):
+        if (self.model is None) == (self.set is None):
+            raise Invalid("set", "give either set (a real posterior set) or model (a Gaussian-mixture model)")
+        if self.model is not None and self.n_samples is None:
+            raise Invalid("n_samples", "a model needs n_samples (its draws)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class MiscalibrationTable(_Binned):
+    """Tables 3-5: each of ``distances`` (label -> distance) through each of ``lenses``, with bootstrap and
+    consistency resamples; with ``temperature_scaled``, after temperature scaling fitted on the first
+    ``calibration_fraction`` of ``set``."""
+
+    set: RealSet
+    lenses: list[Literal[tuple(LENSES)]]
+    distances: dict[str, Distance]
+    temperature_scaled: bool = False
+    calibration_fraction: Fraction | None = None
+
+    def __post_init__(self):
+        if self.temperature_scaled and self.calibration_fraction is None:
+            raise Invalid("calibration_fraction", "temperature_scaled needs the calibration_fraction it fits on")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupSimplexDiagrams(Parameters):
+    """Figs. 1, 18: ``set`` seen through class ``groups`` on a simplex of ``ks`` bins per side."""
+
+    set: RealSet
+    groups: list[list[Annotated[int, Integer(minimum=0)]]]
+    ks: list[Count]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingPvalues(Parameters):
+    """Fig. 3: the consistency test's p-value during training of ``n_runs`` MLPs on scikit-learn's digits."""
+
+    n_runs: Count
+    epochs: Count
+    hidden: list[Count]
+    learning_rate: Positive
+    batch_size: Count
+    weight_decay: float
+    test_fraction: Fraction
+    validation_fraction: Fraction
+    split_seed: Seed
+    n_bins: Count
+    n_resamples: Count
+    seed: Seed
+
+
+def _binning(exp: _Binned, scheme: str):
     return UniformGrid(exp.n_bins) if scheme == "equal" else DataDependent(exp.min_size)
 
 
-def _probs(data: DataSources, exp: DictConfig) -> tuple[np.ndarray, np.ndarray]:
-    """The experiment's real set as probabilities; with ``temperature_scaled``, the first
-    ``calibration_fraction`` of it fits temperature scaling and the rest, so calibrated, is returned."""
-    pset = data.real(exp.set)
+def _probs(data: DataSources, name: str, scaled_after: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The real set ``name`` as probabilities; with ``scaled_after``, its first ``scaled_after`` fraction fits
+    temperature scaling and the rest, so calibrated, is returned."""
+    pset = data.real(name)
     logp, labels = pset.logprobs(), pset.labels
-    if not exp.get("temperature_scaled", False):
+    if scaled_after is None:
         return np.exp(logp), labels
     from calib.calibrators import TemperatureScaling
 
-    n_fit = int(round(exp.calibration_fraction * labels.size))
+    n_fit = int(round(scaled_after * labels.size))
     scaler = TemperatureScaling().fit(logp[:n_fit], labels[:n_fit], kind="logprobs")
     return scaler.predict_proba(logp[n_fit:], kind="logprobs"), labels[n_fit:]
 
@@ -65,7 +174,7 @@ def _notion_lenses(n_classes: int) -> dict:
     return lenses
 
 
-def calibration_notions(exp: DictConfig, data: DataSources) -> list[dict]:
+def calibration_notions(exp: Notions, data: DataSources) -> list[dict]:
     """Tables 1-2: the atoms g(X) and P[Y | g(X)], and max |r_psi - id| under each lens (0 = calibrated)."""
     model = finite_model(exp.example)
     records = []
@@ -83,7 +192,7 @@ def _deviation_shown(value: float) -> str:
     return f"{value:.3g}" if value >= 1e-12 else "0 (< 1e-12)"
 
 
-def render_calibration_notions(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_calibration_notions(exp: Notions, values: pd.DataFrame, stem: Path) -> list[Path]:
     """The atoms as in the paper, then one line per notion: its largest deviation and yes / no."""
     wide = values.pivot(index="row", columns="column", values="value")
     atoms = [r for r in values.row.unique() if r.startswith("atom")]
@@ -101,7 +210,7 @@ def render_calibration_notions(exp: DictConfig, values: pd.DataFrame, stem: Path
     return write_table(stem, table, exp.title)
 
 
-def render_notion_simplex(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_notion_simplex(exp: Notions, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Figs. 2 and 5: each prediction g(X) on the simplex with an arrow to P[Y | g(X)]."""
     wide = values.pivot(index="row", columns="column", values="value")
     atoms = sorted(r for r in values.row.unique() if r.startswith("atom"))
@@ -117,7 +226,7 @@ def render_notion_simplex(exp: DictConfig, values: pd.DataFrame, stem: Path) -> 
 # The Gaussian mixture: expected miscalibration, bias studies, reliability diagrams ---------------
 
 
-def gmm_eta(exp: DictConfig, data: DataSources) -> list[dict]:
+def gmm_eta(exp: GmmEta, data: DataSources) -> list[dict]:
     """eta_d by quadrature, the Theorem 2 limits of equal bins, and the estimator on a large sample."""
     rng = np.random.default_rng(exp.seed)
     records = []
@@ -134,7 +243,7 @@ def gmm_eta(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def gmm_bias(exp: DictConfig, data: DataSources) -> list[dict]:
+def gmm_bias(exp: GmmBias, data: DataSources) -> list[dict]:
     """Figs. 6-13: 5th percentile, mean and 95th percentile of eta_hat_TV - eta_TV over nested series.
 
     Each of the ``n_series`` series is one draw of max(sizes) points; the estimate at size n uses its
@@ -159,7 +268,7 @@ def gmm_bias(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_gmm_bias(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_gmm_bias(exp: GmmBias, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Percentile band and mean of eta_hat - eta against n (log axis), with the Theorem 2 limit."""
     bias = values[values.row == "bias"].pivot(index="x", columns="column", values="value")
     eta = values.loc[values.column == "eta", "value"].iloc[0]
@@ -197,18 +306,18 @@ def _diagram_records(panel: str, diagram) -> list[dict]:
     return records
 
 
-def deviation_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
+def deviation_diagrams(exp: DeviationDiagrams, data: DataSources) -> list[dict]:
     """Figs. 4, 8, 11, 14-17: 1-D deviation diagrams, equal and data-dependent bins, consistency bars.
 
     A Gaussian-mixture ``model`` is sampled (class -1 probability, canonical lens) and its analytic
     deviation r_1(mu) - mu is added; a real ``set`` is seen through the maximum lens (confidence).
     """
-    if "model" in exp:
+    if exp.model is not None:
         model = LogisticModel.named(exp.model)
         probs, labels = sample(model, exp.n_samples, np.random.default_rng(exp.seed))
         lens = Canonical()
     else:
-        probs, labels = _probs(data, exp)
+        probs, labels = _probs(data, exp.set)
         lens = TopK(1)
     records = []
     for scheme in exp.binnings:
@@ -222,7 +331,7 @@ def deviation_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
             seed=exp.seed,
         )
         records += _diagram_records(scheme, diagram)
-    if "model" in exp and model.beta1 != 0.0:
+    if exp.model is not None and model.beta1 != 0.0:
         grid = np.linspace(0.005, 0.995, 199)
         curve = model.calibration_function(grid) - grid
         records += [
@@ -231,9 +340,9 @@ def deviation_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_deviation_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_deviation_diagrams(exp: DeviationDiagrams, values: pd.DataFrame, stem: Path) -> list[Path]:
     """One panel per binning scheme; the green curve is the analytic deviation where it is known."""
-    xlabel = "mean prediction of class -1" if "model" in exp else "mean confidence (maximum lens)"
+    xlabel = "mean prediction of class -1" if exp.model is not None else "mean confidence (maximum lens)"
     with figure_style():
         fig, axes = subplots(1, len(exp.binnings), figsize=(4.0 * len(exp.binnings), 3.2), layout="constrained")
         for ax, scheme in zip(np.atleast_1d(axes), exp.binnings, strict=True):
@@ -262,10 +371,10 @@ def render_deviation_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path)
 # CIFAR-10: Tables 3-5 protocol and the simplex diagrams -----------------------------------------
 
 
-def miscalibration_table(exp: DictConfig, data: DataSources) -> list[dict]:
+def miscalibration_table(exp: MiscalibrationTable, data: DataSources) -> list[dict]:
     """Tables 3-5: eta_hat +- pair-bootstrap sd and the null mean +- sd with p-values, from the paper's
     consistency resampling and from labels redrawn with the predictions kept."""
-    probs, labels = _probs(data, exp)
+    probs, labels = _probs(data, exp.set, exp.calibration_fraction if exp.temperature_scaled else None)
     records = [{"row": "accuracy", "column": "accuracy", "value": float(np.mean(probs.argmax(axis=1) == labels))}]
     names = list(exp.distances.values())
     for lens_key in exp.lenses:
@@ -299,7 +408,7 @@ def miscalibration_table(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_miscalibration_table(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_miscalibration_table(exp: MiscalibrationTable, values: pd.DataFrame, stem: Path) -> list[Path]:
     """The paper's layout (eta_hat +- sd, eta_hat^id +- sd per binning) plus the consistency p-values."""
     wide = values.pivot(index="row", columns="column", values="value")
     accuracy = wide.loc["accuracy", "accuracy"]
@@ -334,9 +443,9 @@ def render_miscalibration_table(exp: DictConfig, values: pd.DataFrame, stem: Pat
     return write_table(stem, pd.DataFrame(lines, columns=columns), caption)
 
 
-def group_simplex_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
+def group_simplex_diagrams(exp: GroupSimplexDiagrams, data: DataSources) -> list[dict]:
     """Figs. 1, 16, 18: the 3-group lens, k^2 equal triangles; share, mean prediction and frequency per cell."""
-    probs, labels = _probs(data, exp)
+    probs, labels = _probs(data, exp.set)
     problem = ClassGroups(tuple(tuple(g) for g in exp.groups))(probs, labels, kind="probs")
     records = []
     for k in exp.ks:
@@ -350,7 +459,7 @@ def group_simplex_diagrams(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_group_simplex_diagrams(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_group_simplex_diagrams(exp: GroupSimplexDiagrams, values: pd.DataFrame, stem: Path) -> list[Path]:
     """One simplex per k: cells coloured by share, arrows from mean prediction to outcome frequency."""
     names = ["{" + ",".join(str(c) for c in g) + "}" for g in exp.groups]
     with figure_style():
@@ -377,7 +486,7 @@ def render_group_simplex_diagrams(exp: DictConfig, values: pd.DataFrame, stem: P
 TRAINING_METRICS = {"nll": "test NLL", "accuracy": "test accuracy", "ece": "test ECE", "p_value": "test pECE"}
 
 
-def _digits_splits(exp: DictConfig):
+def _digits_splits(exp: TrainingPvalues):
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
@@ -396,7 +505,7 @@ def _digits_splits(exp: DictConfig):
     return (train_x, train_y), (val_x, val_y), (test_x, test_y)
 
 
-def training_pvalues(exp: DictConfig, data: DataSources) -> list[dict]:
+def training_pvalues(exp: TrainingPvalues, data: DataSources) -> list[dict]:
     """Fig. 3 as an experiment: an MLP trained epoch by epoch on digits, one run per initialization seed.
 
     After every epoch (one ``partial_fit`` pass) the test split gets NLL, accuracy, ECE (maximum
@@ -443,7 +552,7 @@ def training_pvalues(exp: DictConfig, data: DataSources) -> list[dict]:
     return records
 
 
-def render_training_pvalues(exp: DictConfig, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_training_pvalues(exp: TrainingPvalues, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Four panels against the epoch, one line per run; stars mark each run's minimum validation NLL."""
     with figure_style():
         fig, axes = subplots(1, 4, figsize=(11, 2.8), layout="constrained")
@@ -464,74 +573,19 @@ def render_training_pvalues(exp: DictConfig, values: pd.DataFrame, stem: Path) -
 
 
 KINDS = (
-    Kind("calibration_notions", ("example",), calibration_notions, render_calibration_notions, is_table=True),
-    Kind("notion_simplex", ("example",), calibration_notions, render_notion_simplex),
-    Kind(
-        "gmm_eta",
-        ("distances", "models", "n_bins", "n_samples", "reference", "seed"),
-        gmm_eta,
-        render_values_table,
-        is_table=True,
-    ),
-    Kind("gmm_bias", ("model", "n_bins", "n_series", "seed", "sizes"), gmm_bias, render_gmm_bias),
-    Kind(
-        "deviation_diagrams",
-        (
-            "binnings",
-            "min_size",
-            "model",
-            "n_bins",
-            "n_bootstrap",
-            "n_consistency",
-            "n_resamples",
-            "n_samples",
-            "seed",
-            "set",
-        ),
-        deviation_diagrams,
-        render_deviation_diagrams,
-    ),
+    Kind("calibration_notions", Notions, calibration_notions, render_calibration_notions, is_table=True),
+    Kind("notion_simplex", Notions, calibration_notions, render_notion_simplex),
+    Kind("gmm_eta", GmmEta, gmm_eta, render_values_table, is_table=True),
+    Kind("gmm_bias", GmmBias, gmm_bias, render_gmm_bias),
+    Kind("deviation_diagrams", DeviationDiagrams, deviation_diagrams, render_deviation_diagrams),
     Kind(
         "miscalibration_table",
-        (
-            "binnings",
-            "calibration_fraction",
-            "distances",
-            "lenses",
-            "min_size",
-            "n_bins",
-            "n_bootstrap",
-            "n_consistency",
-            "n_resamples",
-            "reference",
-            "seed",
-            "set",
-            "temperature_scaled",
-        ),
+        MiscalibrationTable,
         miscalibration_table,
         render_miscalibration_table,
         is_table=True,
         own_job=True,
     ),
-    Kind("group_simplex_diagrams", ("groups", "ks", "set"), group_simplex_diagrams, render_group_simplex_diagrams),
-    Kind(
-        "training_pvalues",
-        (
-            "batch_size",
-            "epochs",
-            "hidden",
-            "learning_rate",
-            "n_bins",
-            "n_resamples",
-            "n_runs",
-            "seed",
-            "split_seed",
-            "test_fraction",
-            "validation_fraction",
-            "weight_decay",
-        ),
-        training_pvalues,
-        render_training_pvalues,
-        own_job=True,
-    ),
+    Kind("group_simplex_diagrams", GroupSimplexDiagrams, group_simplex_diagrams, render_group_simplex_diagrams),
+    Kind("training_pvalues", TrainingPvalues, training_pvalues, render_training_pvalues, own_job=True),
 )

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from pipeline.config_checks import check_config
 from pipeline.kinds import kind_of
-from pipeline.schema import check_config
 from pipeline.steps.command_line import step
 from pipeline.steps.evaluate import evaluate
 from pipeline.steps.render import render

@@ -16,7 +16,8 @@ import sys
 import time
 
 from pipeline.config import experiment_config, experiment_names
-from pipeline.schema import ConfigError, check_config
+from pipeline.config_checks import check_config
+from pipeline.parameters import ConfigError
 from pipeline.steps.artifact import build
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from pipeline.config_checks import check_config
 from pipeline.io import values_frame, values_path, write_csv
-from pipeline.kinds import kind_of
-from pipeline.schema import check_config
+from pipeline.kinds import kind_of, parameters_of
 from pipeline.sources import DataSources
 from pipeline.steps.command_line import step
 
@@ -27,7 +27,7 @@ def evaluate(cfg: DictConfig) -> Path:
         )
     start = time.perf_counter()
 
-    frame = values_frame(kind_of(exp).evaluate(exp, DataSources(cfg.paths.data)))
+    frame = values_frame(kind_of(exp).evaluate(parameters_of(exp), DataSources(cfg.paths.data)))
     path = write_csv(values_path(cfg.paths.results, exp), frame)
     print(f"evaluate: wrote {path} ({len(frame)} values) in {time.perf_counter() - start:.1f} s")
     return path

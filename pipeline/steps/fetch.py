@@ -15,8 +15,8 @@ from omegaconf import DictConfig
 from calib._internal.files import atomic_write  # not pipeline.io's: that one loads pandas, which a fetch does not need
 from calib.data.real import save_posterior_set
 from calib.data.registry import RealDataError, materialize
+from pipeline.config_checks import check_config
 from pipeline.real_data import locate_options, real_set_path
-from pipeline.schema import check_config
 from pipeline.steps.command_line import step
 
 

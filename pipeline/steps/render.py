@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import DictConfig
 
+from pipeline.config_checks import check_config
 from pipeline.io import values_path
-from pipeline.kinds import kind_of
-from pipeline.schema import check_config
+from pipeline.kinds import kind_of, parameters_of
 from pipeline.steps.command_line import step
 
 
@@ -25,7 +25,7 @@ def render(cfg: DictConfig) -> list[Path]:
             f"{source} is missing: run `python -m pipeline.steps.evaluate experiment={exp.paper}_{exp.artifact}`"
         )
     stem = Path(cfg.paths.results) / exp.paper / exp.artifact
-    paths = kind_of(exp).render(exp, pd.read_csv(source), stem)
+    paths = kind_of(exp).render(parameters_of(exp), pd.read_csv(source), stem)
     print("render: wrote " + ", ".join(str(p) for p in paths))
     return paths
 

@@ -20,10 +20,10 @@ from calib.bibliography import reference
 from calib.data.registry import REAL_SETS
 from pipeline.claims import CLAIM_COLUMNS, claims_table
 from pipeline.config import experiment_config, experiment_names
+from pipeline.config_checks import check_config
 from pipeline.io import read_values, values_path, write_csv, write_text
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.references import REPORT_COLUMNS, compare, consults_other_experiments
-from pipeline.schema import check_config
 from pipeline.statuses import NON_VERDICTS, STATUSES, VERDICTS
 from pipeline.steps.command_line import step
 from pipeline.targets import experiments as listed_experiments

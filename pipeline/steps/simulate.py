@@ -13,8 +13,8 @@ from omegaconf import DictConfig
 
 from calib.data.ferrer2024_folds import authors_xv_folds
 from calib.data.synthetic import gaussian_posteriors
+from pipeline.config_checks import check_config
 from pipeline.io import save_dataset
-from pipeline.schema import check_config
 from pipeline.steps.command_line import step
 
 

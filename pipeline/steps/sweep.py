@@ -9,8 +9,8 @@ from collections.abc import Mapping
 
 from omegaconf import DictConfig, OmegaConf
 
+from pipeline.config_checks import check_config
 from pipeline.io import write_csv
-from pipeline.schema import check_config
 from pipeline.sources import DataSources
 from pipeline.steps.command_line import step
 from pipeline.sweeps import aggregate, point_path, run_point, sweep_names

@@ -11,9 +11,9 @@ from omegaconf import DictConfig
 
 from calib.data.real import save_posterior_set
 from calib.data.zoo import DATASETS, MODELS, zoo_posteriors
+from pipeline.config_checks import check_config
 from pipeline.io import atomic_write
 from pipeline.real_data import real_set_path
-from pipeline.schema import check_config
 from pipeline.steps.command_line import step
 
 

@@ -99,7 +99,7 @@ def test_an_experiment_imports_only_its_own_papers_module(paper, other):
         "import sys\n"
         "from pipeline.config import compose_config\n"
         "from pipeline.kinds import kind_of\n"
-        "from pipeline.schema import check_config\n"
+        "from pipeline.config_checks import check_config\n"
         f"cfg = compose_config(['experiment={paper}_{dict(ferrer2024='fig1', ecd2025='fig2')[paper]}'])\n"
         "check_config(cfg)\n"
         "kind_of(cfg.experiment)\n"

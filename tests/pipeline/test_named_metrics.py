@@ -12,7 +12,6 @@ from calib.calibrators import AffineCalibrator, HistogramBinning, IsotonicCalibr
 from calib.data.synthetic import gaussian_posteriors
 from calib.scoring.scores import cross_entropy
 from pipeline.named_metrics import (
-    ZERO_PROBABILITY_POLICIES,
     MetricOptions,
     calibrated_posteriors,
     calibrator_for,
@@ -42,8 +41,7 @@ def with_zero(binary):
 
 
 def test_defaults():
-    assert OPTIONS.rcl_zero_probability == "smooth"
-    assert set(ZERO_PROBABILITY_POLICIES) == {"smooth", "nan"}
+    assert OPTIONS.rcl_zero_probability == "smooth" and OPTIONS.implementation == "calib"
 
 
 def test_ecebin_is_ece(binary):
@@ -124,12 +122,6 @@ def test_nan_policy_without_zeros_is_the_smooth_value(binary):
     logp, labels = binary
     nan_options = replace(OPTIONS, rcl_zero_probability="nan")
     assert compute("RCL-CE-Dxv", logp, labels, nan_options) == compute("RCL-CE-Dxv", logp, labels, OPTIONS)
-
-
-def test_unknown_zero_probability_policy():
-    with pytest.raises(ValueError, match="rcl_zero_probability") as info:
-        replace(OPTIONS, rcl_zero_probability="clip")
-    assert "smooth" in str(info.value) and "nan" in str(info.value) and "clip" in str(info.value)
 
 
 @pytest.mark.parametrize("name", ["ECE-top", "RCL-CE-Xxv", "RCL-LL-Dxv", "RCL-CE-Dxx", "rcl-ce-dxv", "nce", ""])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,9 @@ from omegaconf import OmegaConf, open_dict
 
 from pipeline import named_metrics
 from pipeline.config import compose_config
-from pipeline.schema import ConfigError, check_config, check_sweep
+from pipeline.config_checks import check_config, check_sweep
+from pipeline.papers.dimitriadis2021 import CorpRankings
+from pipeline.parameters import ConfigError, Count, typed
 from pipeline.sweeps import load_sweep, sweep_names
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,6 +96,12 @@ def test_a_sweep_only_kind_is_refused_as_an_experiment():
         ("ferrer2024_fig8", "experiment.options.histogram_bins", 2.5, "must be an integer >= 1; got 2.5"),
         ("ferrer2024_fig8", "experiment.datasets", ["ferrer2024_k2_n4000"], "Did you mean 'ferrer2024_k2_n400'?"),
         ("ferrer2024_fig8", "experiment.options.bins", 10, "options.bins: unknown key"),
+        (
+            "ferrer2024_table2",
+            "experiment.options.rcl_zero_probability",
+            "clip",
+            "options.rcl_zero_probability: 'clip' is not a known name; allowed: nan, smooth",
+        ),
     ],
 )
 def test_impossible_values_and_misspelled_names_are_rejected(name, key, value, expected):
@@ -136,7 +145,7 @@ def test_a_step_stops_before_any_work_with_the_message(tmp_path):
     ("patch", "expected"),
     [
         ({"tolerances": [{"tol": 0.1}]}, "reference.tolerances: unknown key"),
-        ({"layout": "tall"}, "reference.layout: unknown layout"),
+        ({"layout": "tall"}, "reference.layout: 'tall' is not a known name; allowed: long, wide"),
         ({"cells": [{"status": "pass", "cause": "looked fine"}]}, r"cells\[0\].status: not a status a config may"),
         ({"cells": [{"status": "input"}]}, r"cells\[0\].cause: every declared status"),
         ({"deviations": [{"cause": "c", "check": {"tolerance": 1}}]}, r"deviations\[0\].check: unknown check"),
@@ -149,3 +158,22 @@ def test_a_reference_block_is_checked(patch, expected):
         cfg.experiment.reference.merge_with(OmegaConf.create(patch))
     with pytest.raises(ConfigError, match=expected):
         check_config(cfg)
+
+
+def test_a_new_parameter_is_one_field_of_the_kinds_dataclass():
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class WithWidth(CorpRankings):
+        width: Count = 3
+
+    exp = compose_config(["experiment=dimitriadis2021_rankings"]).experiment
+    assert typed(WithWidth, exp, "experiment").width == 3
+    with open_dict(exp):
+        exp.width = 5
+    assert typed(WithWidth, exp, "experiment").width == 5
+    exp.width = 0
+    with pytest.raises(ConfigError, match=r"^config error at experiment.width: must be an integer >= 1; got 0$"):
+        typed(WithWidth, exp, "experiment")
+    with open_dict(exp):
+        exp.widht = 4
+    with pytest.raises(ConfigError, match=r"experiment.widht: unknown key; allowed: .*\. Did you mean 'width'\?$"):
+        typed(WithWidth, exp, "experiment")

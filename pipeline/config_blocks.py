@@ -1,0 +1,143 @@
+"""The config's blocks besides an experiment kind's own parameters, declared as dataclasses: a dataset, a
+sweep, an experiment's reference (its published numbers), and the root's keys (checked by
+:mod:`pipeline.config_checks`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from calib.data.synthetic import RNG_MODES
+from calib.validation import Choice, Integer
+from pipeline.parameters import Count, Fraction, Invalid, Positive, Seed
+from pipeline.statuses import NON_VERDICTS
+
+DEVIATION_CHECKS = ("rerun", "reading", "difference", "recorded")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GaussianSystems:
+    """The settings of the Gaussian systems of Ferrer & Ramos (2024), Sec. 4
+    (:func:`calib.data.synthetic.gaussian_posteriors`)."""
+
+    n_classes: Annotated[int, Integer(minimum=2)]
+    n_samples: Count
+    prior1: Fraction
+    variance: Positive
+    scale: Positive
+    mismatch_prior: Fraction | None = None
+    rng: Annotated[str, Choice(RNG_MODES)] = "default"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Dataset(GaussianSystems):
+    """A synthetic dataset (configs/dataset/): the Gaussian systems drawn with ``seed``."""
+
+    generator: Literal["gaussian"]
+    seed: Seed = 0
+
+
+# --- an experiment's reference block (read by pipeline/references.py) -------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Cells:
+    row: Any = None
+    column: Any = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Decimals(_Cells):
+    decimals: Annotated[int, Integer(minimum=0)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Caused(_Cells):
+    cause: str = ""
+
+    def __post_init__(self):
+        if not self.cause:
+            raise Invalid("cause", "every declared status or deviation needs its cause")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _DeclaredStatus(_Caused):
+    status: str
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.status not in NON_VERDICTS:
+            raise Invalid("status", f"not a status a config may declare; allowed: {', '.join(NON_VERDICTS)}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Deviation(_Caused):
+    check: Any
+
+    def __post_init__(self):
+        super().__post_init__()
+        check = self.check if isinstance(self.check, str) else next(iter(self.check), None) if self.check else None
+        if check not in DEVIATION_CHECKS:
+            raise Invalid("check", f"unknown check {check!r}; allowed: {', '.join(DEVIATION_CHECKS)}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _SecondReading(_Caused):
+    ours: Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Repeat(_Cells):
+    of: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class _NotPrinted(_Cells):
+    source: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reference:
+    """Where an experiment's published numbers are (configs/reference/) and what is declared about cells."""
+
+    file: str
+    layout: Literal["wide", "long"]
+    row: Any = None
+    column: Any = None
+    value: Any = None
+    skip_values: list[str] = field(default_factory=list)
+    percent_columns: list[str] = field(default_factory=list)
+    reading: Literal["primary", "second"] = "primary"
+    reading_cause: str | None = None
+    decimals: list[_Decimals] = field(default_factory=list)
+    exact: list[_Cells] = field(default_factory=list)
+    cells: list[_DeclaredStatus] = field(default_factory=list)
+    deviations: list[_Deviation] = field(default_factory=list)
+    second_readings: list[_SecondReading] = field(default_factory=list)
+    repeats: list[_Repeat] = field(default_factory=list)
+    not_printed: list[_NotPrinted] = field(default_factory=list)
+    fitted: str | None = None
+
+    def __post_init__(self):
+        if self.reading == "second" and not self.reading_cause:
+            raise Invalid("reading_cause", "a second reading needs a reading_cause")
+
+
+# --- sweeps and the root ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sweep:
+    """A declared sweep (configs/sweep/, :mod:`pipeline.sweeps`): an experiment and a grid of its keys."""
+
+    title: str
+    experiment: Any
+    grid: dict[str, list[Any]]
+    plot: dict[str, Any] = field(default_factory=dict)
+    name: str | None = None
+
+
+ROOT_KEYS = (
+    "paths", "real_data", "zoo", "zoo_dataset", "point", "real_set", "papers", "experiment", "dataset", "sweep",
+)  # fmt: skip
