@@ -3,10 +3,11 @@ library's numbers, the ranks order them, and the figure and tables are written."
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
-from omegaconf import OmegaConf
 from scipy.stats import kendalltau
 
 import pipeline.papers.dimitriadis2021 as beyond
@@ -14,6 +15,8 @@ from calib.calibration_errors.binned import BinnedCalibrationError
 from calib.calibration_errors.corp import corp_decomposition
 from calib.data.real import PosteriorSet
 from pipeline.io import values_frame
+from pipeline.kinds import parameters_of
+from pipeline.sources import RealSystem
 from pipeline.targets import load_experiment
 
 SETS = {"sharp": 3.0, "soft": 0.5, "fair": 1.0}
@@ -30,11 +33,14 @@ class FakeSources:
         return PosteriorSet(name, np.column_stack([1 - p1, p1]), labels, "probs")
 
 
-def _experiment(name: str, **overrides):
-    exp = OmegaConf.to_container(load_experiment(name).experiment, resolve=True)
-    systems = [{"label": label, "set": label} for label in SETS]
-    key = "systems" if "systems" in exp else "system"
-    return OmegaConf.create({**exp, key: systems if key == "systems" else systems[1], "n_resamples": 49, **overrides})
+def _experiment(name: str):
+    """The experiment's parameters with the fake systems (and 49 resamples where it resamples)."""
+    params = parameters_of(load_experiment(name).experiment)
+    systems = [RealSystem(label=label, set=label) for label in SETS]
+    changes = {"systems": systems} if hasattr(params, "systems") else {"system": systems[1]}
+    if hasattr(params, "n_resamples"):
+        changes["n_resamples"] = 49
+    return dataclasses.replace(params, **changes)
 
 
 def test_decompositions_are_the_librarys_and_the_table_is_written(tmp_path):
