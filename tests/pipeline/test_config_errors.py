@@ -121,7 +121,7 @@ def test_a_dataset_prior_outside_the_unit_interval_is_rejected():
         ("smooth_ece_bandwidth", {"grid.bandwidth": [0.05, -0.1]}, "grid.bandwidth[1]: must be a finite number > 0"),
         ("ece_bins", {"grid.n_bins": [0, 10]}, "grid.n_bins[0]: must be an integer >= 1; got 0"),
         ("gaussian_prior1", {"grid": {"generator.prior1": [0.5, 1.2]}}, "strictly between 0 and 1; got 1.2"),
-        ("calibrator_protocol", {"grid.calibrator": ["dp", "platt"]}, "'platt' is not a known name; allowed: d"),
+        ("calibrator_protocol", {"grid.calibrator": ["dp", "plat"]}, "'plat' is not a known name; allowed: beta, d"),
         ("gaussian_variance", {"grid": {"generator.varience": [0.1]}}, "Did you mean 'generator.variance'?"),
         ("ece_bins", {"experiment.n_binz": 3}, "unknown key"),
     ],
