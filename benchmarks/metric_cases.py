@@ -33,7 +33,7 @@ uncertainty_calibration = optional_module("calibration.utils")
 relplot = optional_module("relplot")
 model_diagnostics_scoring = optional_module("model_diagnostics.scoring")
 
-ECE_BINS = 15
+N_BINS = 15
 CLASSES = 10
 MMCE_BANDWIDTH = 0.4
 EXACT = 1e-12
@@ -65,25 +65,25 @@ def torchmetrics_ece(scores: np.ndarray, labels: np.ndarray) -> float:
     """torchmetrics' binary (1-D scores) or multiclass (top-label) L1 calibration error on float32 tensors."""
     preds, target = torch.as_tensor(scores, dtype=torch.float32), torch.as_tensor(labels)
     if preds.ndim == 1:
-        return float(torchmetrics_classification.binary_calibration_error(preds, target, n_bins=ECE_BINS))
+        return float(torchmetrics_classification.binary_calibration_error(preds, target, n_bins=N_BINS))
     return float(
         torchmetrics_classification.multiclass_calibration_error(
-            preds, target, num_classes=preds.shape[1], n_bins=ECE_BINS
+            preds, target, num_classes=preds.shape[1], n_bins=N_BINS
         )
     )
 
 
 def netcal_ece(scores: np.ndarray, labels: np.ndarray) -> float:
-    return float(netcal_metrics.ECE(bins=ECE_BINS).measure(scores, labels))
+    return float(netcal_metrics.ECE(bins=N_BINS).measure(scores, labels))
 
 
 def uncertainty_calibration_ece(scores: np.ndarray, labels: np.ndarray) -> float:
-    return float(uncertainty_calibration.get_ece(scores, labels, num_bins=ECE_BINS))
+    return float(uncertainty_calibration.get_ece(scores, labels, num_bins=N_BINS))
 
 
 def binned_ece_cases(sizes) -> list[Case]:
     return [
-        Case(f"binned ECE, {problem}, {ECE_BINS} bins", n, partial(_binned_ece_setup, n, problem))
+        Case(f"binned ECE, {problem}, {N_BINS} bins", n, partial(_binned_ece_setup, n, problem))
         for problem in ("binary", "top-label")
         for n in sizes
     ]
@@ -101,7 +101,7 @@ def _binned_ece_setup(n: int, problem: str):
         """``run`` (None: the peer is not installed) against calib's ece_preset with the peer's conventions."""
         if run is None:
             return not_installed(name)
-        ours = partial(ece_preset(preset, n_bins=ECE_BINS), probs, labels, kind="probs")
+        ours = partial(ece_preset(preset, n_bins=N_BINS), probs, labels, kind="probs")
         return Peer(name, run, ours, absolute_difference, tolerance, note=f"calib preset {preset!r}", **options)
 
     peers = [
@@ -121,7 +121,7 @@ def _binned_ece_setup(n: int, problem: str):
         ),
     ]
     if problem == "binary":
-        peers.append(peer("scikit-learn calibration_curve", partial(sklearn_ece, scores, labels, ECE_BINS), "sklearn"))
+        peers.append(peer("scikit-learn calibration_curve", partial(sklearn_ece, scores, labels, N_BINS), "sklearn"))
     else:
         peers.append(Peer("scikit-learn calibration_curve", note="binary only"))
     return None, peers
@@ -248,7 +248,7 @@ def uncertainty_calibration_bootstrap(confidence, correct, n_boot: int) -> tuple
 
     def top_label_ece(sample):
         scores, hits = zip(*sample, strict=True)
-        return uncertainty_calibration.get_ece(np.array(scores), np.array(hits), num_bins=ECE_BINS)
+        return uncertainty_calibration.get_ece(np.array(scores), np.array(hits), num_bins=N_BINS)
 
     low, _, high = uncertainty_calibration.bootstrap_uncertainty(
         list(zip(confidence, correct, strict=True)), top_label_ece, num_samples=n_boot, alpha=5.0
@@ -274,7 +274,7 @@ def basic_gap(result, interval) -> float:
 
 
 def bootstrap_cases(n: int, n_boot: int) -> list[Case]:
-    operation = f"bootstrap 95% CI of top-label ECE, {ECE_BINS} bins, B={n_boot}, K={CLASSES}"
+    operation = f"bootstrap 95% CI of top-label ECE, {N_BINS} bins, B={n_boot}, K={CLASSES}"
     return [Case(operation, n, partial(_bootstrap_setup, n, n_boot))]
 
 
@@ -322,7 +322,7 @@ def _bootstrap_setup(n: int, n_boot: int):
         probs,
         labels,
         kind="probs",
-        estimator=BinnedCalibrationError(n_bins=ECE_BINS),
+        estimator=BinnedCalibrationError(n_bins=N_BINS),
         n_boot=n_boot,
         seed=0,
         alpha=0.05,

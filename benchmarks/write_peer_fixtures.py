@@ -58,7 +58,7 @@ ECE_INPUTS = {
     "top_label_tenths": {"k": 4, "n": 300, "seed": 15, "scores": "grid", "denominator": 10},
     "top_label_fifteenths": {"k": 4, "n": 300, "seed": 16, "scores": "grid", "denominator": 15},
 }
-ECE_BINS = (10, 15, 20)
+N_BINS = (10, 15, 20)
 
 
 def binning_inputs(k: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -198,7 +198,7 @@ def write_ece_presets() -> None:
         if k > 2:
             assert np.unique(labels).size > 2, "netcal reads labels with two values as a binary problem"
         preds, target = torch.as_tensor(scores, dtype=torch.float32), torch.as_tensor(labels)
-        for m in ECE_BINS:
+        for m in N_BINS:
             metric = ECE(bins=m)
             value = metric.measure(scores, labels)
             netcal.append(
@@ -221,7 +221,7 @@ def write_ece_presets() -> None:
                     "counts": _int_list(share.double().numpy() * labels.size),
                 }
             )
-    edges = {str(m): torch.linspace(0, 1, m + 1, dtype=torch.float32).double().tolist() for m in ECE_BINS}
+    edges = {str(m): torch.linspace(0, 1, m + 1, dtype=torch.float32).double().tolist() for m in N_BINS}
     meta = {
         "recipe": "benchmarks/write_peer_fixtures.py: ece_inputs(**inputs[name])",
         "environment": _environment(),

@@ -17,6 +17,9 @@ or one line naming the option).
 
 JSON output is strict JSON: an infinite or undefined value (e.g. the cross-entropy of a zero
 probability on a true label) is written as the string ``"inf"``, ``"-inf"`` or ``"nan"``.
+
+Each command imports what it uses inside the function that runs it (pandas, the report's plots, the chunked
+readers, Dask), so a command starts without the others' libraries.
 """
 
 from __future__ import annotations
@@ -701,6 +704,15 @@ class _Version(argparse.Action):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``calib`` command (its ``--help`` is the command's reference)."""
+    # Every command fits or checks calibrators, so the registry (which names them) costs a command nothing extra.
+    from calib.calibrators.registry import CALIBRATORS, SAVABLE
+    from calib.evaluation.settings import (
+        DEFAULT_BINARY_CALIBRATORS,
+        DEFAULT_CALIBRATORS,
+        DEFAULT_MULTICLASS_CALIBRATORS,
+        VECTOR_SCALING_MAX_CLASSES,
+    )
+
     parser = argparse.ArgumentParser(prog="calib", description="Evaluate and calibrate probabilistic classifiers.")
     parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -741,9 +753,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--calibrators",
         nargs="+",
         metavar="NAME",
-        help="the calibrators to cross-validate (dp, temperature, vector, matrix, dirichlet, beta, isotonic, "
-        "histogram), or none (default: dp, temperature, and histogram and isotonic for two classes, vector scaling "
-        "up to 100 classes)",
+        help=f"the calibrators to cross-validate ({', '.join(CALIBRATORS)}), or none (default: "
+        f"{' and '.join(DEFAULT_CALIBRATORS)}, with {' and '.join(DEFAULT_BINARY_CALIBRATORS)} for two classes and "
+        f"{' and '.join(DEFAULT_MULTICLASS_CALIBRATORS)} up to {VECTOR_SCALING_MAX_CLASSES} classes)",
     )
     ev.add_argument("--folds", type=int, default=5, help="cross-validation folds of the calibrators (default 5)")
     ev.add_argument(
@@ -777,9 +789,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.set_defaults(run=_evaluate)
 
     ca = commands.add_parser("calibrate", help="fit a calibrator on one file and apply it to another")
-    ca.add_argument(
-        "--method", help="dp, temperature, vector, matrix, dirichlet, beta, isotonic or histogram (to fit one)"
-    )
+    ca.add_argument("--method", help=f"the calibrator to fit and save: {', '.join(SAVABLE)}")
     ca.add_argument("--train", help="posteriors and labels to fit the calibrator on")
     ca.add_argument("--apply", required=True, help="posteriors to calibrate (labels optional)")
     ca.add_argument(

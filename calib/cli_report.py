@@ -1,6 +1,10 @@
 """What the ``calib`` command prints and writes: the evaluation's text, JSON document, files and figures,
 the subgroups' table and figure, and the side-by-side comparison of several systems with paired
-bootstrap intervals (:mod:`calib.evaluation.engine`)."""
+bootstrap intervals (:mod:`calib.evaluation.engine`).
+
+pandas and the plotting modules (matplotlib) are imported inside the functions that write tables and figures:
+a command that prints JSON loads neither.
+"""
 
 from __future__ import annotations
 

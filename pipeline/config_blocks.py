@@ -38,6 +38,21 @@ class Dataset(GaussianSystems):
     seed: Seed = 0
 
 
+@dataclass(frozen=True, kw_only=True)
+class Grid:
+    """Evenly spaced values from ``start``: ``num`` of them up to ``stop`` included, or one every ``step``
+    below ``stop``."""
+
+    start: float
+    stop: float
+    num: Count | None = None
+    step: Positive | None = None
+
+    def __post_init__(self):
+        if (self.num is None) == (self.step is None):
+            raise Invalid("num", "give either num (values from start to stop) or step (their spacing)")
+
+
 # --- an experiment's reference block (read by pipeline/references.py) -------------------------------------
 
 

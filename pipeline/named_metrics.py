@@ -34,6 +34,22 @@ MetricName = Annotated[str, Choice((*METRIC_NAMES, *RCL_NAMES))]
 
 
 @dataclass(frozen=True)
+class EceOptions:
+    """The ECE's bins: ``n_bins`` equal-width bins, each ``closed`` on its ``left`` or ``right`` edge."""
+
+    n_bins: Count
+    closed: Literal["left", "right"]
+
+
+@dataclass(frozen=True)
+class HistogramOptions:
+    """Histogram binning's ``n_bins`` equal-width bins and its policy for a bin empty in training."""
+
+    n_bins: Count
+    empty_bin: Annotated[str, Choice(EMPTY_BIN_POLICIES)]
+
+
+@dataclass(frozen=True)
 class MetricOptions:
     """Settings a paper fixes: ECE bins and edge rule, histogram-binning bins and empty-bin policy, folds.
 
@@ -47,10 +63,8 @@ class MetricOptions:
     computed it when checking the cause of a deviation.
     """
 
-    ece_bins: Count
-    ece_closed: Literal["left", "right"]
-    histogram_bins: Count
-    histogram_empty_bin: Annotated[str, Choice(EMPTY_BIN_POLICIES)]
+    ece: EceOptions
+    histogram: HistogramOptions
     n_folds: Annotated[int, Integer(minimum=2)]
     seed: Seed
     rcl_zero_probability: Literal["smooth", "nan"] = "smooth"
@@ -64,13 +78,15 @@ CALIBRATOR_LETTERS = {"D": "dp", "T": "temperature", "H": "histogram", "P": "iso
 def calibrator_for(letter: str, options: MetricOptions):
     """D = affine (eq. 23), T = temperature scaling, H = histogram binning, P = PAV (isotonic)."""
     if options.implementation == "authors" and letter in "DTH":
-        return UpstreamHistogramBinning(options.histogram_bins) if letter == "H" else UpstreamAffine(bias=letter == "D")
+        return (
+            UpstreamHistogramBinning(options.histogram.n_bins) if letter == "H" else UpstreamAffine(bias=letter == "D")
+        )
     if letter not in CALIBRATOR_LETTERS:
         raise ValueError(f"unknown calibrator letter {letter!r}; known: {', '.join(CALIBRATOR_LETTERS)}")
     if letter != "H":
         return make_calibrator(CALIBRATOR_LETTERS[letter])
     return make_calibrator(
-        "histogram", n_bins=options.histogram_bins, closed=options.ece_closed, empty_bin=options.histogram_empty_bin
+        "histogram", n_bins=options.histogram.n_bins, closed=options.ece.closed, empty_bin=options.histogram.empty_bin
     )
 
 
@@ -91,18 +107,18 @@ def compute(
     """
     k = logp.shape[1]
     if options.implementation == "authors" and name in ("ECE", "ECEbin", "ECEmc"):
-        return upstream_ece(logp, labels, n_bins=options.ece_bins, binary=name != "ECEmc")
+        return upstream_ece(logp, labels, n_bins=options.ece.n_bins, binary=name != "ECEmc")
     simple = {
         "NCE": lambda: cross_entropy(logp, labels, kind="logprobs", normalize=True),
         "NBS": lambda: brier(logp, labels, kind="logprobs", scaling="mean", normalize=True),
         "NRisk-01": lambda: normalized_risk(logp, labels, zero_one_costs(k), kind="logprobs"),
         "NRisk-01r": lambda: normalized_risk(logp, labels, zero_one_costs(k, abstention=0.1), kind="logprobs"),
         "NRisk-imb": lambda: normalized_risk(logp, labels, imbalanced_costs(k), kind="logprobs"),
-        "ECE": lambda: BinnedCalibrationError("binary", n_bins=options.ece_bins, closed=options.ece_closed)(
+        "ECE": lambda: BinnedCalibrationError("binary", n_bins=options.ece.n_bins, closed=options.ece.closed)(
             logp, labels, kind="logprobs"
         ),
         "ECEbin": lambda: simple["ECE"](),
-        "ECEmc": lambda: BinnedCalibrationError("top_label", n_bins=options.ece_bins, closed=options.ece_closed)(
+        "ECEmc": lambda: BinnedCalibrationError("top_label", n_bins=options.ece.n_bins, closed=options.ece.closed)(
             logp, labels, kind="logprobs"
         ),
     }

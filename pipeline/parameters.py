@@ -20,7 +20,7 @@ import dataclasses
 import functools
 import types
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from omegaconf import DictConfig, ListConfig
@@ -34,21 +34,6 @@ Count = Annotated[int, Integer(minimum=1)]
 Seed = Annotated[int, Integer(minimum=0)]
 Positive = Annotated[float, Number(low=0)]
 Fraction = Annotated[float, Number(low=0, high=1)]
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Grid:
-    """Evenly spaced values from ``start``: ``num`` of them up to ``stop`` included, or one every ``step``
-    below ``stop``."""
-
-    start: float
-    stop: float
-    num: Count | None = None
-    step: Positive | None = None
-
-    def __post_init__(self):
-        if (self.num is None) == (self.step is None):
-            raise Invalid("num", "give either num (values from start to stop) or step (their spacing)")
 
 
 class ConfigError(SystemExit):
@@ -74,11 +59,6 @@ def message(path: str, problem: str, allowed: Iterable | None = None, given=None
         if close is not None:
             text += f". Did you mean {close!r}?"
     return text
-
-
-def names(function: Callable[[], Iterable[str]]) -> Choice:
-    """A choice among the names ``function`` returns when a value is checked (registries load lazily)."""
-    return Choice(function)
 
 
 def typed(cls: type, node, path: str):
@@ -117,7 +97,7 @@ def typed(cls: type, node, path: str):
     values = {}
     for name, field in fields.items():
         if name in node:
-            values[name] = _value(hints[name], node[name], f"{path}.{name}")
+            values[name] = check_value(hints[name], node[name], f"{path}.{name}")
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise ConfigError(message(f"{path}.{name}", "missing: this block needs it"))
     try:
@@ -144,22 +124,18 @@ def field_type(cls: type, dotted: str):
     return hint
 
 
-def check_value(hint, value, path: str):
-    """``value`` checked against the type ``hint`` (see :func:`typed`); the same value, made plain."""
-    return _value(hint, value, path)
-
-
 def _field_names(cls: type) -> list[str]:
     return [f.name for f in dataclasses.fields(cls)]
 
 
-def _value(hint, value, path: str):
-    """``value`` checked against the type ``hint`` and made plain Python (lists, dicts, dataclasses)."""
+def check_value(hint, value, path: str):
+    """``value`` checked against the type ``hint`` (see :func:`typed`) and made plain Python (lists, dicts,
+    dataclasses)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is Annotated:
         # A number's own rule says all a number's check would (and in its words: "an integer >= 1").
         if not (args[0] in (int, float) and any(isinstance(r, Integer | Number) for r in args[1:])):
-            value = _value(args[0], value, path)
+            value = check_value(args[0], value, path)
         elif value is None:
             raise ConfigError(message(path, "must be given (null is not allowed here)"))
         for rule in args[1:]:
@@ -178,10 +154,10 @@ def _value(hint, value, path: str):
         options = [a for a in args if a is not type(None)]
         for option in options[:-1]:
             try:
-                return _value(option, value, path)
+                return check_value(option, value, path)
             except ConfigError:
                 continue
-        return _value(options[-1], value, path)
+        return check_value(options[-1], value, path)
     if value is None:
         raise ConfigError(message(path, "must be given (null is not allowed here)"))
     if origin is Literal:
@@ -193,12 +169,13 @@ def _value(hint, value, path: str):
     if origin is list:
         if not isinstance(value, ListConfig | list):
             raise ConfigError(message(path, f"must be a list; got {value!r}"))
-        return [_value(args[0], item, f"{path}[{i}]") for i, item in enumerate(value)]
+        return [check_value(args[0], item, f"{path}[{i}]") for i, item in enumerate(value)]
     if origin is dict:
         if not isinstance(value, DictConfig | dict):
             raise ConfigError(message(path, f"must be a mapping; got {value!r}"))
         return {
-            _value(args[0], key, f"{path}.{key}"): _value(args[1], item, f"{path}.{key}") for key, item in value.items()
+            check_value(args[0], key, f"{path}.{key}"): check_value(args[1], item, f"{path}.{key}")
+            for key, item in value.items()
         }
     rule = {int: Integer(), float: Number()}.get(hint)
     if rule is not None:

@@ -20,8 +20,12 @@ from pipeline.sources import DataSources, RealSet, SyntheticSystem
 # The library is imported inside each kind, when a sweep point runs it: the workflow imports this module
 # to check the sweep configs every time it builds its graph, and needs only the kinds' parameters.
 
-# The calibrators a sweep may vary, by registry name (calib.calibrators.registry).
-SWEEP_CALIBRATORS = ("dp", "temperature", "vector", "dirichlet", "histogram", "isotonic")
+
+def _calibrator_names() -> tuple[str, ...]:
+    """The calibrators a sweep may vary: every name of the registry (calib.calibrators.registry)."""
+    from calib.calibrators.registry import CALIBRATORS
+
+    return tuple(CALIBRATORS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,7 +42,7 @@ class CalibratorProtocol(Parameters):
     """NCE and NBS after ``calibrator`` under ``protocol`` (tt or xv) on each of ``sets``."""
 
     sets: list[RealSet]
-    calibrator: Annotated[str, Choice(SWEEP_CALIBRATORS)]
+    calibrator: Annotated[str, Choice(_calibrator_names)]
     protocol: Literal["tt", "xv"]
 
 

@@ -33,7 +33,16 @@ from calib.calibration_errors.binning import (
     grid_edges,
 )
 from calib.calibration_errors.miscalibration import cell_statistics, distance
-from calib.validation import CalibInputError, as_labels, as_probs, as_vector, check_positive_int, top_label
+from calib.validation import (
+    CalibInputError,
+    Choice,
+    as_labels,
+    as_probs,
+    as_vector,
+    check,
+    check_positive_int,
+    top_label,
+)
 
 NORMS = ("l1", "l2", "squared", "max")
 TARGETS = ("top_label", "binary", "classwise", "canonical", "auto")
@@ -62,8 +71,7 @@ class ReliabilityBins:
 
     def ece(self, norm: str = "l1", *, average: bool = False, debiased: bool = False) -> float:
         """Calibration error of the bins in ``norm`` (see the module docstring)."""
-        if norm not in NORMS:
-            raise CalibInputError(f"norm must be one of {NORMS}; got {norm!r}")
+        check(norm, Choice(NORMS), "norm")
         if debiased and norm not in ("l2", "squared"):
             raise CalibInputError(f"debiased applies to norm 'l2' or 'squared' only; got norm={norm!r}")
         gaps = self.gaps()

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calib.validation import CalibInputError, check_positive_int
+from calib.validation import CalibInputError, Choice, check, check_positive_int
 
 EDGE_RULES = ("right", "left")
 STRATEGIES = ("width", "mass")
@@ -171,8 +171,7 @@ def equal_width_statistics(values, outcomes, n_bins: int, *, closed: str) -> Bin
 
 def _inclusive(closed: str) -> bool:
     """Whether a value on an edge counts as past it (left-closed bins [a, b))."""
-    if closed not in EDGE_RULES:
-        raise CalibInputError(f"closed must be one of {EDGE_RULES}; got {closed!r}")
+    check(closed, Choice(EDGE_RULES), "closed")
     return closed == "left"
 
 

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.stats import norm
 
 from calib.calibration_errors.corp import CorpCurve, calibrated_positives, pav, step_function
-from calib.validation import CalibInputError, check_positive_int
+from calib.validation import CalibInputError, Choice, check, check_positive_int
 
 # Bands are evaluated at all distinct scores up to this many, else at this many spread evenly by rank.
 BAND_POINTS = 1000
@@ -114,8 +114,7 @@ def corp_bands(
     """
     if not 0 < level < 1:
         raise CalibInputError(f"level must be in (0, 1); got {level!r}")
-    if method not in BAND_METHODS:
-        raise CalibInputError(f"method must be one of {BAND_METHODS}; got {method!r}")
+    check(method, Choice(BAND_METHODS), "method")
     if method == "auto":
         method = "resampling" if curve.counts.sum() <= RESAMPLING_MAX_N else "asymptotic"
     at = band_points(curve)

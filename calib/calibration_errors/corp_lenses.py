@@ -17,7 +17,7 @@ import numpy as np
 
 from calib.calibration_errors.binned import probs_and_labels, target_columns
 from calib.calibration_errors.corp import CorpDecomposition, corp_decomposition
-from calib.validation import CalibInputError
+from calib.validation import Choice, check
 
 LENSES = ("top_label", "one_vs_rest")
 
@@ -34,13 +34,11 @@ class LensDecomposition:
 
 def lens_forecasts(probs: np.ndarray, labels: np.ndarray, lens: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The binary problems of ``lens`` on validated (N, K) probabilities: name -> (confidence, outcome)."""
-    if lens == "top_label":
+    if check(lens, Choice(LENSES), "lens") == "top_label":
         confidence, correct = target_columns(probs, labels, "top_label")
         return {"top label": (confidence[:, 0], correct[:, 0])}
-    if lens == "one_vs_rest":
-        scores, outcomes = target_columns(probs, labels, "classwise")
-        return {f"class {k}": (scores[:, k], outcomes[:, k]) for k in range(probs.shape[1])}
-    raise CalibInputError(f"lens must be one of {LENSES}; got {lens!r}")
+    scores, outcomes = target_columns(probs, labels, "classwise")
+    return {f"class {k}": (scores[:, k], outcomes[:, k]) for k in range(probs.shape[1])}
 
 
 def lens_decomposition(scores, labels, *, kind: str, lens: str = "one_vs_rest", score="brier") -> LensDecomposition:

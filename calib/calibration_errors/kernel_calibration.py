@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.distance import pdist
 
-from calib.validation import CalibInputError, check_inputs, check_positive_int
+from calib.validation import CalibInputError, Choice, check, check_inputs, check_positive_int
 
 KERNELS = ("laplacian", "gaussian")
 ESTIMATORS = ("unbiased", "biased", "block")
@@ -152,8 +152,7 @@ def _check_bandwidth(bandwidth, probs: np.ndarray) -> float:
 
 def skce_kernel(scores, labels, *, kind: str, kernel: str = "laplacian", bandwidth="median") -> _PairKernel:
     """The validated pair kernel h of (``scores``, ``labels``), for the estimators and the tests."""
-    if kernel not in KERNELS:
-        raise CalibInputError(f"kernel must be one of {KERNELS}; got {kernel!r}")
+    check(kernel, Choice(KERNELS), "kernel")
     logp, y = check_inputs(scores, labels, kind)
     p = np.exp(logp)
     return _PairKernel(p, y, _check_bandwidth(bandwidth, p), kernel)
@@ -264,8 +263,7 @@ def skce(
     >>> round(skce(scores, [0, 1, 1, 1], kind="probs", estimator="biased", bandwidth=1.0), 4)
     0.0731
     """
-    if estimator not in ESTIMATORS:
-        raise CalibInputError(f"estimator must be one of {ESTIMATORS}; got {estimator!r}")
+    check(estimator, Choice(ESTIMATORS), "estimator")
     h = skce_kernel(scores, labels, kind=kind, kernel=kernel, bandwidth=bandwidth)
     n = h.n
     if estimator == "block":

@@ -24,21 +24,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from calib.calibration_errors.lenses import Canonical, Lens
-from calib.validation import CalibInputError
+from calib.validation import CalibInputError, Choice, check
 
 DISTANCES = ("tv", "l2", "sq_l2")
 
 
 def distance(a, b, name: str) -> np.ndarray:
     """Row-wise d(a, b) for (..., m) arrays: ``tv``, ``l2`` or ``sq_l2``."""
+    check(name, Choice(DISTANCES), "distance")
     diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     if name == "tv":
         return 0.5 * np.abs(diff).sum(axis=-1)
     if name == "l2":
         return np.sqrt(np.square(diff).sum(axis=-1))
-    if name == "sq_l2":
-        return np.square(diff).sum(axis=-1)
-    raise CalibInputError(f"distance must be one of {DISTANCES}; got {name!r}")
+    return np.square(diff).sum(axis=-1)
 
 
 def check_distances(distances) -> tuple[str, ...]:

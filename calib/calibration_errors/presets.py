@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 
 from calib.calibration_errors.binned import BinnedCalibrationError
-from calib.validation import CalibInputError
+from calib.validation import Choice, check
 
 # name -> (whose conventions, the estimator that follows them at the library's default M)
 PRESETS = {
@@ -98,7 +98,6 @@ def ece_preset(name: str, *, n_bins: int | None = None, norm: str = "l1") -> Bin
     ...  for name in ("survey", "netcal", "torchmetrics")]
     [0.29, 0.31, 0.33]
     """
-    if name not in PRESETS:
-        raise CalibInputError(f"preset must be one of {sorted(PRESETS)}; got {name!r}")
+    check(name, Choice(tuple(sorted(PRESETS))), "preset")
     estimator = PRESETS[name][1]  # replace() validates n_bins and norm as the estimator's constructor does
     return dataclasses.replace(estimator, n_bins=estimator.n_bins if n_bins is None else n_bins, norm=norm)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calib.calibration_errors.binning import bin_ids_from_edges, equal_width_edges
-from calib.validation import CalibInputError, check_positive_int
+from calib.validation import CalibInputError, Choice, check, check_positive_int
 
 # Keys stay below this bound before they are compacted (int64 holds 2^63 - 1).
 _KEY_LIMIT = 1 << 62
@@ -184,8 +184,7 @@ class DataDependent:
         """The tree and the leaf id of each fitted point."""
         p = _check_probs(probs)
         min_size = check_positive_int(self.min_size, "min_size", minimum=2)
-        if self.threshold not in THRESHOLDS:
-            raise CalibInputError(f"threshold must be one of {THRESHOLDS}; got {self.threshold!r}")
+        check(self.threshold, Choice(THRESHOLDS), "threshold")
         centre = np.mean if self.threshold == "mean" else np.median
         # One coordinate per row: a node's sums and variances then run over contiguous memory. No copy
         # when ``probs`` is already column-major (resampling code passes its draws that way).

@@ -51,7 +51,7 @@ import numpy as np
 from scipy import fft, sparse
 
 from calib._internal.rows import float_chunks
-from calib.validation import CalibInputError, as_labels, as_probs, as_vector, check_positive_int
+from calib.validation import CalibInputError, Choice, as_labels, as_probs, as_vector, check, check_positive_int
 
 KERNELS = ("gaussian", "epanechnikov")
 METHODS = ("auto", "exact", "grid")
@@ -113,12 +113,6 @@ def _check_bandwidth(bandwidth) -> float:
         raise CalibInputError(f"bandwidth must be a positive number; got {bandwidth!r}") from exc
     if not (math.isfinite(value) and value > 0):
         raise CalibInputError(f"bandwidth must be a positive finite number; got {bandwidth!r}")
-    return value
-
-
-def _check_choice(value, options: tuple[str, ...], name: str) -> str:
-    if value not in options:
-        raise CalibInputError(f"{name} must be one of {options}; got {value!r}")
     return value
 
 
@@ -244,8 +238,8 @@ def _kernel_sums(x, columns, x_eval, bandwidth, kernel, method, grid_points) -> 
 
 def _common_options(bandwidth, kernel, method, grid_points) -> tuple[float, str, str, int | None]:
     bandwidth = _check_bandwidth(bandwidth)
-    _check_choice(kernel, KERNELS, "kernel")
-    _check_choice(method, METHODS, "method")
+    check(kernel, Choice(KERNELS), "kernel")
+    check(method, Choice(METHODS), "method")
     if grid_points is not None:
         grid_points = check_positive_int(grid_points, "grid_points", minimum=3)
     return bandwidth, kernel, method, grid_points
@@ -534,7 +528,7 @@ def smooth_ece(confidence, correct, *, bandwidth=None, discretization: str = "re
     >>> round(smooth_ece([0.2, 0.4, 0.6, 0.8, 0.9], [0, 1, 0, 1, 1], bandwidth=0.1), 4)
     0.18
     """
-    _check_choice(discretization, SMECE_DISCRETIZATIONS, "discretization")
+    check(discretization, Choice(SMECE_DISCRETIZATIONS), "discretization")
     f, y = _paired(confidence, correct, "confidence", "correct", unit=True)
     if discretization == "relplot":
         cache = _BinningCache(f, [f - y, None])
@@ -686,7 +680,7 @@ def calibration_sharpness(
     grid_points = check_positive_int(grid_points, "grid_points", minimum=2)
     n_eval = check_positive_int(n_eval, "n_eval")
     n_repeats = check_positive_int(n_repeats, "n_repeats")
-    _check_choice(subsample, SUBSAMPLE_MODES, "subsample")
+    check(subsample, Choice(SUBSAMPLE_MODES), "subsample")
 
     grid = np.linspace(0.0, 1.0, grid_points)
     density, means = _density_and_means(conf, [hit, loss], grid, bandwidth, kernel, method, None)

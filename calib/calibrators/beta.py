@@ -34,7 +34,7 @@ from scipy.special import expit
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.platt import LogisticObjective, binary_log_sigmoid, fit_logistic
 from calib.calibrators.scaling import LOG_FLOOR
-from calib.validation import CalibInputError
+from calib.validation import Choice, check
 
 BETA_PARAMETERS = ("abm", "ab", "am")
 
@@ -109,8 +109,7 @@ class BetaCalibrator(Calibrator):
         self.parameters = parameters
 
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        if self.parameters not in BETA_PARAMETERS:
-            raise CalibInputError(f"parameters must be one of {BETA_PARAMETERS}; got {self.parameters!r}")
+        check(self.parameters, Choice(BETA_PARAMETERS), "parameters")
         y = labels.astype(np.float64)
         if self.parameters == "abm":
             self.a_, self.b_, self.c_, self.converged_ = _fit_abm(logp, y)
@@ -146,8 +145,7 @@ class BetaCalibrator(Calibrator):
         return binary_log_sigmoid(self.a_ * ln_s - self.b_ * ln_1ms + self.c_)
 
     def _fitted_fields(self) -> dict[str, FittedField]:
-        if self.parameters not in BETA_PARAMETERS:
-            raise CalibInputError(f"parameters must be one of {BETA_PARAMETERS}; got {self.parameters!r}")
+        check(self.parameters, Choice(BETA_PARAMETERS), "parameters")
         monotone = 0.0 if self.parameters == "abm" else None  # the constraint a, b >= 0 of "abm"
         return {
             "a_": FittedField("float", low=monotone),

@@ -27,7 +27,7 @@ from calib.calibration_errors.binning import (
     quantile_edges,
 )
 from calib.calibrators.base import Calibrator, FittedField, binary_logprobs
-from calib.validation import CalibInputError, check_positive_int
+from calib.validation import CalibInputError, Choice, check, check_positive_int
 
 EMPTY_BIN_POLICIES = ("identity", "prior", "zero")
 
@@ -103,10 +103,8 @@ class HistogramBinning(Calibrator):
     def _check_params(self) -> int:
         """``n_bins``, after checking the parameters (a CalibInputError names the first invalid one)."""
         n_bins = check_positive_int(self.n_bins, "n_bins")
-        if self.empty_bin not in EMPTY_BIN_POLICIES:
-            raise CalibInputError(f"empty_bin must be one of {EMPTY_BIN_POLICIES}; got {self.empty_bin!r}")
-        if self.strategy not in STRATEGIES:
-            raise CalibInputError(f"strategy must be one of {STRATEGIES}; got {self.strategy!r}")
+        check(self.empty_bin, Choice(EMPTY_BIN_POLICIES), "empty_bin")
+        check(self.strategy, Choice(STRATEGIES), "strategy")
         return n_bins
 
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from calib.calibrators.base import Calibrator
-from calib.validation import CalibInputError, check_positive_int
+from calib.validation import CalibInputError, Choice, check, check_positive_int
 
 if TYPE_CHECKING:
     from sklearn.isotonic import IsotonicRegression
@@ -137,8 +137,7 @@ class _NetcalOneVsAll(Calibrator):
         self.zero_rows = zero_rows
 
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        if self.zero_rows not in ZERO_ROW_POLICIES:
-            raise CalibInputError(f"zero_rows must be one of {ZERO_ROW_POLICIES}; got {self.zero_rows!r}")
+        check(self.zero_rows, Choice(ZERO_ROW_POLICIES), "zero_rows")
         self._check_params()
         p = np.exp(logp)
         k = p.shape[1]

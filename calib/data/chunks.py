@@ -10,6 +10,8 @@ so it decides as it would on every row). Every chunk is then read with the neede
 converted the same way, so the chunks put together are the set the whole-file loader returns, and a
 bad cell is reported with its row in the file. Memory is bounded by the chunk size, whatever the
 number of rows.
+
+pandas and pyarrow are imported inside the readers that need them, so reading a .npy file loads neither.
 """
 
 from __future__ import annotations

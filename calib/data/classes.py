@@ -13,6 +13,8 @@ numbers are refused with the fix (``label_values="index"`` or ``"1-based"`` to r
 positions in number order). Numeric labels and other names: label k is the k-th class column of the
 order above, and a note says so, naming each class's column. ``label_values`` can always say
 explicitly: ``"index"``, ``"names"``, ``"1-based"``, or a mapping from label to column.
+
+pandas is imported inside the functions that read table columns: matching .npy / .npz inputs does not load it.
 """
 
 from __future__ import annotations

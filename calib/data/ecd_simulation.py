@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from calib.validation import CalibInputError, check_positive_int
+from calib.validation import CalibInputError, Choice, check, check_positive_int
 
 NOISE_SPACES = ("logit", "prob")
 
@@ -35,8 +35,7 @@ def simulate(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(p_hat, labels): N predicted probabilities of class 1 and their labels."""
     n = check_positive_int(n_samples, "n_samples")
-    if noise_space not in NOISE_SPACES:
-        raise CalibInputError(f"noise_space must be one of {NOISE_SPACES}; got {noise_space!r}")
+    check(noise_space, Choice(NOISE_SPACES), "noise_space")
     if not sigma >= 0 or not half_width > 0 or not 0 < clip < 0.5:
         raise CalibInputError(f"need sigma >= 0, half_width > 0 and 0 < clip < 0.5; got {sigma}, {half_width}, {clip}")
     t = weight * rng.uniform(-half_width, half_width, size=n)

@@ -10,6 +10,9 @@ Text tables: the separator is ``,`` for csv and a tab for tsv unless given (``se
 decimals are written with a point unless told (``decimal=","``, ``--decimal ,``). A file whose header
 holds another separator, or whose number columns hold decimal commas, is refused with the option
 that reads it, never read as something else.
+
+pandas and pyarrow are imported inside the readers of the formats that need them: .npy and .npz files load
+neither.
 """
 
 from __future__ import annotations

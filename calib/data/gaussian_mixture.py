@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import expit, logit
 
 from calib.calibration_errors.miscalibration import distance
-from calib.validation import CalibInputError, check_positive_int
+from calib.validation import Choice, check, check_positive_int
 
 MODELS = {"perfect": (0.0, -2.0), "constant": (0.0, 0.0), "uncalibrated": (1.0, 1.0)}
 # The mixture density is below 1e-20 outside this interval.
@@ -59,8 +59,7 @@ class LogisticModel:
 
     @classmethod
     def named(cls, name: str) -> LogisticModel:
-        if name not in MODELS:
-            raise CalibInputError(f"model must be one of {sorted(MODELS)}; got {name!r}")
+        check(name, Choice(tuple(sorted(MODELS))), "model")
         return cls(*MODELS[name])
 
     def predictions(self, x) -> np.ndarray:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calib.validation import CalibInputError
+from calib.validation import Choice, check
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,6 @@ _EXAMPLES = {
 
 def finite_model(name: str) -> FiniteModel:
     """The example of the paper's ``table1`` or ``table2``."""
-    if name not in _EXAMPLES:
-        raise CalibInputError(f"example must be one of {sorted(_EXAMPLES)}; got {name!r}")
+    check(name, Choice(tuple(sorted(_EXAMPLES))), "example")
     g, r = (np.array(a, dtype=np.float64) for a in _EXAMPLES[name])
     return FiniteModel(g, r, np.full(g.shape[0], 1.0 / g.shape[0]))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import log_softmax
 
-from calib.validation import CalibInputError, check_positive_int
+from calib.validation import CalibInputError, Choice, check, check_positive_int
 
 RNG_MODES = ("default", "paper")
 SYSTEMS = ("cal", "mcp", "mcs", "mcps")
@@ -100,8 +100,7 @@ def gaussian_posteriors(
     """The cal / mcp / mcs / mcps systems of App. C on one draw of Gaussian features."""
     k = check_positive_int(n_classes, "n_classes", minimum=2)
     n = check_positive_int(n_samples, "n_samples")
-    if rng not in RNG_MODES:
-        raise CalibInputError(f"rng must be one of {RNG_MODES}; got {rng!r}")
+    check(rng, Choice(RNG_MODES), "rng")
     if not variance > 0 or not np.isfinite(variance):
         raise CalibInputError(f"variance must be a positive number; got {variance!r}")
     if not scale > 0 or not np.isfinite(scale):

@@ -8,6 +8,9 @@ posteriors to 0 and 1; random forests and k-NN give coarse, often exactly-zero p
 boosting margins are not probabilities at all (their decision functions are declared as logits);
 logistic regression and MLPs are fitted by log loss. scikit-learn bundles four classification datasets (breast
 cancer, digits, iris, wine); all four are here.
+
+scikit-learn is imported inside the functions that train and split: importing this module (the workflow lists
+the zoo's names) does not load it.
 """
 
 from __future__ import annotations

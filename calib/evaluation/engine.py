@@ -30,14 +30,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import ndtr
 
 from calib._internal.rows import float_chunks
 from calib.calibration_errors.corp import CorpReport, corp_report
+from calib.calibration_errors.smoothing import ResampledSmoothEce
 from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.folds import fold_ids
 from calib.calibrators.protocols import cross_validated_folds
 from calib.calibrators.registry import CALIBRATORS, make_calibrator
-from calib.evaluation.metrics import REGISTRY, Batch, Context, MetricDefinition, bin_edges, reliability, selected
+from calib.evaluation.metrics import REGISTRY, Batch, Context, MetricDefinition, Terms, bin_edges, reliability, selected
 from calib.evaluation.passes import State, Summers, block_rows, blocks, poisson_counts, subsample_keys, terms_of
 from calib.evaluation.settings import EvaluationSettings
 from calib.resampling.bootstrap import ResampledSums, basic_interval, counted_resamples
@@ -656,7 +658,6 @@ def _check_group_count(by_group: dict) -> None:
 
 def _test_terms(batch: Batch, k: int):
     """Spiegelhalter's z of the CORP lens as sums: sum (y - p)(1 - 2p) and sum (1 - 2p)^2 p (1 - p)."""
-    from calib.evaluation.metrics import Terms
 
     _, _, p, y = _lens(batch, k)
     weight = 1.0 - 2.0 * p
@@ -685,7 +686,6 @@ def _values(summed: list[MetricDefinition], state: State, ctx: Context) -> dict[
 
 def _whole_values(definition, conf, correct, ctx) -> dict[str, np.ndarray]:
     """A metric of the samples at once: on the subsample, and on its own multinomial resamples."""
-    from calib.calibration_errors.smoothing import ResampledSmoothEce
 
     point = definition.whole(_LensBatch(conf, correct), ctx)
     n_boot = ctx.settings.n_boot
@@ -884,7 +884,6 @@ def _corp(x: np.ndarray, y: np.ndarray, k: int, settings: EvaluationSettings) ->
 def _group_rows(by_group: dict, summed, ctx: Context) -> list[GroupRow]:
     """Per group, in the order of the group values: its metrics with intervals, Spiegelhalter's z of its
     CORP lens, and Holm's adjustment."""
-    from scipy.special import ndtr
 
     rows = []
     for group, state in sorted(by_group.items(), key=lambda item: item[0]):

@@ -26,7 +26,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import entr
 
+from calib.calibration_errors.binned import ReliabilityBins
+from calib.calibration_errors.binning import bin_ids_from_edges
 from calib.calibration_errors.entropic import ecd_terms
+from calib.calibration_errors.smoothing import smooth_ece
 from calib.evaluation.settings import EvaluationSettings
 from calib.scoring.decisions import bayes_choices
 from calib.scoring.scores import brier_losses
@@ -263,7 +266,6 @@ def bin_ids(scores: np.ndarray, edges: np.ndarray) -> np.ndarray:
     >>> bin_ids(np.array([0.0, 0.2, 0.21, 1.0]), np.linspace(0, 1, 6)).tolist()
     [0, 0, 1, 4]
     """
-    from calib.calibration_errors.binning import bin_ids_from_edges
 
     return bin_ids_from_edges(scores, edges, closed="right")
 
@@ -303,7 +305,6 @@ def _binned(key: str, scores: np.ndarray, outcomes: np.ndarray, edges: np.ndarra
 def reliability(key: str, sums: Sums, edges: np.ndarray) -> list:
     """The reliability bins behind a binned ECE's term ``key`` on the data (column 0 of the sums): one
     :class:`~calib.calibration_errors.binned.ReliabilityBins` per score column (one, or one per class)."""
-    from calib.calibration_errors.binned import ReliabilityBins
 
     all_counts, all_scores, all_outcomes = (
         sums[f"{key} {part}"][..., 0] for part in ("counts", "score sums", "outcome sums")
@@ -391,7 +392,6 @@ register(
 
 
 def _smooth_ece(batch: Batch, ctx: Context) -> float:
-    from calib.calibration_errors.smoothing import smooth_ece
 
     bandwidth = ctx.settings.smooth_bandwidth
     return float(smooth_ece(batch.confidence, batch.correct.astype(np.float64), bandwidth=bandwidth))

@@ -11,6 +11,9 @@ Where the partitions run is a ``map_reduce(function, items, merge, what)``: :fun
 a Dask cluster's (:mod:`calib.evaluation.dask_cluster`). Each partition keeps of its rows only those
 whose subsample keys may be among the data set's smallest (:func:`calib.evaluation.engine.key_bound`),
 so what a partition sends back is a small share of the subsample, not up to a whole subsample.
+
+Dask is imported only inside the function that runs on a cluster (calib.evaluation.dask_cluster): an
+evaluation in one process never loads it.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from calib.evaluation.engine import (
     calibrators_of,
     checked,
     context,
+    evaluate_chunks,
     gather,
     key_bound,
     metrics_of,
@@ -206,8 +210,6 @@ def evaluate_dataset(
                   group_column=group_column or "group", progress=progress, **options)  # fmt: skip
     path = Path(path)
     if scheduler is None:
-        from calib.evaluation.engine import evaluate_chunks
-
         table = table_chunks(path, **table_options)
         return evaluate_chunks(table.chunks, n_classes=table.n_classes, n_rows=table.n_samples, **shared)
     from calib.evaluation.dask_cluster import on_cluster

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from numbers import Integral
 
-from calib.validation import CalibInputError
+from calib.validation import CalibInputError, Choice, check
 
 BINNINGS = ("equal-width", "equal-mass")
 # The calibrators an evaluation cross-validates by default: for every K, then by K (registry names,
@@ -83,7 +83,7 @@ class EvaluationSettings:
     >>> EvaluationSettings(binning="quantile")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    calib.validation.CalibInputError: binning must be one of ('equal-width', 'equal-mass'); got 'quantile'
+    calib.validation.CalibInputError: binning must be one of equal-width, equal-mass; got 'quantile'
     """
 
     n_bins: int = 15
@@ -110,8 +110,7 @@ class EvaluationSettings:
             _check_int(self.fit_samples, "fit_samples", 2 * self.folds)
         if self.fit_cells is not None:
             _check_int(self.fit_cells, "fit_cells", 1000)
-        if self.binning not in BINNINGS:
-            raise CalibInputError(f"binning must be one of {BINNINGS}; got {self.binning!r}")
+        check(self.binning, Choice(BINNINGS), "binning")
         if not 0 < self.alpha < 1:
             raise CalibInputError(f"alpha must lie in (0, 1), e.g. 0.05 for 95 % intervals; got {self.alpha!r}")
         if self.smooth_bandwidth is not None and not 1e-5 <= float(self.smooth_bandwidth) <= 1:

@@ -2,6 +2,9 @@
 
 ``matplotlib.pyplot`` is imported on first use, not with this module: a job that only lays out
 tables imports the paper modules that draw, and should not pay for importing pyplot.
+
+pyplot is imported inside the function that makes figures: importing this module (its styles) does not start
+matplotlib's backend.
 """
 
 from __future__ import annotations

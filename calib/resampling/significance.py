@@ -33,7 +33,15 @@ from calib.calibration_errors.miscalibration import (
     refitted_estimates,
     relabelled_estimates,
 )
-from calib.validation import CalibInputError, as_binary_forecasts, as_probs, check_inputs, check_positive_int
+from calib.validation import (
+    CalibInputError,
+    Choice,
+    as_binary_forecasts,
+    as_probs,
+    check,
+    check_inputs,
+    check_positive_int,
+)
 
 # Fagerland et al. (2008): the multinomial HL test has satisfactory power only above this N.
 FAGERLAND_MIN_N = 400
@@ -588,8 +596,7 @@ def _resampled_estimates(probs, labels, binning, distances, n_resamples, seed, m
 
 
 def _check_method(method: str) -> str:
-    if method not in RESAMPLING_METHODS:
-        raise CalibInputError(f"method must be one of {RESAMPLING_METHODS}; got {method!r}")
+    check(method, Choice(RESAMPLING_METHODS), "method")
     return method
 
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calib.calibration_errors.smoothing import nadaraya_watson
-from calib.validation import CalibInputError, as_labels, as_probs
+from calib.validation import CalibInputError, Choice, as_labels, as_probs, check
 
 LOSSES = ("brier", "log")
 TARGETS = ("conditional", "label")
@@ -55,12 +55,6 @@ FORMS = ("plugin", "covariance")
 _WEIGHT_SUM_TOL = 1e-6
 _FIELDS = ("weights", "conditionals", "predictions", "classes")
 # Gaussian Nadaraya-Watson is evaluated in blocks of about this many kernel entries.
-
-
-def _check_choice(value, choices: tuple[str, ...], name: str) -> str:
-    if value not in choices:
-        raise CalibInputError(f"{name} must be one of {choices}; got {value!r}")
-    return value
 
 
 def _check_loss(loss) -> str:
@@ -360,7 +354,7 @@ def _check_world(world) -> FiniteWorld:
 
 def _atoms(world: FiniteWorld, target: str):
     """Weights, Z rows, predictions and classes; for target 'label' one atom per (x_j, y) with q_j[y] > 0."""
-    target = _check_choice(target, TARGETS, "target")
+    target = check(target, Choice(TARGETS), "target")
     if target == "conditional":
         return world.weights, world.conditionals, world.predictions, world.classes
     rows, ys = np.nonzero(world.conditionals)
@@ -506,7 +500,7 @@ def empirical_decomposition(
     rows) and eq. 4.7 with Lemma 4.6 for ``calibration="confidence"`` (groups of identical
     confidences). The total is the mean Brier score (summed over classes) or NLL (natural log).
     """
-    _check_choice(calibration, CALIBRATIONS, "calibration")
+    check(calibration, Choice(CALIBRATIONS), "calibration")
     world = sample_world(scores, labels, kind=kind, classes=classes)
     if calibration == "full":
         return full_decomposition(world, loss=loss, target="label")
@@ -567,8 +561,8 @@ def kernel_calibration_error(
     O(n log n) for Epanechnikov, O(n^2) time in blocks for Gaussian.
     """
     loss = _check_loss(loss)
-    kernel = _check_choice(kernel, KERNELS, "kernel")
-    form = _check_choice(form, FORMS, "form")
+    kernel = check(kernel, Choice(KERNELS), "kernel")
+    form = check(form, Choice(FORMS), "form")
     h = _unit_interval(confidences, "confidences")
     if h.ndim != 1 or h.size == 0:
         raise CalibInputError(f"confidences must be a non-empty 1-D vector; got shape {h.shape}")

@@ -13,18 +13,16 @@ import numpy as np
 from calib.calibrators.base import Calibrator
 from calib.calibrators.protocols import calibrate
 from calib.scoring.scores import brier, cross_entropy
-from calib.validation import CalibInputError, check_inputs
+from calib.validation import CalibInputError, Choice, check, check_inputs
 
 EPSRS = ("ce", "brier")
 
 
 def epsr(logp: np.ndarray, labels: np.ndarray, metric: str) -> float:
     """Unnormalized EPSR of validated log-posteriors: ``ce`` (eq. 8) or ``brier`` (eq. 9, 1/K scaling)."""
-    if metric == "ce":
+    if check(metric, Choice(EPSRS), "metric") == "ce":
         return cross_entropy(logp, labels, kind="logprobs")
-    if metric == "brier":
-        return brier(logp, labels, kind="logprobs", scaling="mean")
-    raise CalibInputError(f"metric must be one of {EPSRS}; got {metric!r}")
+    return brier(logp, labels, kind="logprobs", scaling="mean")
 
 
 def calibration_loss_from_posteriors(

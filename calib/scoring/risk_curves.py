@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import beta as beta_fn
 
-from calib.validation import CalibInputError, as_priors, check_inputs, class_counts
+from calib.validation import CalibInputError, Choice, as_priors, check, check_inputs, class_counts
 
 WEIGHTS = ("uniform", "beta22")
 BRIER_INTEGRAL_FACTOR = 3.0  # integral of the beta22-weighted risk / paper-scaled Brier score (K = 2)
@@ -26,11 +26,9 @@ BRIER_INTEGRAL_FACTOR = 3.0  # integral of the beta22-weighted risk / paper-scal
 
 def risk_weight(a: np.ndarray, weight: str) -> np.ndarray:
     """W(a): ``uniform`` (1, integrates to CE) or ``beta22`` (a(1-a)/B(2,2), integrates to 3 BS)."""
-    if weight == "uniform":
+    if check(weight, Choice(WEIGHTS), "weight") == "uniform":
         return np.ones_like(a)
-    if weight == "beta22":
-        return a * (1.0 - a) / beta_fn(2.0, 2.0)
-    raise CalibInputError(f"weight must be one of {WEIGHTS}; got {weight!r}")
+    return a * (1.0 - a) / beta_fn(2.0, 2.0)
 
 
 def _check_grid(a) -> np.ndarray:

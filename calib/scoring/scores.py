@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calib.validation import CalibInputError, as_logprobs, as_priors, check_inputs, class_counts
+from calib.validation import CalibInputError, Choice, as_logprobs, as_priors, check, check_inputs, class_counts
 
 BRIER_SCALINGS = ("mean", "sum")
 
@@ -93,8 +93,7 @@ def cross_entropy(scores, labels, *, kind: str, priors=None, normalize: bool = F
 
 def brier_losses(logp: np.ndarray, labels: np.ndarray, scaling: str) -> np.ndarray:
     """Per-sample Brier loss of validated log-posteriors (eq. 9 summand; ``scaling`` as in :func:`brier`)."""
-    if scaling not in BRIER_SCALINGS:
-        raise CalibInputError(f"scaling must be one of {BRIER_SCALINGS}; got {scaling!r}")
+    check(scaling, Choice(BRIER_SCALINGS), "scaling")
     q = np.exp(logp)
     q[np.arange(labels.size), labels] -= 1.0
     total = np.einsum("ij,ij->i", q, q)

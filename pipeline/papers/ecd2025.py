@@ -24,10 +24,11 @@ from calib.data.ecd_simulation import simulate
 from calib.plots.reliability import reliability_bars
 from calib.plots.style import figure_style, save_figure, subplots
 from pipeline.companions import SD, companion, monte_carlo_records
+from pipeline.config_blocks import Grid
 from pipeline.io import write_table
 from pipeline.kinds import Kind, Parameters
 from pipeline.named_metrics import MetricOptions, calibrated_posteriors
-from pipeline.parameters import Count, Fraction, Grid, Positive, Seed
+from pipeline.parameters import Count, Fraction, Positive, Seed
 from pipeline.sources import DataSources, RealSystem, system_set
 from pipeline.values_table import render_values_table
 

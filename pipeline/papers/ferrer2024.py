@@ -34,6 +34,7 @@ from calib.scoring.scores import brier, brier_losses, cross_entropy, semi_empiri
 from calib.validation import CalibInputError, Choice
 from pipeline.companions import UPSTREAM
 from pipeline.config import compose_config
+from pipeline.config_blocks import Grid
 from pipeline.io import write_table
 from pipeline.kinds import Kind, Parameters
 from pipeline.named_metrics import (
@@ -44,7 +45,7 @@ from pipeline.named_metrics import (
     calibrator_for,
     compute,
 )
-from pipeline.parameters import Count, Fraction, Grid, Seed
+from pipeline.parameters import Count, Fraction, Seed
 from pipeline.sources import DataSources, RealSet, RealSystem, SyntheticDataset, SyntheticSystem, system_set
 
 PERCENT_PREFIXES = ("RCL", "ECE")

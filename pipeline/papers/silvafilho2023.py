@@ -12,6 +12,9 @@ defaults otherwise, trained on 10,000 samples), each recalibrated by a binary ca
 separate calibration sample. Three classes: the MLP recalibrated by temperature, vector, matrix
 scaling or Dirichlet calibration. Reliability curves use a large test sample in fine bins, which is
 how the survey drew its "true" diagrams.
+
+scikit-learn is imported inside the function that trains the MLP: the figures that do not need it start
+without it.
 """
 
 from __future__ import annotations

@@ -44,7 +44,9 @@ def test_every_listed_metric_name_computes_and_others_do_not():
     rng = np.random.default_rng(0)
     logp = np.log(rng.dirichlet(np.ones(2), size=60))
     labels = np.arange(60) % 2
-    options = named_metrics.MetricOptions(15, "right", 15, "identity", 5, 0)
+    options = named_metrics.MetricOptions(
+        named_metrics.EceOptions(15, "right"), named_metrics.HistogramOptions(15, "identity"), 5, 0
+    )
     for name in (*named_metrics.METRIC_NAMES, *named_metrics.RCL_NAMES):
         assert not np.isnan(named_metrics.compute(name, logp, labels, options)), name  # HB can give CE = inf
     with pytest.raises(ValueError, match="unknown metric name"):
@@ -90,10 +92,10 @@ def test_a_sweep_only_kind_is_refused_as_an_experiment():
         ("silvafilho2023_fig12", "experiment.calibrator", "isotonik", "Did you mean 'isotonic'?"),
         ("ferrer2024_fig8", "experiment.n_boot", 0, "experiment.n_boot: must be an integer >= 1; got 0"),
         ("ferrer2024_fig8", "experiment.alpha", 1.5, "strictly between 0 and 1; got 1.5"),
-        ("ferrer2024_fig8", "experiment.options.ece_bins", 0, "options.ece_bins: must be an integer >= 1"),
+        ("ferrer2024_fig8", "experiment.options.ece.n_bins", 0, "options.ece.n_bins: must be an integer >= 1"),
         ("ferrer2024_fig8", "experiment.options.n_folds", 1, "options.n_folds: must be an integer >= 2"),
-        ("ferrer2024_fig8", "experiment.options.ece_closed", "rigth", "allowed: left, right"),
-        ("ferrer2024_fig8", "experiment.options.histogram_bins", 2.5, "must be an integer >= 1; got 2.5"),
+        ("ferrer2024_fig8", "experiment.options.ece.closed", "rigth", "allowed: left, right"),
+        ("ferrer2024_fig8", "experiment.options.histogram.n_bins", 2.5, "must be an integer >= 1; got 2.5"),
         ("ferrer2024_fig8", "experiment.datasets", ["ferrer2024_k2_n4000"], "Did you mean 'ferrer2024_k2_n400'?"),
         ("ferrer2024_fig8", "experiment.options.bins", 10, "options.bins: unknown key"),
         (
@@ -119,7 +121,7 @@ def test_a_dataset_prior_outside_the_unit_interval_is_rejected():
         ("smooth_ece_bandwidth", {"grid.bandwidth": [0.05, -0.1]}, "grid.bandwidth[1]: must be a finite number > 0"),
         ("ece_bins", {"grid.n_bins": [0, 10]}, "grid.n_bins[0]: must be an integer >= 1; got 0"),
         ("gaussian_prior1", {"grid": {"generator.prior1": [0.5, 1.2]}}, "strictly between 0 and 1; got 1.2"),
-        ("calibrator_protocol", {"grid.calibrator": ["dp", "platt"]}, "'platt' is not a known name; allowed: d"),
+        ("calibrator_protocol", {"grid.calibrator": ["dp", "plat"]}, "'plat' is not a known name; allowed: beta, d"),
         ("gaussian_variance", {"grid": {"generator.varience": [0.1]}}, "Did you mean 'generator.variance'?"),
         ("ece_bins", {"experiment.n_binz": 3}, "unknown key"),
     ],

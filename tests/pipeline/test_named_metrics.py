@@ -12,6 +12,8 @@ from calib.calibrators import AffineCalibrator, HistogramBinning, IsotonicCalibr
 from calib.data.synthetic import gaussian_posteriors
 from calib.scoring.scores import cross_entropy
 from pipeline.named_metrics import (
+    EceOptions,
+    HistogramOptions,
     MetricOptions,
     calibrated_posteriors,
     calibrator_for,
@@ -19,7 +21,10 @@ from pipeline.named_metrics import (
 )
 
 OPTIONS = MetricOptions(
-    ece_bins=15, ece_closed="right", histogram_bins=10, histogram_empty_bin="zero", n_folds=5, seed=0
+    ece=EceOptions(n_bins=15, closed="right"),
+    histogram=HistogramOptions(n_bins=10, empty_bin="zero"),
+    n_folds=5,
+    seed=0,
 )
 SIMPLE = ["NCE", "NBS", "NRisk-01", "NRisk-01r", "NRisk-imb", "ECE", "ECEbin", "ECEmc"]
 

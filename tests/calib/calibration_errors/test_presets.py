@@ -112,7 +112,7 @@ def test_sklearn_preset_matches_calibration_curve():
 STORED = load_json("ece_presets")
 NETCAL = STORED["peers"]["netcal"]
 TORCHMETRICS = STORED["peers"]["torchmetrics"]
-CASES = [(name, m) for name in recipes.ECE_INPUTS for m in recipes.ECE_BINS]
+CASES = [(name, m) for name in recipes.ECE_INPUTS for m in recipes.N_BINS]
 
 
 def _case_id(case):
