@@ -173,7 +173,7 @@ def test_the_command_line_offers_every_method_of_the_table():
 
     calibrate = build_parser()._subparsers._group_actions[0].choices["calibrate"]
     (method,) = [a for a in calibrate._actions if a.dest == "method"]
-    assert set(method.help.replace(" or ", ", ").split(" (")[0].split(", ")) == set(METHODS)
+    assert set(method.help.split(": ", 1)[1].split(", ")) == set(METHODS)
 
 
 def test_the_docstring_examples_run():
