@@ -29,12 +29,19 @@ def _calibrator_names() -> tuple[str, ...]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class OnRealSets(Parameters):
-    """A metric on each of ``sets``: ECE with ``n_bins`` bins, or smooth ECE at ``bandwidth``."""
+class BinnedOnRealSets(Parameters):
+    """A binned metric with ``n_bins`` bins on each of ``sets``."""
 
     sets: list[RealSet]
-    n_bins: Count | None = None
-    bandwidth: Positive | None = None
+    n_bins: Count
+
+
+@dataclass(frozen=True, kw_only=True)
+class SmoothOnRealSets(Parameters):
+    """The smooth ECE at the kernel ``bandwidth`` on each of ``sets``."""
+
+    sets: list[RealSet]
+    bandwidth: Positive
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,13 +62,13 @@ class SyntheticMetrics(Parameters):
     seed: Seed
 
 
-def _sets(exp: OnRealSets | CalibratorProtocol, data: DataSources):
+def _sets(exp: BinnedOnRealSets | SmoothOnRealSets | CalibratorProtocol, data: DataSources):
     for name in exp.sets:
         pset = data.real(name)
         yield name.split("/")[-1], pset.logprobs(), pset.labels
 
 
-def ece_binning(exp: OnRealSets, data: DataSources) -> list[dict]:
+def ece_binning(exp: BinnedOnRealSets, data: DataSources) -> list[dict]:
     """Top-label ECE with ``n_bins`` equal-width and equal-mass bins on each real set."""
     from calib.calibration_errors.binned import BinnedCalibrationError
 
@@ -78,7 +85,7 @@ def ece_binning(exp: OnRealSets, data: DataSources) -> list[dict]:
     ]
 
 
-def ece_against_mcb(exp: OnRealSets, data: DataSources) -> list[dict]:
+def ece_against_mcb(exp: BinnedOnRealSets, data: DataSources) -> list[dict]:
     """Binned ECE of P(class 1) with ``n_bins`` equal-width bins, and the CORP miscalibration (MCB) of the
     Brier score, which needs no bins, on each binary real set (Dimitriadis et al. (2021))."""
     from calib.calibration_errors.binned import BinnedCalibrationError
@@ -92,7 +99,7 @@ def ece_against_mcb(exp: OnRealSets, data: DataSources) -> list[dict]:
     return records
 
 
-def smooth_ece_bandwidth(exp: OnRealSets, data: DataSources) -> list[dict]:
+def smooth_ece_bandwidth(exp: SmoothOnRealSets, data: DataSources) -> list[dict]:
     """Top-label smooth ECE at a fixed kernel ``bandwidth`` on each real set (relplot's estimator)."""
     from calib.calibration_errors.smoothing import smooth_ece
 
@@ -146,9 +153,9 @@ def calibrator_protocol(exp: CalibratorProtocol, data: DataSources) -> list[dict
 
 
 KINDS = (
-    Kind("ece_binning", OnRealSets, ece_binning),
-    Kind("smooth_ece_bandwidth", OnRealSets, smooth_ece_bandwidth),
-    Kind("ece_against_mcb", OnRealSets, ece_against_mcb),
+    Kind("ece_binning", BinnedOnRealSets, ece_binning),
+    Kind("smooth_ece_bandwidth", SmoothOnRealSets, smooth_ece_bandwidth),
+    Kind("ece_against_mcb", BinnedOnRealSets, ece_against_mcb),
     Kind("synthetic_metrics", SyntheticMetrics, synthetic_metrics),
     Kind("calibrator_protocol", CalibratorProtocol, calibrator_protocol),
 )

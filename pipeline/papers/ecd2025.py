@@ -56,17 +56,27 @@ class Generator:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Simulation(Parameters):
-    """Table I (mean and sd over ``n_repeats`` datasets) and Figs. 3-4 (one dataset each, ``figure``):
-    ``n_samples`` predictions per noise level in ``sigmas``, ``n_bins`` equal-width bins."""
-
+class _Simulation(Parameters):
     generator: Generator
     sigmas: list[float]
     n_samples: Count
     n_bins: Count
     seed: Seed
-    n_repeats: Count = 1
-    figure: Literal["histograms", "reliability"] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimulationTable(_Simulation):
+    """Table I: ``n_samples`` predictions per noise level in ``sigmas``, ``n_bins`` equal-width bins, mean and
+    sd over ``n_repeats`` datasets."""
+
+    n_repeats: Count
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimulationFigures(_Simulation):
+    """Figs. 3-4: one dataset per noise level, drawn as histograms or reliability diagrams (``figure``)."""
+
+    figure: Literal["histograms", "reliability"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -188,7 +198,7 @@ def _setting_label(sigma: float) -> str:
     return "eps=0" if sigma == 0 else f"sigma={sigma:g}"
 
 
-def simulation_table(exp: Simulation, data: DataSources) -> list[dict]:
+def simulation_table(exp: SimulationTable, data: DataSources) -> list[dict]:
     """Table I: per-bin and weighted ECE, ESCE and ECD, mean and sd over ``n_repeats`` seeded datasets."""
     seeds = np.random.SeedSequence(exp.seed).spawn(exp.n_repeats)
     cells: dict[tuple[str, str], list[float]] = {}
@@ -203,7 +213,7 @@ def simulation_table(exp: Simulation, data: DataSources) -> list[dict]:
     return [record for (row, column), draws in cells.items() for record in monte_carlo_records(row, column, draws)]
 
 
-def render_simulation_table(exp: Simulation, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_simulation_table(exp: SimulationTable, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Rows = bins and the weighted sum, columns = setting x metric, cells mean +- sd over the seeds."""
     wide = values.pivot(index="row", columns="column", values="value")
     rows = [str(b + 1) for b in range(exp.n_bins)] + [WEIGHTED]
@@ -244,7 +254,7 @@ def _diagram_from_values(part: pd.DataFrame, n_bins: int) -> tuple[ReliabilityBi
     return bins, part[part.x.isna()].set_index("column").value
 
 
-def simulation_figures(exp: Simulation, data: DataSources) -> list[dict]:
+def simulation_figures(exp: SimulationFigures, data: DataSources) -> list[dict]:
     """Figs. 3-4: one seeded dataset per setting: histogram counts and reliability bins (x = bin index)."""
     rng = np.random.default_rng(exp.seed)
     records = []
@@ -254,7 +264,7 @@ def simulation_figures(exp: Simulation, data: DataSources) -> list[dict]:
     return records
 
 
-def render_simulation_figures(exp: Simulation, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_simulation_figures(exp: SimulationFigures, values: pd.DataFrame, stem: Path) -> list[Path]:
     """``figure: histograms`` (Fig. 3) or ``figure: reliability`` (Fig. 4), one panel per setting."""
     labels = [_setting_label(s) for s in exp.sigmas]
     with figure_style():
@@ -445,14 +455,14 @@ KINDS = (
     Kind("ecd_single_datum", SingleDatum, single_datum, render_single_datum),
     Kind(
         "ecd_simulation_table",
-        Simulation,
+        SimulationTable,
         simulation_table,
         render_simulation_table,
         is_table=True,
     ),
     Kind(
         "ecd_simulation_figures",
-        Simulation,
+        SimulationFigures,
         simulation_figures,
         render_simulation_figures,
     ),

@@ -70,7 +70,7 @@ def paper_rounded_gaps(score: np.ndarray, outcome: np.ndarray, n_bins: int) -> d
     return {"counts": counts, "sbar": sbar, "ybar": ybar, "gap": gap, "ece": ece, "mce": np.max(gap[full])}
 
 
-def toy_bins_table(exp: BinnedTable, data: DataSources) -> list[dict]:
+def toy_bins_table(exp: ToyBinsTable, data: DataSources) -> list[dict]:
     """Tables 4-7: per-bin n, mean score, frequency and gap (paper and exact), and the ECE / MCE."""
     score, outcome = _target(*ece_toy(), exp.target)
     paper = paper_rounded_gaps(score, outcome, exp.n_bins)
@@ -612,10 +612,16 @@ class Table(Parameters):
 
 @dataclass(frozen=True, kw_only=True)
 class BinnedTable(Table):
-    """A table of the worked examples with ``n_bins`` equal-width bins (of class ``target``, or the confidence)."""
+    """A table of the worked examples with ``n_bins`` equal-width bins."""
 
     n_bins: Count
-    target: int | Literal["confidence"] = "confidence"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToyBinsTable(BinnedTable):
+    """The worked example's bins of class ``target`` against the rest, or of the confidence (``confidence``)."""
+
+    target: int | Literal["confidence"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -691,7 +697,7 @@ KINDS = (
     Kind("hallenbeck_diagrams", HallenbeckDiagrams, hallenbeck_diagrams, render_hallenbeck_diagrams),
     Kind("marker_pitfall", Parameters, marker_pitfall_bins, render_marker_pitfall),
     Kind("toy_data_table", Table, toy_data_table, render_values_table, is_table=True),
-    Kind("toy_bins_table", BinnedTable, toy_bins_table, render_values_table, is_table=True),
+    Kind("toy_bins_table", ToyBinsTable, toy_bins_table, render_values_table, is_table=True),
     Kind("toy_summary_table", BinnedTable, toy_summary_table, render_values_table, is_table=True),
     Kind("toy_diagrams", ToyDiagrams, toy_diagrams, render_toy_diagrams),
     Kind("decomposition_table", Table, decomposition_table, render_values_table, is_table=True),
