@@ -23,7 +23,7 @@ import typing
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
-from omegaconf import DictConfig, ListConfig
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from calib.validation import Choice, Integer, Number, closest
 
@@ -139,15 +139,13 @@ def check_value(hint, value, path: str):
         elif value is None:
             raise ConfigError(message(path, "must be given (null is not allowed here)"))
         for rule in args[1:]:
-            problem = rule.problem(value) if value is not None else None
-            if problem is not None:
-                given = value if isinstance(rule, Choice) else None
-                if isinstance(rule, Choice):
-                    raise ConfigError(message(path, f"{value!r} is not a known name", rule.allowed(), given))
-                raise ConfigError(message(path, problem))
+            if isinstance(rule, Choice) and rule.problem(value) is not None:
+                raise ConfigError(message(path, f"{value!r} is not a known name", rule.allowed(), value))
+            if rule.problem(value) is not None:
+                raise ConfigError(message(path, rule.problem(value)))
         return value
-    if hint is Any:
-        return _plain(value)
+    if hint is Any:  # unchecked: plain data
+        return OmegaConf.to_container(value, resolve=True) if isinstance(value, DictConfig | ListConfig) else value
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
             return None
@@ -185,13 +183,4 @@ def check_value(hint, value, path: str):
         return value
     if not isinstance(value, hint):
         raise ConfigError(message(path, f"must be a {hint.__name__}; got {value!r}"))
-    return value
-
-
-def _plain(value):
-    """A config node as plain Python data (unchecked: a field typed ``Any``)."""
-    if isinstance(value, DictConfig):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, ListConfig):
-        return [_plain(item) for item in value]
     return value
