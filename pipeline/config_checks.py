@@ -31,7 +31,11 @@ def check_sweep(sweep: DictConfig, name: str) -> None:
 
 
 def check_config(cfg: DictConfig) -> None:
-    """A step's composed config: known root keys, then whichever of experiment / dataset / sweep it selects."""
+    """A step's composed config: known root keys, then whichever of experiment / dataset / sweep it selects.
+
+    Example: ``check_config(compose_config(["dataset=ferrer2024_k2_n400", "dataset.prior1=1.5"]))`` stops with
+    ``config error at dataset.prior1: must be a number strictly between 0 and 1; got 1.5``.
+    """
     for key in cfg:
         if key not in ROOT_KEYS:
             raise ConfigError(message(f"config.{key}", "unknown key", ROOT_KEYS, key))
