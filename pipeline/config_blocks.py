@@ -5,7 +5,7 @@ sweep, an experiment's reference (its published numbers), and the root's keys (c
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Annotated, Any, Literal
 
 from calib.data.synthetic import RNG_MODES
@@ -19,7 +19,7 @@ DEVIATION_CHECKS = ("rerun", "reading", "difference", "recorded")
 @dataclass(frozen=True, kw_only=True)
 class GaussianSystems:
     """The settings of the Gaussian systems of Ferrer & Ramos (2024), Sec. 4
-    (:func:`calib.data.synthetic.gaussian_posteriors`)."""
+    (:func:`calib.data.synthetic.gaussian_posteriors`); one left out (None) takes that function's default."""
 
     n_classes: Annotated[int, Integer(minimum=2)]
     n_samples: Count
@@ -27,7 +27,12 @@ class GaussianSystems:
     variance: Positive
     scale: Positive
     mismatch_prior: Fraction | None = None
-    rng: Annotated[str, Choice(RNG_MODES)] = "default"
+    rng: Annotated[str, Choice(RNG_MODES)] | None = None
+
+    def settings(self) -> dict:
+        """The keyword arguments of :func:`calib.data.synthetic.gaussian_posteriors` that are given."""
+        names = [f.name for f in fields(GaussianSystems)]
+        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
 
 
 @dataclass(frozen=True, kw_only=True)

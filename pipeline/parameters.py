@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from calib.validation import Choice, Integer, Number, closest
 
@@ -96,8 +97,16 @@ def typed(cls: type, node, path: str):
     hints = _hints(cls)
     values = {}
     for name, field in fields.items():
+        if isinstance(node, DictConfig) and OmegaConf.is_missing(node, name):
+            raise ConfigError(message(f"{path}.{name}", "is ??? (a value to give): give it one"))
         if name in node:
-            values[name] = check_value(hints[name], node[name], f"{path}.{name}")
+            try:
+                value = node[name]
+            except OmegaConfBaseException as exc:  # an interpolation that does not resolve
+                raise ConfigError(
+                    message(f"{path}.{name}", f"cannot be resolved: {str(exc).splitlines()[0]}")
+                ) from None
+            values[name] = check_value(hints[name], value, f"{path}.{name}")
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise ConfigError(message(f"{path}.{name}", "missing: this block needs it"))
     try:
@@ -157,16 +166,19 @@ def check_value(hint, value, path: str):
         if value is None and type(None) in args:
             return None
         options = [a for a in args if a is not type(None)]
-        for option in options[:-1]:
+        for option in options:
             try:
                 return check_value(option, value, path)
-            except ConfigError:
-                continue
-        return check_value(options[-1], value, path)
+            except ConfigError as exc:
+                error = exc
+        if len(options) == 1:
+            raise error
+        forms = " or ".join(_described(option) for option in options)
+        raise ConfigError(message(path, f"must be {forms}; got {value!r}"))
     if value is None:
         raise ConfigError(message(path, "must be given (null is not allowed here)"))
     if origin is Literal:
-        if value not in args or isinstance(value, bool):
+        if not any(value == a and type(value) is type(a) for a in args):
             raise ConfigError(message(path, f"{value!r} is not a known name", args, value))
         return value
     if dataclasses.is_dataclass(hint):
@@ -188,6 +200,25 @@ def check_value(hint, value, path: str):
         if problem is not None:
             raise ConfigError(message(path, problem))
         return value
+    if origin is not None or not isinstance(hint, type):
+        raise TypeError(f"{path}: a parameter of type {hint!r} is not one typed() checks (see its docstring)")
     if not isinstance(value, hint):
         raise ConfigError(message(path, f"must be a {hint.__name__}; got {value!r}"))
     return value
+
+
+def _described(hint) -> str:
+    """What a value of the type ``hint`` is, in words (for the error of a union)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Annotated:
+        rule = args[1]
+        if isinstance(rule, Choice):
+            return f"one of {', '.join(map(str, rule.allowed()))}"
+        return rule.problem(None).removeprefix("must be ").split(";")[0]  # the rule's own words
+    if origin is Literal:
+        return f"one of {', '.join(map(str, args))}"
+    if dataclasses.is_dataclass(hint):
+        return f"a mapping of {', '.join(_field_names(hint))}"
+    return {int: "an integer", float: "a number", str: "a text", bool: "true or false", list: "a list"}.get(
+        origin or hint, str(hint)
+    )

@@ -121,7 +121,7 @@ def synthetic_metrics(exp: SyntheticMetrics, data: DataSources) -> list[dict]:
     from calib.data.synthetic import gaussian_posteriors
     from calib.scoring.scores import cross_entropy
 
-    dataset = gaussian_posteriors(**vars(exp.generator), seed=exp.seed)
+    dataset = gaussian_posteriors(**exp.generator.settings(), seed=exp.seed)
     records = []
     for system in exp.systems:
         logp, y = dataset.systems[system], dataset.labels

@@ -50,7 +50,8 @@ class Experiment:
 
 
 def load_experiment(name: str) -> DictConfig:
-    """The composed and schema-checked config of one experiment; its file name must be ``<paper>_<artifact>``."""
+    """The composed config of one experiment, checked by typing it (:func:`pipeline.kinds.parameters_of`);
+    its file name must be ``<paper>_<artifact>``."""
     cfg = experiment_config(name)
     exp = cfg.experiment
     parameters_of(exp, f"experiment {name}")

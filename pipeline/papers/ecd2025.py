@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -24,7 +24,6 @@ from calib.data.ecd_simulation import simulate
 from calib.plots.reliability import reliability_bars
 from calib.plots.style import figure_style, save_figure, subplots
 from pipeline.companions import SD, companion, monte_carlo_records
-from pipeline.config_blocks import Grid
 from pipeline.io import write_table
 from pipeline.kinds import Kind, Parameters
 from pipeline.named_metrics import MetricOptions, calibrated_posteriors
@@ -37,10 +36,28 @@ WEIGHTED = "Weighted Sum"
 
 
 @dataclass(frozen=True, kw_only=True)
+class ProbabilityGrid:
+    """``num`` evenly spaced probabilities from ``start`` to ``stop``."""
+
+    start: Fraction
+    stop: Fraction
+    num: Count
+
+
+@dataclass(frozen=True, kw_only=True)
+class TemperatureGrid:
+    """``num`` temperatures from ``start`` to ``stop``, evenly spaced on a log scale."""
+
+    start: Positive
+    stop: Positive
+    num: Count
+
+
+@dataclass(frozen=True, kw_only=True)
 class SingleDatum(Parameters):
     """Fig. 2: the single-datum ECD over a ``grid`` of predictions."""
 
-    grid: Grid
+    grid: ProbabilityGrid
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,7 +68,7 @@ class Generator:
 
     noise_space: Literal["prob", "logit"]
     half_width: Positive
-    weight: Fraction
+    weight: Positive
     clip: Positive
 
 
@@ -83,7 +100,7 @@ class SimulationFigures(_Simulation):
 class Table2Check(Parameters):
     """Table II's single-datum bins: the prediction of each (bin -> p), printed as 1 - ECE."""
 
-    single_datum_bins: dict[Any, Fraction]
+    single_datum_bins: dict[str, Fraction]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,7 +119,7 @@ class TemperaturePoint(Parameters):
     +- ``weight`` x ``half_width``."""
 
     half_width: Positive
-    weight: Fraction
+    weight: Positive
     n_samples: Count
     n_repeats: Count
     seed: Seed
@@ -114,11 +131,11 @@ class TemperatureSweep(Parameters):
     """:class:`TemperaturePoint` over the grid ``temperatures`` (quadrature) and at ``monte_carlo_temperatures``."""
 
     half_width: Positive
-    weight: Fraction
+    weight: Positive
     n_samples: Count
     n_repeats: Count
     seed: Seed
-    temperatures: Grid
+    temperatures: TemperatureGrid
     monte_carlo_temperatures: list[Positive]
 
 

@@ -86,13 +86,14 @@ class Protocol(Parameters):
     split: Split
     methods: list[Method]
     n_bins: Count
-    set: RealSet | None = None
+    set: RealSet
 
 
 @dataclass(frozen=True, kw_only=True)
 class RecalibrationTable(Protocol):
     """Tables 1-6: the protocol's metrics on ``set``, or on a ``synthetic`` draw (with its truth's row)."""
 
+    set: RealSet | None = None
     synthetic: Synthetic | None = None
 
     def __post_init__(self):

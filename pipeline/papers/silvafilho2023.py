@@ -38,7 +38,7 @@ from calib.plots.style import figure_style, pyplot, save_figure, subplots
 from calib.resampling.significance import SmallSampleWarning, multinomial_hosmer_lemeshow, resampling_test
 from calib.scoring.decomposition import calibration_refinement, epistemic_irreducible
 from calib.scoring.scores import cross_entropy
-from calib.validation import Choice
+from calib.validation import Choice, Integer
 from pipeline.companions import monte_carlo_records
 from pipeline.kinds import Kind, Parameters
 from pipeline.parameters import Count, Seed
@@ -603,6 +603,9 @@ def render_multiclass_calibration(exp: MulticlassCalibration, values: pd.DataFra
         return save_figure(fig, stem)
 
 
+ClassIndex = Annotated[int, Integer(minimum=0)]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Table(Parameters):
     """A table laid out from its values, its first column headed ``index_name``."""
@@ -621,7 +624,7 @@ class BinnedTable(Table):
 class ToyBinsTable(BinnedTable):
     """The worked example's bins of class ``target`` against the rest, or of the confidence (``confidence``)."""
 
-    target: int | Literal["confidence"]
+    target: ClassIndex | Literal["confidence"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -637,7 +640,7 @@ class ToyDiagrams(Parameters):
     """Reliability diagrams of the worked example, one per class or the confidence of ``targets``."""
 
     n_bins: Count
-    targets: list[int | Literal["confidence"]]
+    targets: list[ClassIndex | Literal["confidence"]]
 
 
 @dataclass(frozen=True, kw_only=True)

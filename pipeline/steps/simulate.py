@@ -13,8 +13,10 @@ from omegaconf import DictConfig
 
 from calib.data.ferrer2024_folds import authors_xv_folds
 from calib.data.synthetic import gaussian_posteriors
+from pipeline.config_blocks import Dataset
 from pipeline.config_checks import check_config
 from pipeline.io import save_dataset
+from pipeline.parameters import typed
 from pipeline.steps.command_line import step
 
 
@@ -26,19 +28,8 @@ def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
         raise SystemExit(
             "simulate needs a dataset: python -m pipeline.steps.simulate dataset=<name> (see configs/dataset/)"
         )
-    ds = cfg.dataset
-    if ds.generator != "gaussian":
-        raise SystemExit(f"dataset {name}: unknown generator {ds.generator!r} (known: gaussian)")
-    data = gaussian_posteriors(
-        n_classes=ds.n_classes,
-        n_samples=ds.n_samples,
-        prior1=ds.prior1,
-        variance=ds.variance,
-        scale=ds.scale,
-        mismatch_prior=ds.mismatch_prior,
-        seed=ds.seed,
-        rng=ds.rng,
-    )
+    ds = typed(Dataset, cfg.dataset, "dataset")  # its generator is gaussian, the only one declared
+    data = gaussian_posteriors(**ds.settings(), seed=ds.seed)
     extras = {}
     if data.legacy_rng is not None:
         folds = authors_xv_folds(data.labels, data.legacy_rng)

@@ -98,6 +98,11 @@ def test_a_sweep_only_kind_is_refused_as_an_experiment():
         ("ferrer2024_fig8", "experiment.options.histogram.n_bins", 2.5, "must be an integer >= 1; got 2.5"),
         ("ferrer2024_fig8", "experiment.datasets", ["ferrer2024_k2_n4000"], "Did you mean 'ferrer2024_k2_n400'?"),
         ("ferrer2024_fig8", "experiment.options.bins", 10, "options.bins: unknown key"),
+        ("silvafilho2023_table4", "experiment.target", -1, "must be an integer >= 0 or one of confidence; got -1"),
+        ("ecd2025_temperature_sweep", "experiment.temperatures.start", 0, "temperatures.start: must be a finite"),
+        ("ecd2025_fig2", "experiment.grid.stop", 1.0, "grid.stop: must be a number strictly between 0 and 1"),
+        ("ferrer2024_fig8", "experiment.n_boot", "???", "experiment.n_boot: is ??? (a value to give)"),
+        ("ferrer2024_fig8", "experiment.title", "${nowhere}", "experiment.title: cannot be resolved"),
         (
             "ferrer2024_table2",
             "experiment.options.rcl_zero_probability",
@@ -108,6 +113,13 @@ def test_a_sweep_only_kind_is_refused_as_an_experiment():
 )
 def test_impossible_values_and_misspelled_names_are_rejected(name, key, value, expected):
     assert expected in _error(_experiment(name, **{key: value}))
+
+
+def test_a_real_set_protocol_without_its_set_is_refused():
+    cfg = _experiment("reassessing_reliability_cifar100_resnet20")
+    with open_dict(cfg):
+        del cfg.experiment["set"]
+    assert "experiment.set: missing: this block needs it" in _error(cfg)
 
 
 def test_a_dataset_prior_outside_the_unit_interval_is_rejected():
