@@ -140,16 +140,21 @@ def _compose_batch(names: list[str], composed: dict) -> None:
     """Compose ``experiment=<name>`` for each of ``names`` in one Hydra call: each experiment as the option of
     the experiment group placed at the package ``experiments.<name>``, which composes its defaults list
     relative to that package, exactly as ``experiment=<name>`` does at ``experiment``."""
-    cfg, choices = _composed([f"+experiment@experiments.{name}={name}" for name in names])
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.types import RunMode
+
+    overrides = [f"+experiment@experiments.{name}={name}" for name in names]
+    cfg, _ = _composed(overrides)
+    # Every file the composition read, nested defaults included, as Hydra lists them.
+    defaults = GlobalHydra.instance().config_loader().compute_defaults_list("config", overrides, RunMode.RUN)
     root = OmegaConf.to_container(cfg)
     experiments = root.pop("experiments")
     for name in names:
         composed["configs"][name] = {**root, "experiment": experiments[name]}
-        package = f"experiments.{name}"
         composed["files"][name] = sorted(
-            f"configs/{group.partition('@')[0]}/{option}.yaml"
-            for group, option in choices.items()
-            if f"{group.partition('@')[2]}.".startswith(f"{package}.")
+            f"configs/{d.config_path}.yaml"
+            for d in defaults.defaults
+            if f"{d.package}.".startswith(f"experiments.{name}.")
         )
 
 

@@ -22,9 +22,10 @@ def test_each_cached_experiment_is_what_hydra_composes_for_it_alone(name):
     assert cached.paths.data == hydra.paths.data == "/tmp/elsewhere/data"
 
 
-def test_the_files_of_an_experiment_are_those_its_defaults_choose():
+def test_the_files_of_an_experiment_are_those_its_defaults_choose_nested_ones_included():
     assert experiment_files("ferrer2024_table2") == [
         "configs/experiment/ferrer2024_table2.yaml",
+        "configs/metric_options/ferrer2024.yaml",  # included by metric_options/ferrer2024_table2.yaml
         "configs/metric_options/ferrer2024_table2.yaml",
         "configs/real_systems/ferrer2024.yaml",
     ]
