@@ -8,12 +8,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Annotated, Any, Literal
 
-from calib.data.synthetic import RNG_MODES
 from calib.validation import Choice, Integer
 from pipeline.parameters import Count, Fraction, Invalid, Positive, Seed
 from pipeline.statuses import NON_VERDICTS
 
 DEVIATION_CHECKS = ("rerun", "reading", "difference", "recorded")
+
+
+def _rng_modes() -> tuple[str, ...]:
+    """The generator's random-number modes (read when a value is checked: the generator loads SciPy, which a
+    step that only reads this module's declarations, such as a fetch, does not need)."""
+    from calib.data.synthetic import RNG_MODES
+
+    return RNG_MODES
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,7 +34,7 @@ class GaussianSystems:
     variance: Positive
     scale: Positive
     mismatch_prior: Fraction | None = None
-    rng: Annotated[str, Choice(RNG_MODES)] | None = None
+    rng: Annotated[str, Choice(_rng_modes)] | None = None
 
     def settings(self) -> dict:
         """The keyword arguments of :func:`calib.data.synthetic.gaussian_posteriors` that are given."""

@@ -124,3 +124,17 @@ def test_a_resampling_table_job_imports_no_plotting_or_fitting_library():
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["[]"]
+
+
+def test_a_data_step_checks_its_config_without_loading_scipy_or_pandas():
+    # A fetch is most of the workflow's short jobs: checking its config reads the config declarations only.
+    code = (
+        "import sys\n"
+        "import pipeline.steps.fetch\n"
+        "from pipeline.config import compose_config\n"
+        "from pipeline.config_checks import check_config\n"
+        "check_config(compose_config(['real_set=ferrer2024/sst2_gpt2']))\n"
+        "print(sorted(m for m in ('scipy', 'pandas', 'matplotlib') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[]"]
