@@ -16,6 +16,9 @@ import functools
 import hashlib
 import importlib.metadata
 import json
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
@@ -124,9 +127,18 @@ def composed_experiments() -> dict:
     except (OSError, ValueError):
         pass
     names = experiment_names()
+    batches = [names[start : start + _BATCH] for start in range(0, len(names), _BATCH)]
     composed = {"configs": {}, "files": {}, "sweeps": {}}
-    for start in range(0, len(names), _BATCH):
-        _compose_batch(names[start : start + _BATCH], composed)
+    # The batches are independent: composed on every core (each in a process of its own, Hydra being global).
+    workers = min(len(batches), os.cpu_count() or 1)
+    if workers > 1:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            results = list(pool.map(_composed_batch, batches))
+    else:
+        results = [_composed_batch(batch) for batch in batches]
+    for configs, files in results:
+        composed["configs"].update(configs)
+        composed["files"].update(files)
     if sweep_names():
         cfg, _ = _composed([f"+sweep@sweeps.{name}={name}" for name in sweep_names()])
         composed["sweeps"] = OmegaConf.to_container(cfg.sweeps)
@@ -136,7 +148,7 @@ def composed_experiments() -> dict:
     return composed
 
 
-def _compose_batch(names: list[str], composed: dict) -> None:
+def _composed_batch(names: list[str]) -> tuple[dict, dict]:
     """Compose ``experiment=<name>`` for each of ``names`` in one Hydra call: each experiment as the option of
     the experiment group placed at the package ``experiments.<name>``, which composes its defaults list
     relative to that package, exactly as ``experiment=<name>`` does at ``experiment``."""
@@ -149,13 +161,15 @@ def _compose_batch(names: list[str], composed: dict) -> None:
     defaults = GlobalHydra.instance().config_loader().compute_defaults_list("config", overrides, RunMode.RUN)
     root = OmegaConf.to_container(cfg)
     experiments = root.pop("experiments")
+    configs, files = {}, {}
     for name in names:
-        composed["configs"][name] = {**root, "experiment": experiments[name]}
-        composed["files"][name] = sorted(
+        configs[name] = {**root, "experiment": experiments[name]}
+        files[name] = sorted(
             f"configs/{d.config_path}.yaml"
             for d in defaults.defaults
             if f"{d.package}.".startswith(f"experiments.{name}.")
         )
+    return configs, files
 
 
 def _configs_key() -> str:

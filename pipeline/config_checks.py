@@ -7,7 +7,7 @@ from __future__ import annotations
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from pipeline.config_blocks import ROOT_KEYS, Dataset, Sweep
-from pipeline.kinds import parameters_of
+from pipeline.kinds import Parameters, parameters_of
 from pipeline.parameters import ConfigError, check_value, field_type, message, typed
 
 
@@ -30,8 +30,9 @@ def check_sweep(sweep: DictConfig, name: str) -> None:
             check_value(hint, value, f"{path}: grid.{key}[{i}]")
 
 
-def check_config(cfg: DictConfig) -> None:
-    """A step's composed config: known root keys, then whichever of experiment / dataset / sweep it selects.
+def check_config(cfg: DictConfig) -> Parameters | None:
+    """A step's composed config: known root keys, then whichever of experiment / dataset / sweep it selects;
+    the experiment's parameters (None without an experiment), typed once for the step to use.
 
     Example: ``check_config(compose_config(["dataset=ferrer2024_k2_n400", "dataset.prior1=1.5"]))`` stops with
     ``config error at dataset.prior1: must be a number strictly between 0 and 1; got 1.5``.
@@ -39,11 +40,11 @@ def check_config(cfg: DictConfig) -> None:
     for key in cfg:
         if key not in ROOT_KEYS:
             raise ConfigError(message(f"config.{key}", "unknown key", ROOT_KEYS, key))
-    if cfg.get("experiment") is not None:
-        parameters_of(cfg.experiment)
+    parameters = parameters_of(cfg.experiment) if cfg.get("experiment") is not None else None
     if cfg.get("dataset") is not None:
         typed(Dataset, cfg.dataset, "dataset")
     if cfg.get("sweep") is not None:
         check_sweep(cfg.sweep, "sweep")
     if cfg.get("point") is not None and (isinstance(cfg.point, bool) or not isinstance(cfg.point, int)):
         raise ConfigError(message("config.point", f"must be the integer index of a sweep point; got {cfg.point!r}"))
+    return parameters

@@ -14,18 +14,20 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from pipeline.config_checks import check_config
-from pipeline.kinds import kind_of
+from pipeline.kinds import Parameters, kind_of, parameters_of
 from pipeline.steps.command_line import step
 from pipeline.steps.evaluate import evaluate
 from pipeline.steps.render import render
 from pipeline.targets import FIGURE_SUFFIXES, TABLE_SUFFIXES
 
 
-def build(cfg: DictConfig) -> None:
-    """Evaluate, then render; on any failure or interruption, remove what this job wrote."""
-    values = evaluate(cfg)
+def build(cfg: DictConfig, parameters: Parameters | None = None) -> None:
+    """Evaluate, then render (with the experiment's ``parameters``, typed once here if not given); on any
+    failure or interruption, remove what this job wrote."""
+    parameters = parameters_of(cfg.experiment) if parameters is None else parameters
+    values = evaluate(cfg, parameters)
     try:
-        render(cfg)
+        render(cfg, parameters)
     except BaseException:
         exp = cfg.experiment
         stem = Path(cfg.paths.results) / exp.paper / exp.artifact
@@ -37,8 +39,7 @@ def build(cfg: DictConfig) -> None:
 
 @step
 def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
-    check_config(cfg)
-    build(cfg)
+    build(cfg, check_config(cfg))
 
 
 if __name__ == "__main__":

@@ -33,10 +33,10 @@ def main(argv: list[str] | None = None) -> None:
         start = time.perf_counter()
         cfg = experiment_config(name, results=args.results)
         try:
-            check_config(cfg)
+            parameters = check_config(cfg)
         except ConfigError as exc:
             sys.exit(f"batch: configs/experiment/{name}.yaml: {exc}")
-        build(cfg)
+        build(cfg, parameters)
         print(f"batch: built {name} in {time.perf_counter() - start:.1f} s", flush=True)
 
 

@@ -4,6 +4,8 @@ A step's ``main`` is its task wrapped by :func:`step`. Its overrides are compose
 (:func:`pipeline.config.compose`); a command line with Hydra's own options (``--help``, ``--cfg job``,
 ``-m`` multiruns) runs as a Hydra app, which composes the same config and adds what those options do. The
 compose API is used otherwise because an app's set-up (logging, run folders) doubles a short job's start.
+Hydra is imported by the functions that run a step, not with this module: the batch step imports this
+module (through :mod:`pipeline.steps.artifact`) but reads its configs from the cache.
 """
 
 from __future__ import annotations
@@ -13,9 +15,6 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-import hydra
-from hydra.core.hydra_config import HydraConfig
-from hydra.errors import HydraException
 from omegaconf import DictConfig
 
 from pipeline.config import CONFIG_DIR, compose
@@ -37,6 +36,8 @@ def step(task: Task) -> Callable[[list[str] | None], None]:
 
     @functools.wraps(task)
     def main(argv: list[str] | None = None) -> None:
+        from hydra.errors import HydraException
+
         overrides = sys.argv[1:] if argv is None else list(argv)
         if any(argument.startswith("-") for argument in overrides):
             _run_hydra(task, overrides)
@@ -51,6 +52,9 @@ def step(task: Task) -> Callable[[list[str] | None], None]:
 
 
 def _run_hydra(task: Task, overrides: list[str]) -> None:
+    import hydra
+    from hydra.core.hydra_config import HydraConfig
+
     @functools.wraps(task)  # Hydra names the app (``--help``, its logs) after the task's module
     def app(cfg: DictConfig) -> None:
         choices = HydraConfig.get().runtime.choices

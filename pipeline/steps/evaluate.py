@@ -13,13 +13,14 @@ from omegaconf import DictConfig
 
 from pipeline.config_checks import check_config
 from pipeline.io import values_frame, values_path, write_csv
-from pipeline.kinds import kind_of, parameters_of
+from pipeline.kinds import Parameters, kind_of, parameters_of
 from pipeline.sources import DataSources
 from pipeline.steps.command_line import step
 
 
-def evaluate(cfg: DictConfig) -> Path:
-    """Compute the values of ``cfg.experiment`` and write them; the path written."""
+def evaluate(cfg: DictConfig, parameters: Parameters | None = None) -> Path:
+    """Compute the values of ``cfg.experiment`` (its ``parameters``, typed here if not given) and write them;
+    the path written."""
     exp = cfg.get("experiment")
     if exp is None:
         raise SystemExit(
@@ -27,7 +28,8 @@ def evaluate(cfg: DictConfig) -> Path:
         )
     start = time.perf_counter()
 
-    frame = values_frame(kind_of(exp).evaluate(parameters_of(exp), DataSources(cfg.paths.data)))
+    parameters = parameters_of(exp) if parameters is None else parameters
+    frame = values_frame(kind_of(exp).evaluate(parameters, DataSources(cfg.paths.data)))
     path = write_csv(values_path(cfg.paths.results, exp), frame)
     print(f"evaluate: wrote {path} ({len(frame)} values) in {time.perf_counter() - start:.1f} s")
     return path
@@ -35,8 +37,7 @@ def evaluate(cfg: DictConfig) -> Path:
 
 @step
 def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
-    check_config(cfg)
-    evaluate(cfg)
+    evaluate(cfg, check_config(cfg))
 
 
 if __name__ == "__main__":

@@ -85,7 +85,7 @@ def test_an_artifact_interrupted_while_rendering_leaves_neither_values_nor_figur
     cfg = compose_config([f"experiment={EXPERIMENT}", f"paths.results={tmp_path}"])
     values = tmp_path / VALUES
 
-    def interrupted_render(cfg):
+    def interrupted_render(cfg, parameters):
         (tmp_path / "ferrer2024" / "fig8.pdf").write_bytes(b"%PDF half")  # one output written, then Ctrl-C
         assert values.exists()
         raise KeyboardInterrupt
