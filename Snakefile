@@ -27,6 +27,14 @@ include: "pipeline/rules/report.smk"
 include: "pipeline/rules/sweeps.smk"
 
 
+# `snakemake own`: every protocol that applies to each own posterior set (configs/real_systems/own/), and the
+# report's section on them (results/own/report.md; the full report carries it too).
+rule own:
+    input:
+        OWN_ARTIFACTS,
+        f"{RESULTS}/own/report.md",
+
+
 # A cluster job killed for going over its memory request fails with no reason given: say so, and how to fix it.
 onerror:
     explain_memory_kills(log)

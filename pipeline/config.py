@@ -18,6 +18,7 @@ import importlib.metadata
 import json
 import multiprocessing
 import os
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -30,6 +31,8 @@ CACHE_DIR = CONFIG_DIR.parent / ".snakemake" / "calib"
 # Experiments composed per Hydra call: each call pays Hydra's own node once, and merging grows slower as the
 # composed tree grows (tests/pipeline/test_config.py checks that a batch composes as single calls do).
 _BATCH = 24
+OWN_SETS = "real_systems/own"  # the config group of the user's own posterior sets
+OWN_PROTOCOLS = "own_protocol"  # the config group of the protocols run on each of them
 
 
 def compose(overrides: list[str] | None = None) -> tuple[DictConfig, dict[str, str]]:
@@ -67,18 +70,33 @@ def _composed(overrides: list[str]) -> tuple[DictConfig, dict[str, str]]:
 
 
 def experiment_names() -> list[str]:
-    """Every experiment config, sorted by name (configs/experiment/*.yaml)."""
-    return sorted(p.stem for p in (CONFIG_DIR / "experiment").glob("*.yaml"))
+    """Every experiment, sorted by name: each config of configs/experiment/, and each own set's protocols
+    (``own_<set>_<protocol>``, :func:`composed_experiments`)."""
+    return sorted(composed_experiments()["configs"])
+
+
+def _group_names(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
+
+
+def own_set_names() -> list[str]:
+    """Every posterior set of the user's own, sorted by name (configs/real_systems/own/<name>.yaml)."""
+    return _group_names(OWN_SETS)
+
+
+def own_set_config(name: str) -> DictConfig:
+    """The declaration of the own set ``name`` (configs/real_systems/own/<name>.yaml), as Hydra composes it."""
+    return OmegaConf.create(composed_experiments()["own_sets"][name])
 
 
 def dataset_names() -> list[str]:
     """Every synthetic dataset config, sorted by name (configs/dataset/*.yaml)."""
-    return sorted(p.stem for p in (CONFIG_DIR / "dataset").glob("*.yaml"))
+    return _group_names("dataset")
 
 
 def sweep_names() -> list[str]:
     """Every declared sweep, sorted by name (configs/sweep/*.yaml)."""
-    return sorted(p.stem for p in (CONFIG_DIR / "sweep").glob("*.yaml"))
+    return _group_names("sweep")
 
 
 def sweep_config(name: str) -> DictConfig:
@@ -126,7 +144,7 @@ def composed_experiments() -> dict:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         pass
-    names = experiment_names()
+    names = _group_names("experiment")
     batches = [names[start : start + _BATCH] for start in range(0, len(names), _BATCH)]
     composed = {"configs": {}, "files": {}, "sweeps": {}}
     # The batches are independent: composed on every core (each in a process of its own, Hydra being global).
@@ -139,9 +157,24 @@ def composed_experiments() -> dict:
     for configs, files in results:
         composed["configs"].update(configs)
         composed["files"].update(files)
-    if sweep_names():
-        cfg, _ = _composed([f"+sweep@sweeps.{name}={name}" for name in sweep_names()])
-        composed["sweeps"] = OmegaConf.to_container(cfg.sweeps)
+    groups = {"sweeps": "sweep", "own_sets": OWN_SETS, "own_protocols": OWN_PROTOCOLS}
+    overrides = [f"+{group}@{key}.{name}={name}" for key, group in groups.items() for name in _group_names(group)]
+    root, files = _composed_with_files(overrides)
+    for key in groups:
+        composed[key] = root.pop(key, {})
+    # Each own set under each protocol: the protocol's experiment, and beside it the root's ``own`` block that
+    # its ``${own.set}`` and ``${own.label}`` name (the set's name is its file's, so it is not in the file).
+    for name, declaration in composed["own_sets"].items():
+        for protocol, template in composed["own_protocols"].items():
+            experiment = dict(template)
+            own = {"name": name, "set": f"own/{name}", "label": declaration.get("label") or name}
+            own |= experiment.pop("own_protocol", {})
+            needs = own.pop("needs", None)  # a declaration key the protocol reads (calibration_file)
+            if needs and not declaration.get(needs):
+                continue
+            key = f"own_{name}_{protocol}"
+            composed["configs"][key] = {**root, "experiment": experiment, "own": own}
+            composed["files"][key] = sorted({f"configs/{OWN_SETS}/{name}.yaml", *files(f"own_protocols.{protocol}")})
     for stale in CACHE_DIR.glob("configs-*.json"):
         stale.unlink(missing_ok=True)
     atomic_write(path, lambda tmp: tmp.write_text(json.dumps(composed)))  # concurrent jobs may write it at once
@@ -152,24 +185,27 @@ def _composed_batch(names: list[str]) -> tuple[dict, dict]:
     """Compose ``experiment=<name>`` for each of ``names`` in one Hydra call: each experiment as the option of
     the experiment group placed at the package ``experiments.<name>``, which composes its defaults list
     relative to that package, exactly as ``experiment=<name>`` does at ``experiment``."""
+    root, files = _composed_with_files([f"+experiment@experiments.{name}={name}" for name in names])
+    experiments = root.pop("experiments")
+    configs = {name: {**root, "experiment": experiments[name]} for name in names}
+    return configs, {name: files(f"experiments.{name}") for name in names}
+
+
+def _composed_with_files(overrides: list[str]) -> tuple[dict, Callable[[str], list[str]]]:
+    """Hydra's composition with ``overrides`` (a plain container), and the config files (relative to the
+    repository) that the composition read for a package, nested defaults included, as Hydra lists them."""
     from hydra.core.global_hydra import GlobalHydra
     from hydra.types import RunMode
 
-    overrides = [f"+experiment@experiments.{name}={name}" for name in names]
     cfg, _ = _composed(overrides)
-    # Every file the composition read, nested defaults included, as Hydra lists them.
     defaults = GlobalHydra.instance().config_loader().compute_defaults_list("config", overrides, RunMode.RUN)
-    root = OmegaConf.to_container(cfg)
-    experiments = root.pop("experiments")
-    configs, files = {}, {}
-    for name in names:
-        configs[name] = {**root, "experiment": experiments[name]}
-        files[name] = sorted(
-            f"configs/{d.config_path}.yaml"
-            for d in defaults.defaults
-            if f"{d.package}.".startswith(f"experiments.{name}.")
+
+    def files(package: str) -> list[str]:
+        return sorted(
+            f"configs/{d.config_path}.yaml" for d in defaults.defaults if f"{d.package}.".startswith(f"{package}.")
         )
-    return configs, files
+
+    return OmegaConf.to_container(cfg), files
 
 
 def _configs_key() -> str:

@@ -167,4 +167,5 @@ class Sweep:
 
 ROOT_KEYS = (
     "paths", "real_data", "zoo", "zoo_dataset", "point", "real_set", "papers", "experiment", "dataset", "sweep",
+    "own",
 )  # fmt: skip

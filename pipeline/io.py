@@ -12,9 +12,20 @@ from calib._internal.files import atomic_write, checksum_matches, checksum_path
 VALUE_COLUMNS = ["row", "column", "x", "value", "ci_low", "ci_high"]
 
 
+def artifact_stem(results: str | Path, exp) -> Path:
+    """Where the files of experiment ``exp`` (a config) go under the ``results`` folder, without suffix:
+    ``<results>/<folder>/<artifact>``, the folder being the paper's unless the experiment names one.
+
+    Example: ``artifact_stem("results", experiment_config("ferrer2024_fig1").experiment)`` is
+    ``results/ferrer2024/fig1``.
+    """
+    return Path(results) / (exp.get("folder") or exp.paper) / exp.artifact
+
+
 def values_path(results: str | Path, exp) -> Path:
-    """Where the tidy values of experiment ``exp`` go under the ``results`` folder."""
-    return Path(results) / exp.paper / f"{exp.artifact}_values.csv"
+    """Where the tidy values of experiment ``exp`` (a config) go under the ``results`` folder."""
+    stem = artifact_stem(results, exp)
+    return stem.with_name(f"{stem.name}_values.csv")
 
 
 def save_dataset(path: Path, labels: np.ndarray, systems: dict[str, np.ndarray], extras: dict | None = None) -> Path:

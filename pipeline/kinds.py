@@ -53,13 +53,16 @@ class Kind:
 class Parameters:
     """The keys of every experiment config; each kind's dataclass adds its own.
 
-    ``paper`` and ``artifact`` name the results (``results/<paper>/<artifact>``; a sweep's experiment may
-    run a kind of no paper and has no artifact), ``title`` heads the figure or table, ``note`` is added to
-    its caption, ``reference`` says where its published numbers are (:class:`pipeline.config_blocks.Reference`).
+    ``paper`` and ``artifact`` name the results (``results/<paper>/<artifact>``, or
+    ``results/<folder>/<artifact>`` with ``folder``, as the protocols run on a user's own sets; a sweep's
+    experiment may run a kind of no paper and has no artifact), ``title`` heads the figure or table, ``note``
+    is added to its caption, ``reference`` says where its published numbers are
+    (:class:`pipeline.config_blocks.Reference`).
     """
 
     paper: str | None = None
     kind: str
+    folder: str | None = None
     artifact: str | None = None
     title: str = ""
     note: str | None = None

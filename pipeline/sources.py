@@ -15,6 +15,7 @@ from calib.data.registry import REAL_SETS
 from calib.data.synthetic import SYSTEMS
 from calib.data.zoo import SPLITS, zoo_names
 from calib.validation import Choice, Integer
+from pipeline import own_sets
 from pipeline.config import dataset_names
 from pipeline.io import load_dataset, require_intact
 from pipeline.real_data import real_set_path
@@ -22,8 +23,10 @@ from pipeline.real_data import real_set_path
 
 @cache
 def posterior_sets() -> tuple[str, ...]:
-    """Every real posterior set a config may name: the registry's and the zoo's (``zoo/<data>/<model>/<split>``)."""
-    return (*REAL_SETS, *(f"{pair}/{split}" for pair in zoo_names() for split in SPLITS))
+    """Every real posterior set a config may name: the registry's, the zoo's (``zoo/<data>/<model>/<split>``)
+    and the user's own (``own/<name>``, :mod:`pipeline.own_sets`)."""
+    zoo = (f"{pair}/{split}" for pair in zoo_names() for split in SPLITS)
+    return (*REAL_SETS, *zoo, *own_sets.real_set_names())
 
 
 RealSet = Annotated[str, Choice(posterior_sets)]

@@ -13,7 +13,7 @@ from omegaconf import DictConfig, ListConfig
 import calib.data.registry
 import calib.validation
 from calib.data.registry import REAL_SETS
-from pipeline.config import CACHE_DIR, CONFIG_DIR, experiment_config, experiment_files, experiment_names
+from pipeline.config import CACHE_DIR, CONFIG_DIR, OWN_PROTOCOLS, experiment_config, experiment_files, experiment_names
 from pipeline.io import atomic_write
 from pipeline.kinds import PAPERS_DIR, kind_of, parameters_of
 
@@ -43,6 +43,10 @@ class Experiment:
     configs: tuple[str, ...] = ()
     caption: str = ""
     job: str = ""
+    folder: str = ""  # results/<folder>/<artifact>: the paper's, or own/<set> for an own set's protocol
+    own_set: str = ""  # an own set's protocol: the set, the classes it runs on, the experiment it sits beside
+    classes: str = "any"
+    beside: str = ""
 
     @property
     def suffixes(self) -> tuple[str, ...]:
@@ -51,9 +55,15 @@ class Experiment:
 
 def load_experiment(name: str) -> DictConfig:
     """The composed config of one experiment, checked by typing it (:func:`pipeline.kinds.parameters_of`);
-    its file name must be ``<paper>_<artifact>``."""
+    its file name must be ``<paper>_<artifact>`` (an own set's protocol: ``own_<set>_<artifact>``)."""
     cfg = experiment_config(name)
     exp = cfg.experiment
+    own = cfg.get("own")
+    if own is not None:
+        parameters_of(exp, f"configs/{OWN_PROTOCOLS}/{exp.artifact}.yaml (run on own set {own.name})")
+        if name != f"own_{own.name}_{exp.artifact}":
+            raise ValueError(f"configs/{OWN_PROTOCOLS}/{exp.artifact}.yaml must set artifact: <its file name>")
+        return cfg
     parameters_of(exp, f"experiment {name}")
     if name != f"{exp.paper}_{exp.artifact}":
         raise ValueError(
@@ -128,15 +138,21 @@ def composed_experiments() -> list[Experiment]:
     """Every configured experiment, composed afresh."""
     out = []
     for name in experiment_names():
-        exp = load_experiment(name).experiment
+        cfg = load_experiment(name)
+        exp, own = cfg.experiment, cfg.get("own") or {}
         kind = kind_of(exp)
         datasets = tuple(exp.get("datasets", []))
         configs = tuple(experiment_files(name))
         sets = tuple(real_sets(exp))
-        job = f"{exp.paper}/{exp.artifact}" if kind.own_job else exp.paper
+        folder = exp.get("folder") or exp.paper
+        job = f"{folder}/{exp.artifact}" if kind.own_job else folder
+        own = {"own_set": own.name, "classes": own.classes, "beside": own.get("beside") or ""} if own else {}
         out.append(
-            Experiment(name, exp.paper, exp.artifact, datasets, kind.is_table, sets, configs, caption(exp, sets), job)
-        )
+            Experiment(
+                name, exp.paper, exp.artifact, datasets, kind.is_table, sets, configs, caption(exp, sets), job, folder,
+                **own,
+            )
+        )  # fmt: skip
     return out
 
 
@@ -156,5 +172,5 @@ def jobs(experiments: list[Experiment]) -> dict[str, list[Experiment]]:
 
 def rule_name(job: str) -> str:
     """The Snakemake rule of an artifact job: ``artifacts_<paper>`` or ``artifact_<paper>_<artifact>``."""
-    paper, _, artifact = job.partition("/")
-    return f"artifact_{paper}_{artifact}" if artifact else f"artifacts_{paper}"
+    single = job.count("/") > job.startswith("own/")  # an own set's folder is own/<set>
+    return ("artifact_" if single else "artifacts_") + job.replace("/", "_")

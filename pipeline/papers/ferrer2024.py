@@ -454,7 +454,7 @@ def render_semi_empirical_table(exp: SemiEmpiricalTable, values: pd.DataFrame, s
 
 def unavailable_reason(system: RealSystem) -> str | None:
     """Why a system's set cannot be computed (the registry's reason), or None."""
-    return REAL_SETS[system.set].unavailable
+    return REAL_SETS[system.set].unavailable if system.set in REAL_SETS else None
 
 
 def real_metrics_table(exp: RealMetricsTable, data: DataSources) -> list[dict]:

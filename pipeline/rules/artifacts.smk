@@ -17,7 +17,7 @@ for job, members in JOBS.items():
             artifact_outputs(members),
         params:
             experiments=[e.name for e in members],
-            results=lambda wildcards, output: Path(output[0]).parents[1],
+            results=RESULTS,
         priority: rule_priority(rule_name(job))
         log:
             f"logs/artifacts/{job}.log",

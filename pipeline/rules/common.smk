@@ -13,9 +13,11 @@ from calib.bibliography import cite, load_bibliography
 from calib.data.registry import REAL_SETS
 from calib.data.zoo import DATASETS as ZOO_DATASETS, MODELS as ZOO_MODELS, SPLITS as ZOO_SPLITS
 from pipeline.cluster_failures import explain_memory_kills
-from pipeline.config import compose_config
+from pipeline.config import compose_config, own_set_names
 from pipeline.io import discard_corrupt, write_if_changed
 from pipeline.job_costs import input_priorities, rule_memory_mb, rule_priority
+from pipeline.own_sets import applies, check as check_own_set, declaration_file, declared as own_declaration, resolve
+from pipeline.own_sets import real_set_names as own_real_sets
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.sweeps import load_sweep, points, sweep_names
 from pipeline.targets import CACHE_DIR, experiments, jobs, rule_name
@@ -38,7 +40,13 @@ CODE_STAMP = f"{RESULTS}/code.sha256"
 SETTINGS = compose_config([f"paths.results={RESULTS}"])
 for corrupt in discard_corrupt(f"{RESULTS}/data") if workflow.is_main_process else ():  # rebuilt in this run
     print(f"calib-repro: {corrupt} failed its sha256 check (truncated or altered); rebuilding it", file=sys.stderr)
-ALL_EXPERIMENTS = {f"{e.paper}/{e.artifact}": e for e in experiments()}
+# The user's own posterior sets (configs/real_systems/own/): each declaration and file checked before any work.
+OWN_SETS = {name: check_own_set(name) for name in own_set_names()}
+ALL_EXPERIMENTS = {
+    f"{e.folder}/{e.artifact}": e
+    for e in experiments()
+    if not e.own_set or applies(e.classes, OWN_SETS[e.own_set])  # a protocol runs where the set's classes fit
+}
 MISSING = {
     key: [s for s in e.real_sets if s in REAL_SETS and not obtainable(SETTINGS, s)] for key, e in ALL_EXPERIMENTS.items()
 }
@@ -50,6 +58,8 @@ if any(MISSING.values()):
         file=sys.stderr,
     )
 EXPERIMENTS = {key: e for key, e in ALL_EXPERIMENTS.items() if not MISSING[key]}
+OWN_ARTIFACTS = [f"{RESULTS}/{key}{suffix}" for key, e in EXPERIMENTS.items() if e.own_set for suffix in e.suffixes]
+BUILT_BY_NAME = {e.name: e for e in EXPERIMENTS.values()}
 TABLES = [key for key, e in EXPERIMENTS.items() if e.is_table]
 ARTIFACTS = [f"{RESULTS}/{key}{suffix}" for key, e in EXPERIMENTS.items() for suffix in e.suffixes]
 JOBS = jobs(list(EXPERIMENTS.values()))
@@ -67,6 +77,7 @@ SWEEPS = {name: load_sweep(name) for name in sweep_names()}
 
 wildcard_constraints:
     real_set="|".join(re.escape(name) for name in FETCHABLE),
+    own_set="|".join(re.escape(name.removeprefix("own/")) for name in own_real_sets()) or "^$",
     dataset="|".join(DATASETS),
     zoo_dataset="|".join(ZOO_DATASETS),
     sweep="|".join(SWEEPS) or "^$",
@@ -76,7 +87,9 @@ wildcard_constraints:
 def experiment_inputs(exp):
     """The config files, synthetic datasets and real posterior sets an experiment reads."""
     data = [f"{RESULTS}/data/{d}.npz" for d in exp.datasets] + [f"{RESULTS}/data/real/{s}.npz" for s in exp.real_sets]
-    return list(exp.configs) + data
+    beside = BUILT_BY_NAME.get(exp.beside)  # an own set's table shows its rows beside a paper's, when built here
+    joined = [f"{RESULTS}/{beside.folder}/{beside.artifact}_values.csv"] if beside else []
+    return list(exp.configs) + data + joined
 
 
 # The longest artifact jobs start first, and each file they read (a data set, the code stamp) is made before
@@ -92,8 +105,16 @@ def start_priority(*files):
 
 
 def paper_title(exp):
-    """The report category of an artifact: its paper."""
-    return PAPER_TITLES.get(exp.paper, exp.paper)
+    """The report category of an artifact: its paper, or the own set it was run on."""
+    return f"Own set: {exp.own_set}" if exp.own_set else PAPER_TITLES.get(exp.paper, exp.paper)
+
+
+def own_set_files(wildcards):
+    """The declaration of an own set and the files it names (editing any of them rebuilds the set)."""
+    name, _, split = wildcards.own_set.partition("/")
+    spec = own_declaration(name)
+    named = (spec.calibration_file, spec.calibration_labels_file) if split else (spec.file, spec.labels_file)
+    return [declaration_file(name), *(str(resolve(f)) for f in named if f)]
 
 
 def sweep_sets(wildcards):
@@ -110,7 +131,7 @@ def artifact_outputs(members):
     """Every file a job writes: each member's values CSV, then its figure or table files marked for the report."""
     out = []
     for e in members:
-        stem = f"{RESULTS}/{e.paper}/{e.artifact}"
+        stem = f"{RESULTS}/{e.folder}/{e.artifact}"
         shown = f"{stem}.csv" if e.is_table else f"{stem}.png"
         out.append(f"{stem}_values.csv")
         section = "Tables" if e.is_table else "Figures"

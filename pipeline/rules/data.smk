@@ -90,3 +90,28 @@ rule zoo:
         runtime=15,
     shell:
         "python -m pipeline.steps.zoo zoo_dataset={wildcards.zoo_dataset} paths.results={params.results} > {log} 2>&1"
+
+
+# An own set (configs/real_systems/own/<name>.yaml, own_set=<name>) read from the file it declares, or its
+# calibration split (own_set=<name>/calibration) from its calibration_file.
+rule own_set:
+    input:
+        own_set_files,
+    output:
+        f"{RESULTS}/data/real/own/{{own_set}}.npz",
+    priority:
+        lambda wildcards: start_priority(f"{RESULTS}/data/real/own/{wildcards.own_set}.npz")
+    params:
+        results=lambda wildcards, output: Path(output[0]).parents[3 + wildcards.own_set.count("/")],
+    log:
+        "logs/own_set/{own_set}.log",
+    conda:
+        "../envs/calib.yaml"
+    threads: 1
+    resources:
+        mem_mb=rule_memory_mb("fetch"),
+        runtime=10,
+    shell:
+        "python -m pipeline.steps.fetch real_set=own/{wildcards.own_set} paths.results={params.results} > {log} 2>&1"
+        " || (cat {log} >&2; exit 1)"
+

@@ -35,3 +35,24 @@ rule report:
         runtime=10,
     shell:
         "python -m pipeline.steps.report paths.results={params.results} > {log} 2>&1"
+
+
+# The report's section on the own sets alone (`snakemake own`): it needs only their artifacts.
+rule own_report:
+    input:
+        OWN_ARTIFACTS,
+        CODE_STAMP,
+    output:
+        f"{RESULTS}/own/report.md",
+    params:
+        results=lambda wildcards, output: Path(output[0]).parents[1],
+    log:
+        "logs/own_report.log",
+    conda:
+        "../envs/calib.yaml"
+    threads: 1
+    resources:
+        mem_mb=rule_memory_mb("report"),
+        runtime=10,
+    shell:
+        "python -m pipeline.steps.own_report paths.results={params.results} > {log} 2>&1"

@@ -14,6 +14,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from pipeline.config_checks import check_config
+from pipeline.io import artifact_stem
 from pipeline.kinds import Parameters, kind_of, parameters_of
 from pipeline.steps.command_line import step
 from pipeline.steps.evaluate import evaluate
@@ -30,7 +31,7 @@ def build(cfg: DictConfig, parameters: Parameters | None = None) -> None:
         render(cfg, parameters)
     except BaseException:
         exp = cfg.experiment
-        stem = Path(cfg.paths.results) / exp.paper / exp.artifact
+        stem = artifact_stem(cfg.paths.results, exp)
         for suffix in TABLE_SUFFIXES if kind_of(exp).is_table else FIGURE_SUFFIXES:
             Path(f"{stem}{suffix}").unlink(missing_ok=True)
         values.unlink(missing_ok=True)

@@ -1,8 +1,10 @@
-"""Step: materialize one published real posterior set (``real_set=<registry name>``).
+"""Step: materialize one real posterior set (``real_set=<name>``): a published one or one of the user's own.
 
-Reads the set's files from the mirror (or downloads them), checks sizes and sha256, and writes
-``<paths.data>/real/<name>.npz`` atomically. Any missing, truncated or altered file stops the step
-with a message naming the file and the fix; nothing is written then.
+A published set's files are read from the mirror (or downloaded), their sizes and sha256 checked; an own set
+(``own/<name>``, ``own/<name>/calibration``) is read from the file its config declares
+(:mod:`pipeline.own_sets`). Either is written as ``<paths.data>/real/<name>.npz`` atomically. Any
+missing, truncated or altered file stops the step with a message naming the file and the fix; nothing is
+written then.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from omegaconf import DictConfig
 from calib._internal.files import atomic_write  # not pipeline.io's: that one loads pandas, which a fetch does not need
 from calib.data.real import save_posterior_set
 from calib.data.registry import RealDataError, materialize
+from pipeline import own_sets
 from pipeline.config_checks import check_config
+from pipeline.parameters import ConfigError
 from pipeline.real_data import locate_options, real_set_path
 from pipeline.steps.command_line import step
 
@@ -29,8 +33,12 @@ def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
             "fetch needs a set: python -m pipeline.steps.fetch real_set=<name> (see calib/data/registry.py)"
         )
     try:
-        pset = materialize(name, **locate_options(cfg))
-    except (RealDataError, KeyError) as exc:
+        if name.startswith(own_sets.PREFIX):
+            own, _, split = name.removeprefix(own_sets.PREFIX).partition("/")
+            pset = own_sets.load(own, split or "test")
+        else:
+            pset = materialize(name, **locate_options(cfg))
+    except (RealDataError, KeyError, ConfigError) as exc:
         print(f"fetch: {exc}", file=sys.stderr)
         raise SystemExit(1) from exc
     path = atomic_write(real_set_path(cfg.paths.data, name), lambda tmp: save_posterior_set(tmp, pset), checksum=True)

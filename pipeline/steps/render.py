@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 from omegaconf import DictConfig
 
+from pipeline import own_sets
+from pipeline.config import experiment_config
 from pipeline.config_checks import check_config
-from pipeline.io import values_path
+from pipeline.io import artifact_stem, values_path
 from pipeline.kinds import Parameters, kind_of, parameters_of
 from pipeline.steps.command_line import step
 
@@ -25,11 +28,36 @@ def render(cfg: DictConfig, parameters: Parameters | None = None) -> list[Path]:
         raise SystemExit(
             f"{source} is missing: run `python -m pipeline.steps.evaluate experiment={exp.paper}_{exp.artifact}`"
         )
-    stem = Path(cfg.paths.results) / exp.paper / exp.artifact
+    stem = artifact_stem(cfg.paths.results, exp)
     parameters = parameters_of(exp) if parameters is None else parameters
-    paths = kind_of(exp).render(parameters, pd.read_csv(source), stem)
+    values, parameters = _beside(cfg, parameters, pd.read_csv(source))
+    paths = kind_of(exp).render(parameters, values, stem)
     print("render: wrote " + ", ".join(str(p) for p in paths))
     return paths
+
+
+def _beside(cfg, parameters, values: pd.DataFrame):
+    """An own set's table ``values`` and ``parameters`` with the rows of the paper's experiment it sits beside
+    (``own.beside``, a config whose kind lists ``systems``) first, when that experiment's values are built;
+    unchanged otherwise (not an own set's table, or the paper's table not built here).
+
+    Example: the ``table2`` protocol on own set ``mine`` shows Table 2's systems, then ``mine``'s rows.
+    """
+    own = cfg.get("own")
+    name = own.get("beside") if own is not None else None
+    if not name:
+        return values, parameters
+    paper = experiment_config(name, results=cfg.paths.results).experiment
+    path = values_path(cfg.paths.results, paper)
+    if not path.exists():
+        return values, parameters
+    theirs = parameters_of(paper)
+    clash = {s.label for s in theirs.systems} & {s.label for s in parameters.systems}
+    if clash:
+        problem = f"{sorted(clash)} is also a system of {name}: give the set another label"
+        raise own_sets.error(own.name, "label", problem)
+    joined = replace(parameters, systems=[*theirs.systems, *parameters.systems])
+    return pd.concat([pd.read_csv(path), values], ignore_index=True), joined
 
 
 @step

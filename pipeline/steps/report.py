@@ -21,11 +21,12 @@ from calib.data.registry import REAL_SETS
 from pipeline.claims import CLAIM_COLUMNS, claims_table
 from pipeline.config import experiment_config, experiment_names
 from pipeline.config_checks import check_config
-from pipeline.io import read_values, values_path, write_csv, write_text
+from pipeline.io import artifact_stem, read_values, values_path, write_csv, write_text
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.references import REPORT_COLUMNS, compare, consults_other_experiments
 from pipeline.statuses import NON_VERDICTS, STATUSES, VERDICTS
 from pipeline.steps.command_line import step
+from pipeline.steps.own_report import own_section
 from pipeline.targets import experiments as listed_experiments
 from pipeline.targets import real_sets
 
@@ -58,7 +59,10 @@ def _experiment_configs() -> list[DictConfig]:
     mode, since the comparisons look up many keys a config may lack (each an exception in struct mode)."""
     out = []
     for name in experiment_names():
-        exp = experiment_config(name).experiment
+        cfg = experiment_config(name)
+        if cfg.get("own") is not None:  # an own set's protocol: its own section (pipeline.steps.own_report)
+            continue
+        exp = cfg.experiment
         OmegaConf.set_struct(exp, False)
         OmegaConf.set_readonly(exp, True)
         out.append(exp)
@@ -136,7 +140,7 @@ def _artifact_section(cfg: DictConfig, exp: DictConfig, frame: pd.DataFrame, val
         lines += [", ".join(f"{s}: {counts[s]}" for s in STATUSES if s in counts), ""]
         lines += [_table(mine.drop(columns=["paper", "artifact", "tolerance_basis"])), ""]
     elif values is not None:
-        stem = results / exp.paper / exp.artifact
+        stem = artifact_stem(results, exp)
         if is_table:
             table = Path(f"{stem}.md")
             shown = table.read_text().split("\n", 2)[-1] if table.exists() else f"(see `{table}`)"
@@ -180,6 +184,7 @@ def build(cfg: DictConfig) -> tuple[pd.DataFrame, pd.DataFrame, str]:
             lines += ["No experiments of this paper are configured yet.", ""]
         for exp in mine:
             lines += _artifact_section(cfg, exp, frame, *loaded[_name(exp)], is_table=_name(exp) in tables)
+    lines += own_section(cfg)
     return frame, claims, "\n".join(lines)
 
 

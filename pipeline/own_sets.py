@@ -1,0 +1,197 @@
+"""Posterior sets of the user's own, declared by config files and run under the papers' protocols.
+
+A set is one file, ``configs/real_systems/own/<name>.yaml`` (:class:`OwnSet`): the posteriors file (CSV, TSV,
+Parquet, Feather, .npz, or .npy with ``labels_file``), read as ``calib evaluate`` reads it, and optionally a
+held-out ``calibration_file`` and the file's ``sha256``. The workflow checks every declaration before any
+work (:func:`check`), writes the set as ``<data>/real/own/<name>.npz`` (and ``own/<name>/calibration.npz``,
+:func:`materialize`), and runs each protocol of ``configs/own_protocol/`` whose ``own_protocol.classes``
+fits the set's number of classes (:func:`applies`) into ``results/own/<name>/``.
+
+A declaration's relative paths are read from the repository's folder; absolute ones as they are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Annotated, Literal
+
+from calib._internal.files import atomic_write, sha256_file
+from calib.data.formats import file_format
+from calib.data.real import PosteriorSet, load_posteriors
+from calib.validation import CalibInputError, CalibInputWarning
+from pipeline.config import CACHE_DIR, CONFIG_DIR, OWN_SETS, own_set_config, own_set_names
+from pipeline.parameters import ConfigError, typed
+
+REPOSITORY = CONFIG_DIR.parent
+PREFIX = "own/"  # real-set names of own sets: own/<name>, own/<name>/calibration
+CALIBRATION = "calibration"
+CLASSES = ("any", "binary", "multiclass")
+
+
+@dataclass(frozen=True)
+class Sha256:
+    """A sha256 checksum: 64 hexadecimal digits (what ``sha256sum FILE`` prints first)."""
+
+    def problem(self, value) -> str | None:
+        if isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdefABCDEF" for c in value):
+            return None
+        return f"must be 64 hexadecimal digits (the first word `sha256sum FILE` prints); got {value!r}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class OwnSet:
+    """One own posterior set, as ``configs/real_systems/own/<name>.yaml`` declares it.
+
+    ``file``: the posteriors (relative to the repository, or absolute); ``kind``: what its scores hold;
+    ``labels``: the label column of a table (``calib evaluate --labels``); ``class_columns``: the score
+    columns (``--class-columns``; default every numeric column but the labels); ``labels_file``: the labels
+    of ``.npy`` scores (``--labels-file``); ``calibration_file`` (with ``calibration_labels_file`` for
+    ``.npy``): a held-out split of the same classifier, in the same layout; ``label_values``: what a table's
+    labels hold (``--label-values``: ``index``, ``names``, ``1-based``, or label -> class column);
+    ``positive_label``: a binary table's positive label (``--positive-label``); ``sha256``: the checksum
+    ``file`` must have; ``label``: the set's name in tables (default: the config file's name).
+    """
+
+    file: str
+    kind: Literal["probs", "logprobs", "logits"]
+    labels: str = "label"
+    class_columns: list[str] | None = None
+    labels_file: str | None = None
+    calibration_file: str | None = None
+    calibration_labels_file: str | None = None
+    label_values: Literal["auto", "index", "names", "1-based"] | dict[str, str] = "auto"
+    positive_label: str | None = None
+    sha256: Annotated[str, Sha256()] | None = None
+    label: str | None = None
+
+
+def declaration_file(name: str) -> str:
+    """The declaration of own set ``name``, relative to the repository."""
+    return f"configs/{OWN_SETS}/{name}.yaml"
+
+
+def real_set_names() -> list[str]:
+    """The real-set names of every declared own set (``own/<name>``, and ``own/<name>/calibration`` for those
+    with a calibration file), as experiments and sweeps name them."""
+    names = []
+    for name in own_set_names():
+        names.append(f"{PREFIX}{name}")
+        if own_set_config(name).get("calibration_file"):
+            names.append(f"{PREFIX}{name}/{CALIBRATION}")
+    return names
+
+
+def declared(name: str) -> OwnSet:
+    """The declaration of own set ``name``, every key and value checked (a :class:`ConfigError` naming the
+    config file and key otherwise)."""
+    where = declaration_file(name)
+    try:
+        return typed(OwnSet, own_set_config(name), where)
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace(f"{where}.", f"{where}: key ", 1)) from None
+
+
+def resolve(path: str) -> Path:
+    """A declared path: absolute as given, relative from the repository's folder."""
+    return Path(path) if Path(path).is_absolute() else REPOSITORY / path
+
+
+def error(name: str, key: str, problem: str) -> ConfigError:
+    return ConfigError(f"config error at {declaration_file(name)}: key {key}: {problem}")
+
+
+def load(name: str, split: str = "test") -> PosteriorSet:
+    """The own set ``name`` (``split`` "test": its ``file``; "calibration": its ``calibration_file``), read as
+    ``calib evaluate`` reads it and checked: the file exists, has the declared ``sha256``, and its scores and
+    labels are valid posteriors of its classes; a :class:`ConfigError` naming the config file and key
+    otherwise.
+
+    Example: ``load("mine").n_classes`` is the number of classes of ``configs/real_systems/own/mine.yaml``'s file.
+    """
+    spec = declared(name)
+    key, labels_key = ("file", "labels_file") if split == "test" else ("calibration_file", "calibration_labels_file")
+    given, labels_file = getattr(spec, key), getattr(spec, labels_key)
+    if given is None:
+        raise error(name, key, "not declared")
+    path = resolve(given)
+    if not path.is_file():
+        raise error(name, key, f"{path} does not exist (a relative path is read from {REPOSITORY})")
+    if split == "test" and spec.sha256 is not None and sha256_file(path) != spec.sha256.lower():
+        raise error(
+            name, "sha256", f"{path} has sha256 {sha256_file(path)}, not the declared {spec.sha256}: the file changed"
+        )
+    fmt = file_format(path)
+    options: dict = {}
+    if fmt in ("npz", "npy"):
+        if labels_file is not None:
+            options["labels"] = resolve(labels_file)
+        elif fmt == "npy":
+            raise error(name, labels_key, f"{path} holds scores only: give the .npy file of its labels")
+    else:
+        options |= {
+            "label_column": spec.labels,
+            "class_columns": spec.class_columns,
+            "label_values": spec.label_values,
+            "positive_label": spec.positive_label,
+        }
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", CalibInputWarning)
+            pset = load_posteriors(path, kind=spec.kind, format=fmt, **options)
+            pset.logprobs()  # validated here: wrong scores stop before any work
+    except CalibInputError as exc:
+        blamed = "labels" if fmt not in ("npz", "npy") and "label" in str(exc).lower() else key
+        raise error(name, blamed, str(exc).splitlines()[0]) from None
+    for warning in caught:  # how the file was read, said once in a line, as `calib evaluate` says it
+        print(f"note: {declaration_file(name)}: {warning.message}", file=sys.stderr)
+    return pset
+
+
+def check(name: str) -> dict:
+    """The shape of own set ``name`` (``n_classes``, ``n_samples``, ``classes``, ``calibration``), after
+    :func:`load` checked its files; kept in ``.snakemake/calib/own/`` while the declaration and the files it
+    names are unchanged (size and modification time), so a workflow run reads each file once.
+    """
+    spec = declared(name)
+    named = (spec.file, spec.labels_file, spec.calibration_file, spec.calibration_labels_file)
+    files = [resolve(f) for f in named if f]
+    stamp = json.dumps([asdict(spec), [(str(f), *_stat(f)) for f in files]], sort_keys=True)
+    path = CACHE_DIR / "own" / f"{name}-{hashlib.sha256(stamp.encode()).hexdigest()[:20]}.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        pass
+    pset = load(name)
+    shape = {"n_classes": pset.n_classes, "n_samples": pset.n_samples, "classes": list(pset.class_names or ())}
+    shape["calibration"] = spec.calibration_file is not None
+    if shape["calibration"]:
+        held_out = load(name, CALIBRATION)
+        if (held_out.n_classes, held_out.class_names) != (pset.n_classes, pset.class_names):
+            raise error(
+                name,
+                "calibration_file",
+                f"its classes {held_out.class_names or held_out.n_classes} are not the file's "
+                f"{pset.class_names or pset.n_classes}: both splits must hold the same classes",
+            )
+    for stale in path.parent.glob(f"{name}-*.json"):
+        stale.unlink(missing_ok=True)
+    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(shape)))
+    return shape
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    try:
+        stat = path.stat()
+    except OSError:
+        return (-1, -1)
+    return (stat.st_size, stat.st_mtime_ns)
+
+
+def applies(classes: str, shape: dict) -> bool:
+    """Whether a protocol for ``classes`` ("any", "binary": K = 2, "multiclass": K > 2) runs on a set of ``shape``."""
+    return classes == "any" or (classes == "binary") == (shape["n_classes"] == 2)

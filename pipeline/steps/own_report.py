@@ -1,0 +1,78 @@
+"""Step: the report's section on the user's own posterior sets, alone (``results/own/report.md``).
+
+``snakemake own`` builds it; the full report (``pipeline.steps.report``) carries the same section. For each
+set declared in ``configs/real_systems/own/``: its shape, then each protocol run on it (its table, or the
+path of its figure), and the protocols that do not apply to its number of classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from pipeline import own_sets
+from pipeline.config import experiment_config
+from pipeline.config_checks import check_config
+from pipeline.io import artifact_stem, write_text
+from pipeline.steps.command_line import step
+from pipeline.targets import experiments
+
+TITLE = "Your own posterior sets"
+
+
+def own_section(cfg: DictConfig, level: int = 2) -> list[str]:
+    """The Markdown lines of the section, its heading at ``level``; empty when no set is declared.
+
+    Example: with ``configs/real_systems/own/mine.yaml`` declared and built, the section lists
+    ``results/own/mine/table2.md``'s table under "mine".
+    """
+    listed = [e for e in experiments() if e.own_set]
+    names = sorted({e.own_set for e in listed})
+    if not names:
+        return []
+    head = "#" * level
+    lines = [
+        f"{head} {TITLE}",
+        "",
+        f"Each set declared in `configs/{own_sets.OWN_SETS}/`, under every protocol of `configs/own_protocol/` "
+        'that applies to its number of classes (README: "Your own posterior sets").',
+        "",
+    ]
+    for name in names:
+        shape = own_sets.check(name)
+        label = experiment_config(next(e.name for e in listed if e.own_set == name)).own.label
+        classes = ", ".join(shape["classes"]) or str(shape["n_classes"])
+        lines += [f"{head}# {label} (`{own_sets.declaration_file(name)}`)", ""]
+        lines += [f"{shape['n_samples']} samples, {shape['n_classes']} classes ({classes}).", ""]
+        mine = [e for e in listed if e.own_set == name]
+        skipped = [e.artifact for e in mine if not own_sets.applies(e.classes, shape)]
+        if skipped:
+            lines += [f"Not run (for sets of another number of classes): {', '.join(skipped)}.", ""]
+        for e in mine:
+            if e.artifact in skipped:
+                continue
+            exp = experiment_config(e.name, results=cfg.paths.results).experiment
+            stem = artifact_stem(cfg.paths.results, exp)
+            lines += [f"{head}## {e.artifact}: {exp.title}", ""]
+            table = Path(f"{stem}.md")
+            if e.is_table and table.exists():
+                lines += [table.read_text().split("\n", 2)[-1].strip(), ""]
+            elif e.is_table:
+                lines += [f"Not built: `snakemake {table}`.", ""]
+            else:
+                lines += [f"Figure: `{stem}.png` (and `.pdf`).", ""]
+    return lines
+
+
+@step
+def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
+    check_config(cfg)
+    lines = own_section(cfg, level=1) or [f"# {TITLE}", "", f"No set is declared in configs/{own_sets.OWN_SETS}/."]
+    path = write_text(Path(cfg.paths.results) / "own" / "report.md", "\n".join(lines) + "\n")
+    print(f"own_report: wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
