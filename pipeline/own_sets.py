@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from calib._internal.files import atomic_write, sha256_file
-from calib.data.formats import file_format
+from calib.data.formats import FORMATS, file_format
 from calib.data.real import PosteriorSet, load_posteriors
 from calib.validation import CalibInputError, CalibInputWarning
 from pipeline.config import CACHE_DIR, CONFIG_DIR, OWN_SETS, own_set_config, own_set_names
@@ -40,7 +41,7 @@ class Sha256:
     def problem(self, value) -> str | None:
         if isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdefABCDEF" for c in value):
             return None
-        return f"must be 64 hexadecimal digits (the first word `sha256sum FILE` prints); got {value!r}"
+        return f'must be 64 hexadecimal digits in quotes (sha256: "...", as `sha256sum FILE` prints it); got {value!r}'
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,8 +54,10 @@ class OwnSet:
     of ``.npy`` scores (``--labels-file``); ``calibration_file`` (with ``calibration_labels_file`` for
     ``.npy``): a held-out split of the same classifier, in the same layout; ``label_values``: what a table's
     labels hold (``--label-values``: ``index``, ``names``, ``1-based``, or label -> class column);
-    ``positive_label``: a binary table's positive label (``--positive-label``); ``sha256``: the checksum
-    ``file`` must have; ``label``: the set's name in tables (default: the config file's name).
+    ``positive_label``: a binary table's positive label (``--positive-label``); ``scale``, ``renormalize``,
+    ``sep``, ``decimal``, ``scores_key``, ``labels_key``, ``format``: as the options of those names;
+    ``sha256``: the checksum ``file`` must have; ``label``: the set's name in tables (default: the config
+    file's name).
     """
 
     file: str
@@ -66,7 +69,14 @@ class OwnSet:
     calibration_labels_file: str | None = None
     label_values: Literal["auto", "index", "names", "1-based"] | dict[str, str] = "auto"
     positive_label: str | None = None
-    sha256: Annotated[str, Sha256()] | None = None
+    scale: Literal["unit", "percent"] = "unit"
+    renormalize: bool = False
+    sep: str | None = None
+    decimal: str = "."
+    scores_key: str = "scores"
+    labels_key: str = "labels"
+    format: Literal[FORMATS] | None = None
+    sha256: Annotated[Any, Sha256()] | None = None  # Any: YAML reads unquoted digits as a number, which the rule names
     label: str | None = None
 
 
@@ -125,8 +135,13 @@ def load(name: str, split: str = "test") -> PosteriorSet:
         raise error(
             name, "sha256", f"{path} has sha256 {sha256_file(path)}, not the declared {spec.sha256}: the file changed"
         )
-    fmt = file_format(path)
-    options: dict = {}
+    try:
+        fmt = file_format(path, spec.format)
+    except CalibInputError as exc:
+        raise error(name, "format", _declaration_words(exc)) from None
+    options: dict = {"scale": spec.scale, "renormalize": spec.renormalize}
+    if fmt == "npz":
+        options |= {"scores_key": spec.scores_key, "labels_key": spec.labels_key}
     if fmt in ("npz", "npy"):
         if labels_file is not None:
             options["labels"] = resolve(labels_file)
@@ -138,6 +153,8 @@ def load(name: str, split: str = "test") -> PosteriorSet:
             "class_columns": spec.class_columns,
             "label_values": spec.label_values,
             "positive_label": spec.positive_label,
+            "sep": spec.sep,
+            "decimal": spec.decimal,
         }
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -146,10 +163,17 @@ def load(name: str, split: str = "test") -> PosteriorSet:
             pset.logprobs()  # validated here: wrong scores stop before any work
     except CalibInputError as exc:
         blamed = "labels" if fmt not in ("npz", "npy") and "label" in str(exc).lower() else key
-        raise error(name, blamed, str(exc).splitlines()[0]) from None
+        raise error(name, blamed, _declaration_words(exc)) from None
     for warning in caught:  # how the file was read, said once in a line, as `calib evaluate` says it
-        print(f"note: {declaration_file(name)}: {warning.message}", file=sys.stderr)
+        print(f"note: {declaration_file(name)}: {_declaration_words(warning.message)}", file=sys.stderr)
     return pset
+
+
+def _declaration_words(problem) -> str:
+    """A loader's message in the declaration's words: its command-line wording (``cli_message``), each
+    ``--some-option`` written as the key ``some_option:`` (the declaration's keys are the options' names)."""
+    text = str(getattr(problem, "cli_message", problem)).splitlines()[0]
+    return re.sub(r"--([a-z][a-z-]*)", lambda m: m.group(1).replace("-", "_") + ":", text)
 
 
 def check(name: str) -> dict:
