@@ -136,9 +136,11 @@ def experiment_files(name: str) -> list[str]:
 @functools.cache  # once per process: the configs do not change under a running step
 def composed_experiments() -> dict:
     """Every experiment's composed root config (``configs``: name -> plain container), the config files
-    each is composed from (``files``: name -> paths) and every sweep's block (``sweeps``: name -> plain
-    container), from the cache or composed by Hydra and cached. The result is shared: read it, do not
-    change it."""
+    each is composed from (``files``: name -> paths), every sweep's block (``sweeps``: name -> plain
+    container), every own set's declaration (``own_sets``) and protocol (``own_protocols``), from the cache
+    or composed by Hydra and cached. Each own set under each protocol is an experiment
+    (``own_<set>_<protocol>``): the protocol's config, and the root's ``own`` block its interpolations name.
+    The result is shared: read it, do not change it."""
     path = CACHE_DIR / f"configs-{_configs_key()}.json"
     try:
         return json.loads(path.read_text())

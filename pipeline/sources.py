@@ -10,7 +10,7 @@ from typing import Annotated
 
 import numpy as np
 
-from calib.data.real import PosteriorSet, one_vs_other, read_posterior_set
+from calib.data.real import PosteriorSet, one_vs_other, read_posterior_set, top_label_view
 from calib.data.registry import REAL_SETS
 from calib.data.synthetic import SYSTEMS
 from calib.data.zoo import SPLITS, zoo_names
@@ -18,6 +18,7 @@ from calib.validation import Choice, Integer
 from pipeline import own_sets
 from pipeline.config import dataset_names
 from pipeline.io import load_dataset, require_intact
+from pipeline.parameters import Invalid
 from pipeline.real_data import real_set_path
 
 
@@ -37,11 +38,17 @@ SyntheticSystem = Annotated[str, Choice(SYSTEMS)]
 @dataclass(frozen=True, kw_only=True)
 class RealSystem:
     """A real posterior set as a row of a table: its ``label``, its ``set``, and with ``one_vs_other: c`` the
-    binary view "class c vs the rest" (Ferrer & Ramos (2024), Sec. 3.5)."""
+    binary view "class c vs the rest" (Ferrer & Ramos (2024), Sec. 3.5), and with ``top_label: true`` the
+    binary view "the top class is right" (:func:`calib.data.real.top_label_view`)."""
 
     label: str
     set: RealSet
     one_vs_other: Annotated[int, Integer(minimum=0)] | None = None
+    top_label: bool = False
+
+    def __post_init__(self):
+        if self.top_label and self.one_vs_other is not None:
+            raise Invalid("top_label", "a system is seen one way: top_label or one_vs_other, not both")
 
 
 class DataSources:
@@ -62,4 +69,6 @@ class DataSources:
 def system_set(system: RealSystem, data: DataSources) -> PosteriorSet:
     """The posterior set of a system entry (``set``), as a one-vs-other view when it asks for one (``one_vs_other``)."""
     pset = data.real(system.set)
+    if system.top_label:
+        return top_label_view(pset)
     return pset if system.one_vs_other is None else one_vs_other(pset, system.one_vs_other)

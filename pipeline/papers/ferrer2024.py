@@ -139,6 +139,20 @@ class BootstrapPanels(_SyntheticMetrics):
 
 
 @dataclass(frozen=True, kw_only=True)
+class RealBootstrapPanels(Parameters):
+    """Fig. 8's intervals on a real ``system``: ``overall`` and ``calibration`` metrics with percentile
+    intervals at level 1 - ``alpha`` from ``n_boot`` resamples (calibrators refitted per resample)."""
+
+    system: RealSystem
+    options: MetricOptions
+    overall: list[MetricName]
+    calibration: list[MetricName]
+    n_boot: Count
+    alpha: Fraction
+    seed: Seed
+
+
+@dataclass(frozen=True, kw_only=True)
 class Posteriors:
     """A row of Table 2: the posteriors of ``calibrator`` (a letter) under ``protocol``; ``binary_only`` rows
     are left out for sets of more classes."""
@@ -322,28 +336,30 @@ def divergence_curves(exp: DivergenceCurves, data: DataSources) -> list[dict]:
 def bootstrap_panels(exp: BootstrapPanels, data: DataSources) -> list[dict]:
     """Fig. 8: percentile bootstrap CIs; calibrators refitted per resample, xv folds grouped by sample id."""
     labels, systems, _ = data.dataset(exp.datasets[0])
+    return [record for system in exp.systems for record in _bootstrapped(exp, system, systems[system], labels)]
+
+
+def real_bootstrap_panels(exp: RealBootstrapPanels, data: DataSources) -> list[dict]:
+    """Fig. 8's bootstrap on a real system's posteriors."""
+    pset = system_set(exp.system, data)
+    return _bootstrapped(exp, exp.system.label, pset.logprobs(), pset.labels)
+
+
+def _bootstrapped(exp: BootstrapPanels | RealBootstrapPanels, row: str, logp: np.ndarray, labels: np.ndarray):
+    """The value and percentile interval of each of ``exp``'s metrics on ``logp``, as value records of ``row``."""
     options = exp.options
     names = [*exp.overall, *exp.calibration]
-    records = []
-    for system in exp.systems:
 
-        def statistic(logp, y, groups):
-            cache: dict = {}
-            return [compute(name, logp, y, options, groups=groups, cache=cache) for name in names]
+    def statistic(logp, y, groups):
+        cache: dict = {}
+        return [compute(name, logp, y, options, groups=groups, cache=cache) for name in names]
 
-        print(f"evaluate: bootstrap of {system} ({exp.n_boot} resamples)", flush=True)
-        result = bootstrap(statistic, systems[system], labels, n_boot=exp.n_boot, seed=exp.seed, alpha=exp.alpha)
-        for i, name in enumerate(names):
-            records.append(
-                {
-                    "row": system,
-                    "column": name,
-                    "value": result.estimate[i],
-                    "ci_low": result.low[i],
-                    "ci_high": result.high[i],
-                }
-            )
-    return records
+    print(f"evaluate: bootstrap of {row} ({exp.n_boot} resamples)", flush=True)
+    result = bootstrap(statistic, logp, labels, n_boot=exp.n_boot, seed=exp.seed, alpha=exp.alpha)
+    return [
+        {"row": row, "column": name, "value": result.estimate[i], "ci_low": result.low[i], "ci_high": result.high[i]}
+        for i, name in enumerate(names)
+    ]
 
 
 # Synthetic systems: renderers -------------------------------------------------------------------------------------
@@ -413,13 +429,14 @@ def render_metric_panels(exp: MetricPanels, values: pd.DataFrame, stem: Path) ->
         return save_figure(fig, stem)
 
 
-def render_bootstrap_panels(exp: BootstrapPanels, values: pd.DataFrame, stem: Path) -> list[Path]:
+def render_bootstrap_panels(exp: BootstrapPanels | RealBootstrapPanels, values: pd.DataFrame, stem: Path) -> list[Path]:
     """Fig. 8: the same bars with percentile-interval error bars."""
+    rows = exp.systems if isinstance(exp, BootstrapPanels) else [exp.system.label]
     with figure_style():
         fig, axes = subplots(1, 2, figsize=(8, 2.8), layout="constrained", width_ratios=[1, 3])
         for ax, metrics in ((axes[0], exp.overall), (axes[1], exp.calibration)):
             bars, errors = {}, {}
-            for s in exp.systems:
+            for s in rows:
                 bars[s] = [_as_shown(m, _cell(values, s, m)) for m in metrics]
                 errors[s] = [[_as_shown(m, _cell(values, s, m, f)) for m in metrics] for f in ("ci_low", "ci_high")]
             grouped_bars(ax, bars, list(metrics), errors=errors)
@@ -649,6 +666,7 @@ KINDS = (
     Kind("semi_empirical_table", SemiEmpiricalTable, semi_empirical_table, render_semi_empirical_table, is_table=True),
     Kind("divergence_curves", DivergenceCurves, divergence_curves, render_divergence_curves),
     Kind("bootstrap_panels", BootstrapPanels, bootstrap_panels, render_bootstrap_panels, own_job=True),
+    Kind("real_bootstrap_panels", RealBootstrapPanels, real_bootstrap_panels, render_bootstrap_panels, own_job=True),
     Kind(
         "real_metrics_table",
         RealMetricsTable,

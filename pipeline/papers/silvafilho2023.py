@@ -33,6 +33,7 @@ from calib.calibration_errors.binning import equal_width_bin_ids
 from calib.calibrators.registry import make_calibrator
 from calib.data import survey_synthetic as gen
 from calib.data.toys import HALLENBECK_1920, decomposition_toy, ece_toy, hallenbeck_1920, marker_pitfall
+from calib.plots.curves import line_curves
 from calib.plots.reliability import reliability_bars, reliability_curve, reliability_points, simplex_grid, simplex_map
 from calib.plots.style import figure_style, pyplot, save_figure, subplots
 from calib.resampling.significance import SmallSampleWarning, multinomial_hosmer_lemeshow, resampling_test
@@ -42,7 +43,7 @@ from calib.validation import Choice, Integer
 from pipeline.companions import monte_carlo_records
 from pipeline.kinds import Kind, Parameters
 from pipeline.parameters import Count, Seed
-from pipeline.sources import DataSources
+from pipeline.sources import DataSources, RealSet
 from pipeline.values_table import render_values_table
 
 # Worked examples --------------------------------------------------------------------------------------------------
@@ -636,6 +637,14 @@ class HallenbeckDiagrams(Parameters):
 
 
 @dataclass(frozen=True, kw_only=True)
+class EceAgainstBins(Parameters):
+    """The top-label ECE of a real ``set`` with each of ``n_bins`` equal-width and equal-mass bins."""
+
+    set: RealSet
+    n_bins: list[Count]
+
+
+@dataclass(frozen=True, kw_only=True)
 class ToyDiagrams(Parameters):
     """Reliability diagrams of the worked example, one per class or the confidence of ``targets``."""
 
@@ -695,6 +704,38 @@ class MulticlassCalibration(Parameters):
     simplex_resolution: Count
 
 
+def ece_against_bins(exp: EceAgainstBins, data: DataSources) -> list[dict]:
+    """Silva Filho et al. (2023), end of Sect. 4 (and Figs. 1-2): binned ECE estimates "can provide very
+    different values given different number of bins"; here the top-label ECE of a real set against the
+    number of bins, with width and frequency binning (Sect. 4's two methods)."""
+    pset = data.real(exp.set)
+    logp = pset.logprobs()
+    return [
+        {
+            "row": f"{strategy} binning",
+            "column": "ECE",
+            "x": n_bins,
+            "value": BinnedCalibrationError("top_label", n_bins=n_bins, strategy=strategy)(
+                logp, pset.labels, kind="logprobs"
+            ),
+        }
+        for strategy in ("width", "mass")
+        for n_bins in exp.n_bins
+    ]
+
+
+def render_ece_against_bins(exp: EceAgainstBins, values: pd.DataFrame, stem: Path) -> list[Path]:
+    """One curve per binning, the number of bins on a log axis."""
+    with figure_style():
+        fig, ax = subplots(figsize=(4.8, 3.4), layout="constrained")
+        ordered = values.sort_values("x")
+        curves = {row: sel.value.to_numpy() for row, sel in ordered.groupby("row", sort=False)}
+        line_curves(ax, np.sort(np.unique(ordered.x)), curves, xlabel="number of bins", ylabel="top-label ECE")
+        ax.set_xscale("log")
+        ax.set_title(exp.title, fontsize=9)
+        return save_figure(fig, stem)
+
+
 KINDS = (
     Kind("hallenbeck_table", Table, hallenbeck_table, render_values_table, is_table=True),
     Kind("hallenbeck_diagrams", HallenbeckDiagrams, hallenbeck_diagrams, render_hallenbeck_diagrams),
@@ -703,6 +744,7 @@ KINDS = (
     Kind("toy_bins_table", ToyBinsTable, toy_bins_table, render_values_table, is_table=True),
     Kind("toy_summary_table", BinnedTable, toy_summary_table, render_values_table, is_table=True),
     Kind("toy_diagrams", ToyDiagrams, toy_diagrams, render_toy_diagrams),
+    Kind("ece_against_bins", EceAgainstBins, ece_against_bins, render_ece_against_bins),
     Kind("decomposition_table", Table, decomposition_table, render_values_table, is_table=True),
     Kind("hosmer_lemeshow_table", BinnedTable, hosmer_lemeshow_table, render_values_table, is_table=True),
     Kind("resampling_null", ResamplingNull, resampling_null, render_resampling_null, own_job=True),

@@ -24,7 +24,7 @@ from sklearn.linear_model import LogisticRegression
 from support import given_build, run_calib
 
 from pipeline import own_sets
-from pipeline.config import compose_config
+from pipeline.config import compose_config, composed_experiments
 from pipeline.parameters import ConfigError
 from pipeline.real_data import ENV_MIRROR, mirror_dir
 
@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.xdist_group("own_sets")
 
 SPECIES = np.array(["ant", "bee", "cat"])
-MULTICLASS = ("table2", "reassessing_table", "sharpness_diagrams", "reliability", "lens_tables", "lens_diagrams")
-BINARY = ("table2", "reassessing_table", "sharpness_diagrams", "reliability", "ecd_table", "ecd_figure", "corp")
-BINARY_TABLES = ("corp_decompositions",)
+ANY = ("table2", "bootstrap", "reassessing_table", "sharpness_diagrams", "reliability", "ece_bins")
+MULTICLASS = (*ANY, "lens_tables", "lens_diagrams", "corp_top_label")
+BINARY = (*ANY, "ecd_table", "ecd_figure", "corp", "corp_decompositions")
 
 
 def _copy_repository(to: Path) -> Path:
@@ -107,7 +107,7 @@ def test_every_protocol_that_fits_the_classes_is_built_and_no_other(built):
     _, results, _ = built
     for name, protocols, absent in (
         ("insects", MULTICLASS + ("heldout",), ("corp", "ecd_table")),
-        ("moons", BINARY + BINARY_TABLES, ("lens_tables", "heldout")),
+        ("moons", BINARY, ("lens_tables", "corp_top_label", "heldout")),
     ):
         folder = results / "own" / name
         for protocol in protocols:
@@ -157,6 +157,11 @@ def test_a_sweep_accepts_an_own_set_by_name(built):
         assert len(pd.read_csv(results / "sweeps" / "own_bins.csv")) > 0
     finally:
         sweep.unlink()
+
+
+def test_the_ece_bins_protocol_runs_the_grid_of_the_declared_sweep():
+    composed = composed_experiments()
+    assert composed["own_protocols"]["ece_bins"]["n_bins"] == composed["sweeps"]["ece_bins"]["grid"]["n_bins"]
 
 
 def _out_of_range(data: Path) -> Path:

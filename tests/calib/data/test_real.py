@@ -16,6 +16,7 @@ from calib.data.real import (
     one_vs_other,
     read_posterior_set,
     save_posterior_set,
+    top_label_view,
 )
 from calib.validation import CalibInputError, CalibInputWarning
 
@@ -556,3 +557,25 @@ def test_class_names_are_stored_as_a_tuple():
     probs, labels = _probs()
     pset = PosteriorSet("s", probs, labels, "probs", class_names=["a", "b", "c"])
     assert pset.class_names == ("a", "b", "c")
+
+
+def test_top_label_view_is_each_rows_one_vs_other_view_of_its_top_class():
+    """An identity: on the rows whose top class is c, the top-label view is the one-vs-other view of c."""
+    rng = np.random.default_rng(3)
+    probs = rng.dirichlet(np.ones(4), size=300)
+    labels = rng.integers(0, 4, size=300)
+    pset = PosteriorSet("toy", probs, labels, "probs")
+    view = top_label_view(pset)
+    top = probs.argmax(axis=1)
+    np.testing.assert_allclose(np.exp(view.logprobs()[:, 1]), probs.max(axis=1), rtol=1e-12)
+    np.testing.assert_array_equal(view.labels, (labels == top).astype(int))
+    for c in range(4):
+        rows = top == c
+        np.testing.assert_allclose(view.logprobs()[rows], one_vs_other(pset, c).logprobs()[rows], rtol=1e-12)
+
+
+def test_top_label_view_keeps_the_other_classes_mass_where_the_top_is_near_one():
+    """log(1 - max q) from the other classes: 1e-20 of mass left is kept, where 1 - max q in floats is 0."""
+    pset = PosteriorSet("sure", np.log([[1.0, 1e-20, 1e-30]]), np.array([0]), "logprobs")
+    other = top_label_view(pset).logprobs()[0, 0]
+    assert other == pytest.approx(np.log(1e-20 + 1e-30), rel=1e-12)
