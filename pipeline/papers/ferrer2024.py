@@ -12,6 +12,7 @@ Values are fractions; percentages (RCL, ECE) appear only when rendering. Real-se
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Literal
@@ -440,7 +441,7 @@ def render_bootstrap_panels(exp: BootstrapPanels | RealBootstrapPanels, values: 
                 bars[s] = [_as_shown(m, _cell(values, s, m)) for m in metrics]
                 errors[s] = [[_as_shown(m, _cell(values, s, m, f)) for m in metrics] for f in ("ci_low", "ci_high")]
             grouped_bars(ax, bars, list(metrics), errors=errors)
-        fig.suptitle(f"{exp.title} ({exp.n_boot} resamples)")
+        fig.suptitle(textwrap.fill(f"{exp.title} ({exp.n_boot} resamples)", 80))  # a long own-set title wraps
         return save_figure(fig, stem)
 
 

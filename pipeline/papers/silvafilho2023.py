@@ -19,6 +19,7 @@ without it.
 
 from __future__ import annotations
 
+import textwrap
 import warnings
 from dataclasses import dataclass
 from functools import cache
@@ -732,7 +733,7 @@ def render_ece_against_bins(exp: EceAgainstBins, values: pd.DataFrame, stem: Pat
         curves = {row: sel.value.to_numpy() for row, sel in ordered.groupby("row", sort=False)}
         line_curves(ax, np.sort(np.unique(ordered.x)), curves, xlabel="number of bins", ylabel="top-label ECE")
         ax.set_xscale("log")
-        ax.set_title(exp.title, fontsize=9)
+        ax.set_title(textwrap.fill(exp.title, 60), fontsize=9)
         return save_figure(fig, stem)
 
 
