@@ -69,10 +69,10 @@ def _composed(overrides: list[str]) -> tuple[DictConfig, dict[str, str]]:
     return cfg, choices
 
 
-def experiment_names() -> list[str]:
-    """Every experiment, sorted by name: each config of configs/experiment/, and each own set's protocols
-    (``own_<set>_<protocol>``, :func:`composed_experiments`)."""
-    return sorted(composed_experiments()["configs"])
+def experiment_names(own: bool = True) -> list[str]:
+    """Every experiment, sorted by name: each config of configs/experiment/, and (``own``) each own set's
+    protocols (``own_<set>_<protocol>``, :func:`composed_experiments`)."""
+    return sorted(composed_experiments()["configs"]) if own else _group_names("experiment")
 
 
 def _group_names(group: str) -> list[str]:

@@ -17,7 +17,7 @@ for job, members in JOBS.items():
             artifact_outputs(members),
         params:
             experiments=[e.name for e in members],
-            results=RESULTS,
+            results=results_folder(depth=1 + members[0].folder.count("/")),
         priority: rule_priority(rule_name(job))
         log:
             f"logs/artifacts/{job}.log",

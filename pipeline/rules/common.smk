@@ -104,6 +104,12 @@ def start_priority(*files):
     return max((INPUT_PRIORITY.get(f, 0) for f in files), default=0)
 
 
+def results_folder(depth):
+    """A ``params`` function: the results folder, ``depth`` folders above a job's first output (a paper's
+    artifacts are one below it, an own set's two: results/own/<set>/)."""
+    return lambda wildcards, output: Path(output[0]).parents[depth]
+
+
 def paper_title(exp):
     """The report category of an artifact: its paper, or the own set it was run on."""
     return f"Own set: {exp.own_set}" if exp.own_set else PAPER_TITLES.get(exp.paper, exp.paper)

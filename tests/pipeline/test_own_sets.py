@@ -1,9 +1,9 @@
 """A user's own posterior sets in the workflow: declared by config files, run under the papers' protocols.
 
 The sets are made here: scikit-learn models trained on data the zoo does not use (``make_classification``,
-three classes with text labels, and ``make_moons``, two classes in an .npz). The workflow runs in a copy of
-the repository (the declarations go into its configs/); with ``CALIB_TEST_BUILD`` (CI's complete build) its
-results start from a copy of that build, so only the own sets' jobs run.
+three classes with text labels, and ``make_moons``, two classes in an .npz, with exact zeros). The workflow
+runs in a copy of the repository (the declarations go into its configs/); with ``CALIB_TEST_BUILD`` (CI's
+complete build) its results start from a copy of that build, so only the own sets' jobs run.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 from sklearn.datasets import make_classification, make_moons
-from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
+from sklearn.neighbors import KNeighborsClassifier
 from support import given_build, run_calib
 
 from pipeline import own_sets
@@ -47,7 +47,8 @@ def _copy_repository(to: Path) -> Path:
 
 def _make_sets(folder: Path) -> None:
     """insects.csv / insects_cal.csv: logistic regression on 3 classes, text labels in column ``species``;
-    moons.npz: gradient boosting on two moons, arrays ``scores`` and ``labels``."""
+    moons.npz: 15-nearest neighbours on two moons, arrays ``scores`` and ``labels``; k-NN gives many
+    samples a class probability of exactly 0 (an infinite NCE), which every protocol must take."""
     x, y = make_classification(n_samples=2400, n_features=10, n_informative=5, n_classes=3, random_state=0)
     model = LogisticRegression(max_iter=500).fit(x[:1200], y[:1200])
     for name, rows in (("insects.csv", slice(1200, 2000)), ("insects_cal.csv", slice(2000, 2400))):
@@ -55,8 +56,8 @@ def _make_sets(folder: Path) -> None:
         table.insert(0, "species", SPECIES[y[rows]])
         table.to_csv(folder / name, index=False)
     x, y = make_moons(n_samples=1200, noise=0.3, random_state=0)
-    boosted = GradientBoostingClassifier(random_state=0).fit(x[:600], y[:600])
-    np.savez(folder / "moons.npz", scores=boosted.predict_proba(x[600:]), labels=y[600:])
+    neighbours = KNeighborsClassifier(n_neighbors=15).fit(x[:600], y[:600])
+    np.savez(folder / "moons.npz", scores=neighbours.predict_proba(x[600:]), labels=y[600:])
 
 
 def _declare(repo: Path, name: str, text: str) -> Path:
