@@ -26,7 +26,7 @@ from calib.data.formats import FORMATS, file_format
 from calib.data.real import PosteriorSet, load_posteriors
 from calib.validation import CalibInputError, CalibInputWarning
 from pipeline.config import CACHE_DIR, CONFIG_DIR, OWN_SETS, own_set_config, own_set_names
-from pipeline.parameters import ConfigError, typed
+from pipeline.parameters import ConfigError, message, typed
 
 REPOSITORY = CONFIG_DIR.parent
 PREFIX = "own/"  # real-set names of own sets: own/<name>, own/<name>/calibration
@@ -214,6 +214,14 @@ def _stat(path: Path) -> tuple[int, int]:
     except OSError:
         return (-1, -1)
     return (stat.st_size, stat.st_mtime_ns)
+
+
+def check_classes(classes, protocol: str) -> None:
+    """A protocol's ``own_protocol.classes`` is one of :data:`CLASSES` (a misspelling would otherwise read as
+    "multiclass"); a :class:`ConfigError` naming its file otherwise."""
+    if classes not in CLASSES:
+        where = f"configs/own_protocol/{protocol}.yaml: own_protocol.classes"
+        raise ConfigError(message(where, f"{classes!r} is not a known name", CLASSES, classes))
 
 
 def applies(classes: str, shape: dict) -> bool:

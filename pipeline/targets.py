@@ -16,6 +16,7 @@ from calib.data.registry import REAL_SETS
 from pipeline.config import CACHE_DIR, CONFIG_DIR, OWN_PROTOCOLS, experiment_config, experiment_files, experiment_names
 from pipeline.io import atomic_write
 from pipeline.kinds import PAPERS_DIR, kind_of, parameters_of
+from pipeline.own_sets import check_classes
 
 # Besides configs/, the experiment list depends only on the pipeline's modules (the kinds and their parameters),
 # the registry of real sets and the checking rules.
@@ -61,6 +62,7 @@ def load_experiment(name: str) -> DictConfig:
     own = cfg.get("own")
     if own is not None:
         parameters_of(exp, f"configs/{OWN_PROTOCOLS}/{exp.artifact}.yaml (run on own set {own.name})")
+        check_classes(own.classes, exp.artifact)
         if name != f"own_{own.name}_{exp.artifact}":
             raise ValueError(f"configs/{OWN_PROTOCOLS}/{exp.artifact}.yaml must set artifact: <its file name>")
         return cfg

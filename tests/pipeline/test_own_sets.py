@@ -162,6 +162,17 @@ def test_the_ece_bins_protocol_runs_the_grid_of_the_declared_sweep():
     assert composed["own_protocols"]["ece_bins"]["n_bins"] == composed["sweeps"]["ece_bins"]["grid"]["n_bins"]
 
 
+def test_a_protocols_misspelt_classes_is_a_config_error_not_multiclass():
+    for classes in own_sets.CLASSES:
+        own_sets.check_classes(classes, "table2")
+    with pytest.raises(ConfigError) as error:
+        own_sets.check_classes("binry", "table2")
+    assert str(error.value) == (
+        "config error at configs/own_protocol/table2.yaml: own_protocol.classes: 'binry' is not a known name; "
+        "allowed: any, binary, multiclass. Did you mean 'binary'?"
+    )
+
+
 def _out_of_range(data: Path) -> Path:
     """insects.csv with numeric labels, the last one 3: no class column has that index."""
     table = pd.read_csv(data / "insects.csv").drop(columns="species")
