@@ -114,20 +114,9 @@ def one_vs_other(pset: PosteriorSet, positive: int) -> PosteriorSet:
     if not 0 <= positive < pset.n_classes:
         raise CalibInputError(f"positive must be a class index in [0, {pset.n_classes}); got {positive}")
     logp = pset.logprobs()
-    others = np.delete(logp, positive, axis=1)
-    from scipy.special import logsumexp
-
-    binary = np.column_stack([logsumexp(others, axis=1), logp[:, positive]])
     name = pset.class_names[positive] if pset.class_names else str(positive)
-    return replace(
-        pset,
-        name=f"{pset.name}-{positive}vsO",
-        scores=binary,
-        labels=None if pset.labels is None else (pset.labels == positive).astype(np.int64),
-        kind="logprobs",
-        class_names=("other", name),
-        provenance=f"{pset.provenance}; one-vs-other view of class {positive}".lstrip("; "),
-    )
+    others = np.delete(logp, positive, axis=1)
+    return _binary_view(pset, logp, others, positive, f"{positive}vsO", name, f"one-vs-other view of class {positive}")
 
 
 def top_label_view(pset: PosteriorSet) -> PosteriorSet:
@@ -141,20 +130,26 @@ def top_label_view(pset: PosteriorSet) -> PosteriorSet:
     """
     logp = pset.logprobs()
     top = np.argmax(logp, axis=1)
-    rows = np.arange(logp.shape[0])
     others = logp.copy()
-    others[rows, top] = -np.inf
+    others[np.arange(logp.shape[0]), top] = -np.inf
+    return _binary_view(pset, logp, others, top, "top-label", "top class", "top-label view")
+
+
+def _binary_view(pset: PosteriorSet, logp, others, positive, suffix: str, name: str, what: str) -> PosteriorSet:
+    """The two-class view [log-sum-exp of ``others``, ``logp`` of ``positive``] with labels (y == ``positive``):
+    ``positive`` is a class index, or one per row; the view is called ``<set>-<suffix>``, its classes
+    ("other", ``name``), and ``what`` is added to its provenance."""
     from scipy.special import logsumexp
 
-    binary = np.column_stack([logsumexp(others, axis=1), logp[rows, top]])
+    positive_logp = logp[:, positive] if np.ndim(positive) == 0 else logp[np.arange(logp.shape[0]), positive]
     return replace(
         pset,
-        name=f"{pset.name}-top-label",
-        scores=binary,
-        labels=None if pset.labels is None else (pset.labels == top).astype(np.int64),
+        name=f"{pset.name}-{suffix}",
+        scores=np.column_stack([logsumexp(others, axis=1), positive_logp]),
+        labels=None if pset.labels is None else (pset.labels == positive).astype(np.int64),
         kind="logprobs",
-        class_names=("other", "top class"),
-        provenance=f"{pset.provenance}; top-label view".lstrip("; "),
+        class_names=("other", name),
+        provenance=f"{pset.provenance}; {what}".lstrip("; "),
     )
 
 
