@@ -1,4 +1,4 @@
-"""Vector and matrix scaling on reference-class log-ratios.
+"""Vector and matrix scaling on reference-class log-ratios (vector scaling by default on the log-posteriors).
 
 Source: Guo et al. (2017), "On calibration of modern neural networks" (vector and matrix
 scaling), as written in the survey of Silva Filho et al. (2023), Sects. 5.4.2-5.4.3, eqs. 14-17,
@@ -44,31 +44,42 @@ from calib.validation import CalibInputError
 
 
 class VectorScaling(Calibrator):
-    """Vector scaling: g(s) = softmax(w ⊙ z + b) on the log-ratios z_j = ln(s_j / s_K).
+    """Vector scaling: g(s) = softmax(w ⊙ z + b) on the log-posteriors z = ln s (or the survey's ln(s_j / s_K)).
 
-    One weight and one bias per class on the log-ratios to the last class (the survey's logits of a
-    generic probabilistic classifier; z_K = 0), computed from log-posteriors whose exact zeros are
-    smoothed (:mod:`calib.calibrators.zeros`). Since
-    z_K = 0, w_K has no effect and is fixed at 0, and b_K = 0 (softmax ignores a common shift). The
-    2 (K - 1) parameters minimize the mean log-loss, which is convex, in float64 and
+    One weight and one bias per class on the log-posteriors (exact zeros smoothed,
+    :mod:`calib.calibrators.zeros`; floored at LOG_FLOOR): Dirichlet calibration with a diagonal
+    matrix. b_K = 0 (softmax ignores a common shift), so K weights and K - 1 biases are fitted. It
+    treats every class alike: permuting the classes of the scores permutes the calibrated posteriors
+    and changes nothing else, so a file's column order cannot change a result. For K = 2 it is
+    beta calibration without the sign constraints: logit p_1 = w_1 ln s_1 - w_0 ln s_0 - b_0.
+
+    ``last_class_reference=True`` is the survey's definition instead: the logits of a generic
+    probabilistic classifier are the log-ratios to the last class, so z_K = 0, w_K has no effect and
+    is fixed at 0, and 2 (K - 1) parameters are fitted. The last class is then special: reordering the
+    classes changes the fit. For K = 2 it is exactly Platt scaling on the log-odds:
+    p_1 = sigmoid(w_0 t - b_0) with t = ln(s_1 / s_0).
+
+    Either way the parameters minimize the mean log-loss, which is convex, in float64 and
     deterministically, from the identity map (w = 1, b = 0): by damped Newton (on many rows
     warm-started from a strided subset) up to 400 parameters, by L-BFGS-B beyond. Per-class weights
     can change the argmax, so unlike temperature scaling vector scaling does not preserve accuracy in
-    general. For K = 2 it is exactly Platt scaling on the log-odds: p_1 = sigmoid(w_0 t - b_0) with
-    t = ln(s_1 / s_0).
+    general.
 
-    Source: Guo et al. (2017); Silva Filho et al. (2023), Sects. 5.4.1-5.4.2, eqs. 14-15, with the
-    sign reparametrisation softmax(+w z + b) of the printed exp(-w z - b).
+    Source: Guo et al. (2017) (vector scaling on logits); Kull et al. (2019), Sect. 3 (Dirichlet
+    calibration, softmax(W ln q + b), here with W diagonal); Silva Filho et al. (2023), Sects.
+    5.4.1-5.4.2, eqs. 14-15, with the sign reparametrisation softmax(+w z + b) of the printed
+    exp(-w z - b) (``last_class_reference=True``).
 
     Parameters
     ----------
-    None
-        The constructor takes no arguments; ``fit(scores, labels, kind=...)`` takes the data.
+    last_class_reference : bool, default False
+        Fit on the log-ratios to the last class (the survey's definition), which depends on which
+        class comes last; the default fits on the log-posteriors, which does not.
 
     Attributes
     ----------
     coef_ : ndarray of shape (K,)
-        w; w_K = 0 is fixed since z_K = 0.
+        w (with ``last_class_reference``, w_K = 0 is fixed since z_K = 0).
     intercept_ : ndarray of shape (K,)
         b; b_K = 0 is fixed.
     converged_ : bool
@@ -85,25 +96,39 @@ class VectorScaling(Calibrator):
     >>> scores = 2 * logits  # over-confident scores: twice the calibrated logits
     >>> model = VectorScaling().fit(scores, labels, kind="logits")
     >>> [round(w, 4) for w in model.coef_.tolist()]
+    [0.4543, 0.4924, 0.7164]
+    >>> survey = VectorScaling(last_class_reference=True).fit(scores, labels, kind="logits")
+    >>> [round(w, 4) for w in survey.coef_.tolist()]
     [0.5209, 0.5901, 0.0]
     """
 
     log_scale = True
 
+    def __init__(self, last_class_reference: bool = False):
+        self.last_class_reference = last_class_reference
+
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
         problem = self._objective(logp, labels)
         theta, self.converged_ = minimize_objective(problem, problem.start())
-        self.coef_ = np.append(problem.weights(theta), 0.0)
+        weights = problem.weights(theta)
+        self.coef_ = np.append(weights, 0.0) if self._reference() else weights
         self.intercept_ = problem.biases(theta)
 
+    def _reference(self) -> bool:
+        if not isinstance(self.last_class_reference, bool | np.bool_):
+            raise CalibInputError(f"last_class_reference must be True or False; got {self.last_class_reference!r}")
+        return bool(self.last_class_reference)
+
     def _objective(self, logp: np.ndarray, labels: np.ndarray) -> SoftmaxObjective:
-        """The training objective; parameters (w_1..w_{K-1}, b_1..b_{K-1}) (exposed for gradient checks)."""
+        """The training objective; parameters (w, b_1..b_{K-1}), w of the K - 1 first classes with
+        ``last_class_reference`` (exposed for gradient checks)."""
         k = logp.shape[1]
-        free_bias = np.arange(k) < k - 1
-        return SoftmaxObjective(reference_log_ratios(logp)[:, :-1], labels, k, diagonal=True, free_bias=free_bias)
+        features = reference_log_ratios(logp)[:, :-1] if self._reference() else np.maximum(logp, LOG_FLOOR)
+        return SoftmaxObjective(features, labels, k, diagonal=True, free_bias=np.arange(k) < k - 1)
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
-        return log_softmax_rows(self.coef_ * reference_log_ratios(logp) + self.intercept_, overwrite=True)
+        features = reference_log_ratios(logp) if self._reference() else np.maximum(logp, LOG_FLOOR)
+        return log_softmax_rows(self.coef_ * features + self.intercept_, overwrite=True)
 
     def _fitted_fields(self) -> dict[str, FittedField]:
         k = self.n_classes_

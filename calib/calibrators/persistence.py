@@ -17,7 +17,9 @@ holds only JSON values. It is one object (UTF-8, sorted keys, indent 1) with
   declared type, shape and range (a scale is positive, a probability lies in [0, 1], bin edges increase).
 
 Files of format version 1 (no class names, no kind, no zero treatment) are still read: their
-calibrators never smoothed zeros (``zero_smoothing_`` = 0). A file larger than MAX_FILE_BYTES is
+calibrators never smoothed zeros (``zero_smoothing_`` = 0). A vector-scaling file without the
+``last_class_reference`` parameter was written when the survey's definition (log-ratios to the last
+class) was the only one, and is read as such. A file larger than MAX_FILE_BYTES is
 refused before it is parsed.
 
 Floats are written as their ``repr`` (as :mod:`json` does), which reads back as the same float64,
@@ -394,6 +396,8 @@ def _build(document: object) -> SavedCalibrator:
     init = document["init"]
     if not isinstance(init, dict):
         raise CalibInputError(f"init must be an object of {cls.__name__}'s parameters; got {_short(init)}")
+    if method == "vector" and "last_class_reference" not in init:  # written when the survey's was the only one
+        init = init | {"last_class_reference": True}
     _check_keys(set(init), set(cls().get_params(deep=False)), f"init keys ({cls.__name__}'s parameters)")
     for name, value in init.items():
         if not _is_plain(value):

@@ -371,7 +371,7 @@ CALIBRATORS = {
     "platt_score": ("platt", {"feature": "score"}),
     "beta": ("beta", {}),
     "temperature": ("temperature", {}),
-    "vector": ("vector", {}),
+    "vector": ("vector", {"last_class_reference": True}),  # the survey's logits: log-ratios to the last class
     "matrix": ("matrix", {}),
     "dirichlet": ("dirichlet_cv", {}),
 }

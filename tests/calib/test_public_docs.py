@@ -208,4 +208,4 @@ def test_parameters_are_read_from_the_signature():
     assert signature_names(calib.bootstrap)[:2] == ["statistic", "*arrays"]
     assert signature_names(calib.load_posteriors)[-1] == "**options"
     assert signature_names(calib.MatrixScaling) == ["reg"]
-    assert signature_names(calib.VectorScaling) == []
+    assert signature_names(calib.VectorScaling) == ["last_class_reference"]

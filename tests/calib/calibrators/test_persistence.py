@@ -30,6 +30,7 @@ from calib.validation import CalibInputError
 # parameters that change the saved state (priors, penalties, bins and their policies).
 CASES = [
     *((method, k, {}) for method in ("dp", "temperature", "vector", "matrix", "dirichlet") for k in (3, 2)),
+    ("vector", 3, {"last_class_reference": True}),
     ("dp", 3, {"priors": [0.2, 0.3, 0.5]}),
     ("temperature", 3, {"priors": [0.5, 0.25, 0.25], "max_iter": 50}),
     ("matrix", 3, {"reg": 0.1}),
@@ -145,6 +146,21 @@ def test_the_layout_of_a_dp_file(tmp_path):
         "zero_loss_share_": 0.0,
         "zero_smoothing_": 0.0,
     }
+
+
+def test_a_vector_scaling_file_written_before_its_parameter_is_read_as_the_surveys(tmp_path):
+    # Files of earlier releases have no init key last_class_reference: their only vector scaling was the survey's.
+    model = _fitted("vector", 3, {"last_class_reference": True})
+    document = json.loads(_saved_text(model, "vector", tmp_path))
+    assert document["init"].pop("last_class_reference") is True
+    (tmp_path / "old.json").write_text(json.dumps(document), encoding="utf-8")
+    loaded, method = load_calibrator(tmp_path / "old.json")
+    assert method == "vector"
+    assert loaded.last_class_reference is True
+    logits = _new_scores(3)[0]
+    np.testing.assert_array_equal(
+        loaded.predict_log_proba(logits, kind="logits"), model.predict_log_proba(logits, kind="logits")
+    )
 
 
 def _saved_text(model, method: str, folder) -> str:

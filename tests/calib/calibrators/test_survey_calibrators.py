@@ -321,10 +321,10 @@ def test_dirichlet_cv_full_grid_over_lambda_and_mu():
     assert (model.reg_lambda_, model.reg_mu_) == best
 
 
-def test_vector_scaling_with_two_classes_is_platt_scaling():
+def test_the_surveys_vector_scaling_with_two_classes_is_platt_scaling():
     t, y = _platt_data(5000, seed=9)
     x = _binary_from_log_odds(t)
-    vector = VectorScaling().fit(x, y, kind="logprobs").predict_proba(x, kind="logprobs")
+    vector = VectorScaling(last_class_reference=True).fit(x, y, kind="logprobs").predict_proba(x, kind="logprobs")
     platt = PlattCalibrator().fit(x, y, kind="logprobs").predict_proba(x, kind="logprobs")
     affine = AffineCalibrator().fit(x, y, kind="logprobs").predict_proba(x, kind="logprobs")
     np.testing.assert_allclose(vector, platt, atol=1e-8)
@@ -340,7 +340,7 @@ def test_vector_scaling_recovers_per_class_scales_and_biases():
     d, e = np.array([2.0, 0.5, 1.0]), np.array([0.4, -0.3, 0.0])
     z = true - true[:, -1:]
     scores = log_softmax(d * z + e, axis=1)
-    model = VectorScaling().fit(scores, y, kind="logprobs")
+    model = VectorScaling(last_class_reference=True).fit(scores, y, kind="logprobs")
     problem = model._objective(scores, y)
     theta_true = np.concatenate([1 / d[:2], -e[:2] / d[:2]])
     se = np.sqrt(np.diag(np.linalg.inv(problem.hessian(theta_true))) / y.size)
@@ -349,6 +349,29 @@ def test_vector_scaling_recovers_per_class_scales_and_biases():
     assert model.coef_[2] == 0 and model.intercept_[2] == 0
     out = model.predict_log_proba(scores, kind="logprobs")
     assert _ce(out, y) <= _ce(true, y) + OPT_TOL
+
+
+def test_vector_scaling_with_two_classes_is_a_logistic_regression_on_both_log_posteriors():
+    # Kull et al. (2019) with a diagonal W, K = 2: logit p_1 = w_1 ln s_1 - w_0 ln s_0 - b_0, a logistic
+    # regression on the features (ln s_0, ln s_1) with an intercept: scikit-learn's unpenalized fit.
+    from sklearn.linear_model import LogisticRegression
+
+    t, y = _platt_data(5000, seed=9)
+    x = _binary_from_log_odds(0.6 * t + 0.3 * np.abs(t))  # not a function of the log-odds alone after calibration
+    vector = VectorScaling().fit(x, y, kind="logprobs").predict_proba(x, kind="logprobs")
+    reference = LogisticRegression(penalty=None, tol=1e-12, max_iter=10_000).fit(x, y).predict_proba(x)
+    np.testing.assert_allclose(vector, reference, atol=1e-6)
+
+
+def test_vector_scaling_does_not_depend_on_the_order_of_the_classes():
+    _, scores, y = _distorted(3000)
+    order = np.array([2, 0, 1])
+    position = np.argsort(order)  # class k of the scores is column position[k] of the reordered scores
+    for model, invariant in ((VectorScaling(), True), (VectorScaling(last_class_reference=True), False)):
+        direct = clone(model).fit(scores, y, kind="logprobs").predict_proba(scores, kind="logprobs")
+        reordered = clone(model).fit(scores[:, order], position[y], kind="logprobs")
+        moved = reordered.predict_proba(scores[:, order], kind="logprobs")[:, position]
+        assert (np.abs(moved - direct).max() < 1e-9) == invariant
 
 
 def test_matrix_scaling_ridge_pulls_toward_identity():
