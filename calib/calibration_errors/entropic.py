@@ -58,7 +58,8 @@ def ecd(scores, labels, *, kind: str) -> float:
     log-probabilities, so a prediction equal to its label contributes exactly 0. ECD > 0 means
     over-confident, ECD < 0 under-confident, and 0 calibrated *or* maximally uncertain; under
     calibration the expectation is 0 whatever the distribution of the predictions. One datum's
-    value is at least 1 - 1/p* = -0.27846 (at p* = 0.78219) and unbounded above. O(N K) time.
+    value is at least 1 - 1/p* = -0.27846 (at p* = 0.78219) for two classes, lower for more
+    (:func:`single_datum_bound`), and unbounded above. O(N K) time.
 
     Source: "An entropic metric" (2025), eq. 8 (ECD), eq. 12 (the summand for classes), eq. 15 (the
     binary form, simplified).
@@ -93,14 +94,33 @@ def ecd(scores, labels, *, kind: str) -> float:
     return float(np.mean(ecd_terms(scores, labels, kind=kind)))
 
 
-def single_datum_bound() -> tuple[float, float]:
-    """(p*, f(p*)): the smallest value of (p - y) logit p over p and y, at y = 1 (Sect. IV-D, Fig. 2).
+def single_datum_bound(n_classes: int = 2) -> tuple[float, float]:
+    """(p*, f(p*)): the smallest summand NLL - H of one datum over K classes, and the true class's
+    probability p* where it is reached.
 
-    The derivative of (p - 1) logit p vanishes where p logit p = 1; there f = 1 - 1/p*.
+    For two classes the summand is (p - y) logit p, smallest at y = 1 where p logit p = 1
+    ("An entropic metric" (2025), Sect. IV-D, Fig. 2). For K classes (derived here the same way): with
+    the true class at p, the summand -log p + sum_k q_k log q_k is smallest when the other K - 1
+    classes share 1 - p equally (their entropy is then largest), and its derivative in p vanishes where
+    p log(p (K - 1) / (1 - p)) = 1; there it equals 1 - 1/p*. The bound falls with K (about -1.10 at
+    K = 10): no constant bounds ECD below for every K. O(1) time (a root search).
+
+    Parameters
+    ----------
+    n_classes : int, default 2
+        K >= 2.
+
+    Examples
+    --------
+    >>> [round(bound, 5) for _, bound in (single_datum_bound(), single_datum_bound(3))]
+    [-0.27846, -0.46306]
     """
     from scipy.optimize import brentq
 
-    p_star = brentq(lambda p: p * np.log(p / (1.0 - p)) - 1.0, 0.6, 0.95, xtol=1e-15)
+    k = check_positive_int(n_classes, "n_classes")
+    if k < 2:
+        raise CalibInputError(f"n_classes must be at least 2; got {n_classes}")
+    p_star = brentq(lambda p: p * np.log(p * (k - 1) / (1.0 - p)) - 1.0, 1.0 / k, 1.0 - 1e-12, xtol=1e-15)
     return float(p_star), float(1.0 - 1.0 / p_star)
 
 

@@ -712,7 +712,7 @@ class _LensBatch:
 def _intervals(draws, definitions, ctx) -> tuple[dict[str, Metric], str, list[str]]:
     """The metrics with basic intervals clipped to their ranges, the method, and why an estimate lies
     outside its interval where one does."""
-    bounds = {name: d.bounds for d in definitions for name in d.names(ctx)}
+    bounds = {name: d.bounds(ctx) if callable(d.bounds) else d.bounds for d in definitions for name in d.names(ctx)}
     settings = ctx.settings
     metrics, notes = {}, []
     for name, values in draws.items():

@@ -28,7 +28,7 @@ from scipy.special import entr
 
 from calib.calibration_errors.binned import ReliabilityBins
 from calib.calibration_errors.binning import bin_ids_from_edges
-from calib.calibration_errors.entropic import ecd_terms
+from calib.calibration_errors.entropic import ecd_terms, single_datum_bound
 from calib.calibration_errors.smoothing import smooth_ece
 from calib.evaluation.settings import EvaluationSettings
 from calib.scoring.decisions import bayes_choices
@@ -94,7 +94,8 @@ class MetricDefinition:
     (a key shared by several metrics is computed once); ``value(sums, ctx)`` maps each name to its value
     for every resample, from the summed terms (each with a trailing resample axis). ``whole(batch,
     ctx)`` replaces both for a metric that needs its samples at once. ``bounds`` are the values it can
-    take (intervals are clipped to them); ``applies(ctx)`` whether it is defined for these data;
+    take (intervals are clipped to them), or a function of the context giving them; ``applies(ctx)``
+    whether it is defined for these data;
     ``bins``, for a binned metric, its term key and edges key (:func:`reliability` reads its bins).
     """
 
@@ -103,7 +104,7 @@ class MetricDefinition:
     names: Callable[[Context], list[str]]
     terms: Callable[[Batch, Context], dict[str, Terms]] | None
     value: Callable[[Sums, Context], dict[str, np.ndarray]] | None
-    bounds: tuple[float, float] = (0.0, np.inf)
+    bounds: tuple[float, float] | Callable[[Context], tuple[float, float]] = (0.0, np.inf)
     applies: Callable[[Context], bool] = lambda ctx: True
     whole: Callable[[Batch, Context], float] | None = None
     bins: tuple[str, str] | None = None
@@ -419,6 +420,6 @@ register(
             "n": _ones(batch),
         },
         lambda sums, ctx: {"ECD": sums["ECD terms"][0] / sums["n"][0]},
-        bounds=(-0.27846, np.inf),  # one datum's term is at least 1 - 1/p* ("An entropic metric" (2025))
+        bounds=lambda ctx: (single_datum_bound(ctx.n_classes)[1], np.inf),  # the least one datum's term can be
     )
 )

@@ -88,6 +88,19 @@ def test_single_datum_bound_published_values():
     assert bound == pytest.approx(1.0 - 1.0 / p_star, abs=1e-15)
 
 
+@pytest.mark.parametrize("k", [3, 4, 10])
+def test_the_single_datum_bound_of_k_classes_is_the_least_summand_of_many_random_predictions(k):
+    p_star, bound = single_datum_bound(k)
+    at_bound = np.array([[p_star, *np.full(k - 1, (1 - p_star) / (k - 1))]])
+    assert ecd_terms(at_bound, np.array([0]), kind="probs")[0] == pytest.approx(bound, abs=1e-12)
+    rng = np.random.default_rng(k)
+    for alpha in (0.3, 1.0, 5.0):  # spread over the simplex, near its corners and near its centre
+        probs = rng.dirichlet(np.full(k, alpha), size=200_000)
+        terms = ecd_terms(probs, rng.integers(0, k, size=probs.shape[0]), kind="probs")
+        assert terms.min() >= bound - 1e-12
+    assert bound < single_datum_bound(k - 1)[1]  # more classes, lower bound
+
+
 def test_single_datum_bound_is_the_grid_minimum_for_both_labels():
     p_star, bound = single_datum_bound()
     grid = np.linspace(1e-6, 1 - 1e-6, 1_000_001)  # spacing 1e-6

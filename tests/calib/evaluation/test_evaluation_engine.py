@@ -343,3 +343,16 @@ def test_counts_drawn_as_read_equal_counts_drawn_ahead(monkeypatch):
     monkeypatch.setattr(calib.evaluation.engine, "COUNT_BYTES", 0)  # every block drawn as it is read
     lazy = evaluate(logp, y, kind="logprobs", groups=groups, n_boot=70, calibrators=())
     assert lazy.metrics == ahead.metrics and [g.metrics for g in lazy.groups] == [g.metrics for g in ahead.groups]
+
+
+def test_the_ecd_interval_of_underconfident_ten_class_posteriors_holds_its_estimate():
+    # One datum's ECD term goes below the two-class floor -0.27846 when K > 2; an interval clipped there was
+    # [-0.278, -0.278] around an estimate of -0.645.
+    from scipy.special import softmax
+
+    rng = np.random.default_rng(0)
+    logits = 4 * rng.normal(size=(3000, 10))
+    labels = (logits + rng.gumbel(size=logits.shape)).argmax(axis=1)  # drawn from softmax(logits)
+    summary = evaluate(softmax(logits / 4, axis=1), labels, kind="probs", n_boot=100, calibrators=())
+    ecd = summary.metrics["ECD"]
+    assert ecd.value < -0.5 and ecd.low < ecd.value < ecd.high
