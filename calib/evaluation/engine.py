@@ -527,6 +527,7 @@ def calibrators_of(settings: EvaluationSettings, n_classes: int) -> tuple[tuple[
 
 
 def _evaluate(source, *, n_classes, n_rows, settings, costs, priors, grouped, group_column, say, whole_limit):
+    settings.check_memory(n_classes)
     names, left_out = calibrators_of(settings, n_classes)
     fit_rows = 0 if not names else settings.fit_rows(n_classes)
     done = run_pass(
@@ -1013,6 +1014,7 @@ def compare(
     settings = _settings(settings, options)
     say = progress or (lambda _: None)
     y = np.asarray(labels)
+    settings.check_memory(max((np.shape(s)[-1] for s in systems), default=2), systems=len(systems))
     passes, draws = [], []
     for name, lp in zip(names, systems, strict=True):
         say(f"{name}: metrics" + (f" and {settings.n_boot} paired bootstrap resamples" if settings.n_boot else ""))

@@ -21,6 +21,16 @@ DEFAULT_CALIBRATORS = ("dp", "temperature")
 DEFAULT_BINARY_CALIBRATORS = ("histogram", "isotonic")
 DEFAULT_MULTICLASS_CALIBRATORS = ("vector",)
 VECTOR_SCALING_MAX_CLASSES = 100
+# n_boot: 0 turns intervals off; fewer than 2 resamples give no interval, and past this many the intervals
+# stop changing while the run keeps growing.
+MAX_BOOTSTRAP = 100_000
+# n_bins: more bins than this leave almost every bin of any data set empty or with one sample.
+MAX_BINS = 10_000
+# The bootstrap sums of the binned metrics hold (bins x classes x resamples) numbers; past this many bytes
+# an evaluation is refused before it reads the data, with the resamples that fit.
+MAX_BINNED_SUMS_BYTES = 2**31
+# Terms summed per bin and per class or lens (count, confidence, correctness).
+_TERMS_PER_BIN = 3
 
 
 @dataclass(frozen=True)
@@ -30,7 +40,7 @@ class EvaluationSettings:
     Parameters
     ----------
     n_bins : int, default 15
-        Bins of the binned ECEs and of the reliability diagram.
+        Bins of the binned ECEs and of the reliability diagram (1 .. 10000).
     binning : {"equal-width", "equal-mass"}, default "equal-width"
         Equal-width bins on [0, 1] (right-closed), or equal-mass bins (quantiles of the scores).
     smooth_bandwidth : float, optional
@@ -42,7 +52,7 @@ class EvaluationSettings:
     folds : int, default 5
         Cross-validation folds of the calibrators.
     n_boot : int, default 200
-        Bootstrap resamples (0: no intervals).
+        Bootstrap resamples (0: no intervals; else 2 .. 100000).
     alpha : float, default 0.05
         1 - the intervals' level.
     seed : int, default 0
@@ -102,8 +112,17 @@ class EvaluationSettings:
     metrics: tuple[str, ...] | None = None
 
     def __post_init__(self):
-        for name, low in (("n_bins", 1), ("folds", 2), ("n_boot", 0), ("threads", 1), ("sample_limit", 100)):
+        for name, low in (("folds", 2), ("threads", 1), ("sample_limit", 100)):
             _check_int(getattr(self, name), name, low)
+        _check_int(self.n_bins, "n_bins", 1, MAX_BINS)
+        if (
+            isinstance(self.n_boot, bool)
+            or not isinstance(self.n_boot, Integral)
+            or not (self.n_boot == 0 or 2 <= self.n_boot <= MAX_BOOTSTRAP)
+        ):
+            raise CalibInputError(
+                f"n_boot must be 0 (no intervals) or between 2 and {MAX_BOOTSTRAP}; got {self.n_boot!r}"
+            )
         _check_int(self.corp_test_samples, "corp_test_samples", 2)
         _check_int(self.seed, "seed", 0, 2**32 - 1)
         if self.fit_samples is not None:
@@ -136,6 +155,35 @@ class EvaluationSettings:
             "(calibrators=('dp', 'temperature', 'vector'), --calibrators dp temperature vector)"
         )
         return DEFAULT_CALIBRATORS, left_out
+
+    def check_memory(self, n_classes: int, systems: int = 1) -> None:
+        """Refuse, before any data is read, bins x resamples whose bootstrap sums for K = ``n_classes``
+        (for each of ``systems`` compared systems) would take more than MAX_BINNED_SUMS_BYTES, naming the
+        resamples that fit.
+
+        Examples
+        --------
+        >>> EvaluationSettings(n_bins=1000, n_boot=20_000).check_memory(3)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        calib.validation.CalibInputError: 20000 resamples of 1000 bins and 3 classes: ... (n_boot=17876) or ...
+        """
+        per_resample = _TERMS_PER_BIN * (n_classes + 2) * (self.n_bins + 1) * 8 * systems
+        if per_resample * (self.n_boot + 1) <= MAX_BINNED_SUMS_BYTES:
+            return
+        fits = MAX_BINNED_SUMS_BYTES // per_resample - 1
+        need = per_resample * (self.n_boot + 1) / 2**30
+        problem = (
+            f"{self.n_boot} resamples of {self.n_bins} bins and {n_classes} classes"
+            + (f" in {systems} systems" if systems > 1 else "")
+            + f": the binned metrics' bootstrap sums would take {need:.1f} GiB (the limit is "
+            f"{MAX_BINNED_SUMS_BYTES / 2**30:.0f} GiB); ask for "
+        )
+        fewer = f"at most {fits} resamples ({{}}) or " if fits >= 2 else ""
+        raise CalibInputError(
+            problem + fewer.format(f"n_boot={fits}") + "fewer bins (n_bins)",
+            cli_message=problem + fewer.format(f"--bootstrap {fits}") + "fewer bins (--n-bins)",
+        )
 
     def fit_rows(self, n_classes: int) -> int:
         """The calibrators' subsample size for K = ``n_classes``: fit_samples and fit_cells / K, at least

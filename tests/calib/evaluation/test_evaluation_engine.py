@@ -11,6 +11,7 @@ import pytest
 
 import calib.evaluation.engine
 import calib.evaluation.passes
+import calib.evaluation.settings
 from calib.calibration_errors.binned import BinnedCalibrationError
 from calib.calibration_errors.corp import corp_decomposition
 from calib.calibration_errors.entropic import ecd
@@ -199,7 +200,7 @@ def test_unknown_settings_are_named_by_their_option_and_the_advice_holds(tmp_pat
     np.savez(tmp_path / "tiny.npz", scores=np.column_stack([1 - p, p]), labels=np.array([0, 1] * 4))
     file = str(tmp_path / "tiny.npz")
     assert main(["evaluate", file, "--quiet", "--n-bins", "0"]) == 2
-    assert "--n-bins must be an integer >= 1; got 0" in capsys.readouterr().err
+    assert "--n-bins must be an integer from 1 to 10000; got 0" in capsys.readouterr().err
     assert main(["evaluate", file, "--quiet", "--calibrators", "platypus"]) == 1
     assert "--calibrators: unknown 'platypus'" in capsys.readouterr().err
     assert main(["evaluate", file, "--quiet", "--metrics", "ECE class-wise"]) == 1
@@ -356,3 +357,33 @@ def test_the_ecd_interval_of_underconfident_ten_class_posteriors_holds_its_estim
     summary = evaluate(softmax(logits / 4, axis=1), labels, kind="probs", n_boot=100, calibrators=())
     ecd = summary.metrics["ECD"]
     assert ecd.value < -0.5 and ecd.low < ecd.value < ecd.high
+
+
+@pytest.mark.parametrize(
+    "options, fragment",
+    [
+        ({"n_bins": 10**9}, "n_bins must be an integer from 1 to 10000; got 1000000000"),
+        ({"n_boot": 10**9}, "n_boot must be 0 (no intervals) or between 2 and 100000; got 1000000000"),
+        ({"n_boot": 1}, "n_boot must be 0 (no intervals) or between 2 and 100000; got 1"),
+    ],
+)
+def test_bins_and_resamples_beyond_their_range_are_refused_by_name(options, fragment):
+    rng = np.random.default_rng(0)
+    with pytest.raises(CalibInputError) as raised:
+        evaluate(rng.dirichlet([1, 1, 1], size=50), rng.integers(0, 3, 50), kind="probs", **options)
+    assert str(raised.value) == fragment
+
+
+def test_bins_times_resamples_past_the_memory_bound_are_refused_and_the_advised_resamples_run(monkeypatch):
+    # A small bound stands for the 2 GiB one, so that following the advice runs in a test.
+    monkeypatch.setattr(calib.evaluation.settings, "MAX_BINNED_SUMS_BYTES", 2**20)
+    rng = np.random.default_rng(1)
+    probs, labels = rng.dirichlet([1, 1, 1], size=300), rng.integers(0, 3, 300)
+    with pytest.raises(CalibInputError, match=r"ask for at most (\d+) resamples \(n_boot=\d+\)") as raised:
+        evaluate(probs, labels, kind="probs", n_bins=100, n_boot=1000, calibrators=())
+    advised = int(raised.value.args[0].split("n_boot=")[1].split(")")[0])
+    assert 2 <= advised < 1000
+    summary = evaluate(probs, labels, kind="probs", n_bins=100, n_boot=advised, calibrators=())
+    without = evaluate(probs, labels, kind="probs", n_bins=100, n_boot=0, calibrators=())
+    assert summary.metrics["ECE top-label"].value == pytest.approx(without.metrics["ECE top-label"].value, rel=1e-12)
+    assert summary.metrics["ECE top-label"].low <= summary.metrics["ECE top-label"].high
