@@ -538,7 +538,8 @@ def _calibrate(args) -> int:
     if saved is not None:
         save_calibrator(model, saved, method=args.method, class_names=names, kind=fitted_kind)
         progress(f"saved the calibrator to {saved}")
-    calibrated = model.predict_log_proba(target.logprobs(), kind="logprobs", overwrite=True)
+    with _Notes():
+        calibrated = model.predict_log_proba(target.logprobs(), kind="logprobs", overwrite=True)
     if out.suffix.lower() == ".csv":
         _write_calibrated_csv(out, target, calibrated, args, atomic_write)
     else:

@@ -23,7 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calib.calibrators.zeros import smooth_zeros, warn_if_dominant, zero_loss_share, zero_smoothing
+from calib.calibrators.zeros import (
+    smooth_zeros,
+    warn_if_dominant,
+    warn_of_unseen_zeros,
+    zero_loss_share,
+    zero_smoothing,
+)
 from calib.validation import CalibInputError, as_logprobs, check_inputs
 
 
@@ -159,6 +165,7 @@ class Calibrator:
                 f"scores have {logp.shape[1]} classes but the calibrator was fitted on {self.n_classes_}"
             )
         if self.log_scale:  # logp is a fresh array, or the caller's to overwrite
+            warn_of_unseen_zeros(logp, self.zero_smoothing_, type(self).__name__)
             smooth_zeros(logp, self.zero_smoothing_)
         return logp
 

@@ -15,7 +15,8 @@ the Laplace correction ("rule of succession") of a vote fraction: a probability 
 (trees, neighbours, or 10^d for d rounded decimals), whose resolution is eps = 1 / T, becomes
 (v + 1) / (T + K). eps is a fitted attribute (``zero_smoothing_``), applied unchanged to every score
 the calibrator later transforms, and saved with it. Training scores without zeros give eps = 0: no
-smoothing, and a zero met only at prediction counts as the floor exp(-700) of the fits.
+smoothing, and a zero met only at prediction counts as the floor exp(-700) of the fits, with a warning
+(:func:`warn_of_unseen_zeros`): a per-class weight can turn that floor into certainty for another class.
 
 When the smoothed zeros still drive the fit, the user is told: ``zero_loss_share_`` is the share of
 the calibrated training cross-entropy that comes from samples whose true class had probability 0,
@@ -69,6 +70,35 @@ def smooth_zeros(logp: np.ndarray, eps: float) -> np.ndarray:
         np.logaddexp(logp, np.log(eps), out=logp)
         logp -= np.log1p(logp.shape[1] * eps)
     return logp
+
+
+def warn_of_unseen_zeros(logp: np.ndarray, eps: float, calibrator: str) -> None:
+    """Warn (:class:`calib.validation.CalibInputWarning`) when the log-posteriors ``logp`` to calibrate hold
+    exact zeros (-inf) and the calibrator's training scores held none (``eps`` 0: nothing smooths them).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught, np.errstate(divide="ignore"):
+    ...     warnings.simplefilter("always")
+    ...     warn_of_unseen_zeros(np.log(np.array([[0.0, 1.0], [0.5, 0.5]])), 0.0, "VectorScaling")
+    >>> str(caught[0].message).split(":")[0]
+    'the scores to calibrate hold 1 probability of exactly 0 and VectorScaling was fitted on scores without any'
+    """
+    if eps > 0:
+        return
+    zeros = int(np.count_nonzero(np.isneginf(logp)))
+    if zeros:
+        warnings.warn(
+            f"the scores to calibrate hold {zeros} probabilit{'y' if zeros == 1 else 'ies'} of exactly 0 and "
+            f"{calibrator} was fitted on scores without any: nothing smooths them, each counts as exp(-700), and a "
+            "per-class weight can turn that into certainty for another class, so the rows that hold them are "
+            "unreliable. Fit the calibrator on scores of the same classifier that hold its zeros (they are then "
+            "smoothed, the same way, wherever the calibrator is applied), or use one that works on the "
+            "probabilities themselves (isotonic, histogram)",
+            CalibInputWarning,
+            stacklevel=4,
+        )
 
 
 def zero_loss_share(calibrated: np.ndarray, labels: np.ndarray, zero_on_true: np.ndarray) -> float:

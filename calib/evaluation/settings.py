@@ -15,7 +15,7 @@ from calib.validation import CalibInputError, Choice, check
 
 BINNINGS = ("equal-width", "equal-mass")
 # The calibrators an evaluation cross-validates by default: for every K, then by K (registry names,
-# calib.calibrators.registry); vector scaling only while its 2 (K - 1) parameters stay few enough for
+# calib.calibrators.registry); vector scaling only while its 2K - 1 parameters stay few enough for
 # five cross-validated fits to take seconds (above, it is left out and the output says so).
 DEFAULT_CALIBRATORS = ("dp", "temperature")
 DEFAULT_BINARY_CALIBRATORS = ("histogram", "isotonic")
@@ -150,7 +150,7 @@ class EvaluationSettings:
         if n_classes <= VECTOR_SCALING_MAX_CLASSES:
             return DEFAULT_CALIBRATORS + DEFAULT_MULTICLASS_CALIBRATORS, ""
         left_out = (
-            f"vector scaling is left out by default above {VECTOR_SCALING_MAX_CLASSES} classes (its 2 (K - 1) "
+            f"vector scaling is left out by default above {VECTOR_SCALING_MAX_CLASSES} classes (its 2K - 1 "
             "parameters make five cross-validated fits take minutes); ask for it by name among the calibrators "
             "(calibrators=('dp', 'temperature', 'vector'), --calibrators dp temperature vector)"
         )

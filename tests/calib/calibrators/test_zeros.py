@@ -21,6 +21,7 @@ from calib.calibrators import (
     save_calibrator,
 )
 from calib.calibrators.line_search import converged_when_stalled
+from calib.calibrators.registry import CALIBRATORS
 from calib.calibrators.zeros import smooth_zeros, zero_smoothing
 from calib.validation import CalibInputWarning
 
@@ -124,3 +125,21 @@ def test_a_version_1_model_file_is_read_without_smoothing(tmp_path):
 def test_a_stalled_line_search_counts_as_converged_only_near_the_optimum():
     assert converged_when_stalled(1e-12, 0.7) and converged_when_stalled(5e-9, 100.0)
     assert not converged_when_stalled(1e-6, 0.7) and not converged_when_stalled(1e-7, 10.0)
+
+
+@pytest.mark.parametrize("method", ["vector", "matrix", "dirichlet", "dp"])
+def test_zeros_met_only_at_prediction_are_warned_of_and_the_advised_fit_smooths_them(method):
+    rng = np.random.default_rng(4)
+    without = rng.dirichlet(np.ones(3), size=400)
+    labels = np.array([rng.choice(3, p=p) for p in without])
+    votes = np.round(without * 10) / 10  # ten-vote fractions of the same classifier: exact zeros
+    votes /= votes.sum(axis=1, keepdims=True)
+    assert (votes == 0).any()
+    model = CALIBRATORS[method]().fit(without, labels, kind="probs")
+    with pytest.warns(CalibInputWarning, match=r"probabilities of exactly 0 and \w+ was fitted on scores without any"):
+        model.predict_proba(votes, kind="probs")
+    advised = CALIBRATORS[method]().fit(votes, labels, kind="probs")  # the same classifier's scores, zeros included
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CalibInputWarning)
+        calibrated = advised.predict_proba(votes, kind="probs")
+    assert advised.zero_smoothing_ > 0 and np.all(calibrated > 0)
