@@ -286,3 +286,59 @@ def _mapped(text, mapping: dict, path: Path, how: str) -> np.ndarray:
 
 def _listed(names: list[str]) -> str:
     return ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+
+
+def table_inputs(scores, labels):
+    """``scores`` and ``labels`` of a Python call, with a pandas DataFrame's columns read as class names.
+
+    When ``scores`` is a DataFrame, its columns name the classes, as a table's columns do for the command
+    (module docstring): text labels are matched to the column names, numbers to columns named by numbers
+    wherever they stand, and other numbers are read as positions, with a warning naming each class's
+    column. Labels with an index (a Series) must have the DataFrame's index, so rows cannot pair up
+    wrongly. Anything else is returned unchanged. O(N K) time.
+
+    Parameters
+    ----------
+    scores : array_like or pandas.DataFrame of shape (N, K)
+        The scores; a DataFrame's column names are its classes.
+    labels : array_like or pandas.Series of shape (N,), optional
+        The true classes: indices, or names of the DataFrame's columns.
+
+    Returns
+    -------
+    tuple
+        (scores as an array, labels as class indices) for a DataFrame; the inputs otherwise.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"dog": [0.2, 0.7], "cat": [0.8, 0.3]})
+    >>> table_inputs(frame, ["cat", "dog"])[1].tolist()
+    [1, 0]
+    """
+    columns = getattr(scores, "columns", None)
+    if columns is None or labels is None:
+        return scores, labels
+    import pandas as pd
+
+    label_index = getattr(labels, "index", None)
+    if label_index is not None and not label_index.equals(scores.index):
+        raise CalibInputError(
+            "labels: its index differs from that of scores, so rows would pair up by position; align them first "
+            "(labels.loc[scores.index]) or pass labels.to_numpy() if the rows are in the same order"
+        )
+    series = pd.Series(np.asarray(labels)) if label_index is None else labels.reset_index(drop=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CalibInputWarning)
+        indices = label_indices(series, list(columns), "auto", None, Path("labels"))
+    if any("labels are numbers" in str(w.message) for w in caught):
+        names = [str(c) for c in columns]
+        pairs = ", ".join(f"{k}: {n}" for k, n in enumerate(names[:6])) + (", ..." if len(names) > 6 else "")
+        warnings.warn(
+            f"labels are numbers and the columns of scores are names: label k is read as the k-th column ({pairs}); "
+            "if the labels encode the classes in another order, reorder the columns (scores[[...]]) or give the "
+            "labels as class names",
+            CalibInputWarning,
+            stacklevel=3,
+        )
+    return scores.to_numpy(), indices

@@ -39,6 +39,7 @@ from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.folds import fold_ids
 from calib.calibrators.protocols import cross_validated_folds
 from calib.calibrators.registry import CALIBRATORS, make_calibrator
+from calib.data.classes import table_inputs
 from calib.evaluation.metrics import REGISTRY, Batch, Context, MetricDefinition, Terms, bin_edges, reliability, selected
 from calib.evaluation.passes import State, Summers, block_rows, blocks, poisson_counts, subsample_keys, terms_of
 from calib.evaluation.settings import EvaluationSettings
@@ -156,10 +157,11 @@ def evaluate(
 
     Parameters
     ----------
-    scores : array of shape (N, K)
-        Posteriors of kind ``kind``.
-    labels : array of shape (N,)
-        True classes in [0, K).
+    scores : array or pandas DataFrame of shape (N, K)
+        Posteriors of kind ``kind``; a DataFrame's columns name the classes
+        (:func:`calib.data.classes.table_inputs`).
+    labels : array or pandas Series of shape (N,)
+        True classes in [0, K), or names of the DataFrame's columns.
     kind : {"probs", "logprobs", "logits"}
         What ``scores`` hold; nothing is guessed from the values.
     settings : EvaluationSettings, optional
@@ -200,6 +202,7 @@ def evaluate(
     (0.752, True)
     """
     settings = _settings(settings, options)
+    scores, labels = table_inputs(scores, labels)
     logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
     group_ids = None
     if groups is not None:

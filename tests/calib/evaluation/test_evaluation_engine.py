@@ -23,7 +23,7 @@ from calib.evaluation.passes import poisson_counts, subsample_keys
 from calib.evaluation.settings import EvaluationSettings
 from calib.scoring.decisions import normalized_risk, zero_one_costs
 from calib.scoring.scores import brier, cross_entropy
-from calib.validation import CalibInputError, check_inputs
+from calib.validation import CalibInputError, CalibInputWarning, check_inputs
 
 
 def reference_metrics(logp, labels, costs, priors=None, n_bins=15) -> dict[str, float]:
@@ -387,3 +387,39 @@ def test_bins_times_resamples_past_the_memory_bound_are_refused_and_the_advised_
     without = evaluate(probs, labels, kind="probs", n_bins=100, n_boot=0, calibrators=())
     assert summary.metrics["ECE top-label"].value == pytest.approx(without.metrics["ECE top-label"].value, rel=1e-12)
     assert summary.metrics["ECE top-label"].low <= summary.metrics["ECE top-label"].high
+
+
+def test_a_dataframes_columns_are_its_classes_by_name_in_any_order():
+    import pandas as pd
+
+    rng = np.random.default_rng(2)
+    probs = rng.dirichlet(np.ones(4), size=500)
+    y = np.array([rng.choice(4, p=p) for p in probs])
+    names = np.array(["alpha", "beta", "mu", "zeta"])
+    frame, text = pd.DataFrame(probs, columns=names), pd.Series(names[y])
+    reference = evaluate(probs, y, kind="probs", n_boot=0, calibrators=()).metrics
+    shuffled = frame[["mu", "zeta", "alpha", "beta"]]
+    for scores, labels in ((frame, text), (shuffled, text), (shuffled, text.to_numpy())):
+        metrics = evaluate(scores, labels, kind="probs", n_boot=0, calibrators=()).metrics
+        assert metrics["NCE"].value == pytest.approx(reference["NCE"].value, rel=1e-12)
+        assert metrics["accuracy"].value == reference["accuracy"].value
+    numbered = pd.DataFrame(probs[:, [2, 0, 3, 1]], columns=[2, 0, 3, 1])  # a pivot's numbers, out of order
+    metrics = evaluate(numbered, y, kind="probs", n_boot=0, calibrators=()).metrics
+    assert metrics["NCE"].value == pytest.approx(reference["NCE"].value, rel=1e-12)
+    with pytest.warns(CalibInputWarning, match=r"label k is read as the k-th column \(0: mu, 1: zeta"):
+        evaluate(shuffled, y, kind="probs", n_boot=0, calibrators=())
+
+
+def test_labels_whose_index_is_not_the_dataframes_are_refused_and_the_advised_alignment_runs():
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    probs = rng.dirichlet(np.ones(3), size=300)
+    frame = pd.DataFrame(probs, columns=["a", "b", "c"])
+    labels = pd.Series(np.array(["a", "b", "c"])[rng.integers(0, 3, 300)]).sample(frac=1, random_state=0)
+    with pytest.raises(CalibInputError, match=r"align them first \(labels\.loc\[scores\.index\]\)"):
+        evaluate(frame, labels, kind="probs")
+    aligned = evaluate(frame, labels.loc[frame.index], kind="probs", n_boot=0, calibrators=())
+    by_hand = evaluate(probs, labels.sort_index().map({"a": 0, "b": 1, "c": 2}).to_numpy(), kind="probs", n_boot=0,
+                       calibrators=())  # fmt: skip
+    assert aligned.metrics["NCE"].value == by_hand.metrics["NCE"].value
