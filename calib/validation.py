@@ -221,8 +221,18 @@ def not_probabilities(arr: np.ndarray, name: str, columns=None) -> CalibInputErr
     scores that can be logits (some negative).
     """
     columns = list(range(arr.shape[1])) if columns is None else list(columns)
-    outside = ~((arr >= 0) & (arr <= 1)).all(axis=0)
+    cells = (arr < 0) | (arr > 1)  # NaN is not counted: it has its own error
+    outside = cells.any(axis=0)
     lo, hi = float(np.nanmin(arr)), float(np.nanmax(arr))
+    if outside.any() and cells[:, outside].mean(axis=0).max() < 0.5:  # stray cells, not columns of other data
+        rows, cols = np.nonzero(cells)
+        more = f" and {rows.size - 1} more" if rows.size > 1 else ""
+        value = float(arr[rows[0], cols[0]])
+        return CalibInputError(
+            f"{name}: column {columns[cols[0]]!r} holds the score {value!r} at row {rows[0]} (counted from 0){more}, "
+            "outside [0, 1]: a probability must lie in [0, 1]; correct the rows that hold such scores, or leave "
+            "them out"
+        )
     if 0 < outside.sum() < arr.shape[1]:
         odd = [c for c, o in zip(columns, outside, strict=True) if o]
         problem = f"{name}: columns {odd} hold values outside [0, 1] while the other columns are probabilities"

@@ -121,9 +121,22 @@ def read_text_table(path: Path, fmt: str, *, sep: str | None = None, decimal: st
         )
     if stat.S_ISREG(path.stat().st_mode):  # the header alone first: a pipe can be read only once
         _check_separator(pd.read_csv(path, sep=sep, nrows=0, encoding="utf-8").columns, path, sep)
+        _refuse_repeated_names(pd.read_csv(path, sep=sep, header=None, nrows=1, encoding="utf-8", dtype=str), path)
     frame = pd.read_csv(path, sep=sep, decimal=decimal, encoding="utf-8", nrows=nrows)
     _check_separator(frame.columns, path, sep)
     return frame
+
+
+def _refuse_repeated_names(header, path: Path) -> None:
+    """A header that names a column twice: pandas would rename the second (``ant`` -> ``ant.1``), a class
+    that does not exist."""
+    names = [name for name in header.iloc[0].tolist() if isinstance(name, str)] if len(header) else []
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise CalibInputError(
+            f"{path}: its header names {', '.join(map(repr, repeated))} more than once; give each column its own "
+            f"name (read as it is, the second would be a class {repeated[0] + '.1'!r})"
+        )
 
 
 def _check_separator(columns, path: Path, sep: str) -> None:

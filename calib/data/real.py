@@ -221,7 +221,7 @@ def _prepared(scores: np.ndarray, kind: str, scale: str, renormalize: bool, path
             )
         scores = np.asarray(scores, dtype=np.float64) / 100.0
     numbers = scores.dtype.kind in "fiu"
-    if kind == "probs" and numbers and np.isfinite(scores).all() and not ((scores >= 0) & (scores <= 1)).all():
+    if kind == "probs" and numbers and ((scores < 0) | (scores > 1)).any():  # NaN has its own error
         raise not_probabilities(scores, str(path), columns)
     if not renormalize:
         return scores

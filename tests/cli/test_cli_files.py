@@ -92,6 +92,33 @@ def test_an_extra_feature_column_is_named_and_class_columns_select_the_scores(tm
     _assert_metrics(done, probs, labels)
 
 
+def test_a_stray_cell_outside_0_1_is_named_by_column_and_row_and_leaving_its_row_out_runs(tmp_path):
+    probs, labels = _model()
+    frame = _frame(probs, labels)
+    column = frame.columns[1]
+    frame.loc[7, column] = -0.01  # one broken cell, not a column of other data
+    frame.to_csv(tmp_path / "s.csv", index=False)
+    line = _one_error_line(run_calib("evaluate", "s.csv", "--quiet", cwd=tmp_path))
+    assert f"column '{column}' holds the score -0.01 at row 7" in line and "--class-columns" not in line
+    frame.drop(index=7).to_csv(tmp_path / "fixed.csv", index=False)
+    done = run_calib("evaluate", "fixed.csv", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
+    keep = np.arange(labels.size) != 7
+    _assert_metrics(done, probs[keep], labels[keep])
+
+
+def test_a_header_that_names_a_column_twice_is_refused_and_renaming_it_runs(tmp_path):
+    probs, labels = _model()
+    frame = _frame(probs, labels)
+    names = list(frame.columns)
+    frame.to_csv(tmp_path / "s.csv", index=False, header=[names[0], names[0], *names[2:]])
+    line = _one_error_line(run_calib("evaluate", "s.csv", "--quiet", cwd=tmp_path))
+    assert f"names '{names[0]}' more than once; give each column its own name" in line
+    frame.to_csv(tmp_path / "fixed.csv", index=False)
+    _assert_metrics(
+        run_calib("evaluate", "fixed.csv", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path), probs, labels
+    )
+
+
 def test_rounded_probabilities_are_renormalized_on_request_never_read_as_logits(tmp_path):
     probs, labels = _model()
     _frame(probs.round(3), labels).to_csv(tmp_path / "s.csv", index=False)
