@@ -561,8 +561,14 @@ def _matched_to_model(target: PosteriorSet, names, fitted_kind, args, classes_in
     note, when either side has no names)."""
     source = f"the calibrator ({args.model or args.train})"
     if target.n_classes != (len(names) if names else target.n_classes):
+        named = ""
+        if target.class_names is not None:
+            missing = [n for n in names if n not in target.class_names]
+            extra = [n for n in target.class_names if n not in names]
+            named = " (" + ", ".join(f"{w} {v}" for w, v in (("missing", missing), ("unexpected", extra)) if v) + ")"
         raise CalibInputError(
-            f"--apply {args.apply} has {target.n_classes} classes but {source} was fitted on {len(names)}"
+            f"--apply {args.apply} has {target.n_classes} classes but {source} was fitted on {len(names)}{named}: "
+            "give it the calibrator's classes, or fit one on its own"
         )
     if names is not None and target.class_names is not None:
         return classes_in_order(target, names, where=f"--apply {args.apply}", reference=source)

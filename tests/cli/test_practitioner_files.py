@@ -117,6 +117,13 @@ def test_a_saved_calibrator_is_applied_to_columns_by_name_whatever_their_order(t
     test.drop(columns="label").rename(columns={"virginica": "virginia"}).to_csv(tmp_path / "typo.csv", index=False)
     done = run_calib("calibrate", "--model", "t.json", "--apply", "typo.csv", "--out", "c.npz", cwd=tmp_path)
     assert "missing ['virginica']" in _error(done) and not (tmp_path / "c.npz").exists()
+    # so is one with a class fewer or more, naming them
+    fewer = test[["versicolor", "virginica"]]
+    fewer.div(fewer.sum(axis=1), axis=0).to_csv(tmp_path / "fewer.csv", index=False)
+    test.assign(rosa=0.0).drop(columns="label").to_csv(tmp_path / "more.csv", index=False)
+    for file, named in (("fewer.csv", "missing ['setosa']"), ("more.csv", "unexpected ['rosa']")):
+        done = run_calib("calibrate", "--model", "t.json", "--apply", file, "--out", "c.npz", cwd=tmp_path)
+        assert named in _error(done) and not (tmp_path / "c.npz").exists()
 
 
 def test_class_columns_keep_the_order_given(tmp_path):
