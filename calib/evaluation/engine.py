@@ -22,10 +22,11 @@ groups by Holm's method; a group is flagged below 0.05 (Spiegelhalter (1986); Ho
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -46,7 +47,7 @@ from calib.evaluation.settings import EvaluationSettings
 from calib.resampling.bootstrap import ResampledSums, basic_interval, counted_resamples
 from calib.scoring.decisions import check_costs, zero_one_costs
 from calib.scoring.scores import brier_losses
-from calib.validation import CalibInputError, CalibInputWarning, as_priors, check_inputs
+from calib.validation import CalibInputError, CalibInputWarning, as_priors, check_inputs, closest
 
 # Bytes of one block's resample counts drawn ahead on a second thread, at most (one byte per count).
 COUNT_BYTES = 1 << 25
@@ -169,7 +170,7 @@ def evaluate(
         fields instead (``n_boot=50``, ``n_bins=10``, ...).
     costs : dict of name -> (K, D) cost matrix, optional
         Bayes risks to report (default: 0-1 costs).
-    priors : array of shape (K,), optional
+    priors : array of shape (K,), or a mapping of class name to prior with a DataFrame, optional
         Weight each class to these priors in NCE, NBS and the risks (Ferrer & Ramos (2024), eqs. 36-37).
     groups : array of shape (N,), optional
         A subgroup per sample (a segment, a site, an attribute): every metric and a calibration test
@@ -202,6 +203,14 @@ def evaluate(
     (0.752, True)
     """
     settings = _settings(settings, options)
+    columns = getattr(scores, "columns", None)
+    if isinstance(priors, Mapping) and columns is not None:  # by class name, as the command's --priors NAME=VALUE
+        names = [str(c) for c in columns]
+        if sorted(map(str, priors)) != sorted(names):
+            raise CalibInputError(
+                f"priors must name each class of scores once ({', '.join(names)}); got {list(priors)}"
+            )
+        priors = [priors[next(key for key in priors if str(key) == name)] for name in names]
     scores, labels = table_inputs(scores, labels)
     logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
     group_ids = None
@@ -279,12 +288,35 @@ def evaluate_chunks(
     """
     settings = _settings(settings, options)
 
+    if not callable(chunks):
+        raise CalibInputError(
+            f"chunks must be a function that returns a fresh iterable of the chunks at each call (the data are read "
+            f"more than once); got a {type(chunks).__name__}: pass lambda: <code that makes the chunks>"
+        )
+
+    rows_read = []  # per call of chunks(): the data are read more than once, and each reading must be whole
+
     def validated():
-        for scores, labels, group_ids in chunks():
+        rows_read.append(0)
+        for chunk in chunks():
+            if not isinstance(chunk, tuple | list) or len(chunk) != 3:
+                raise CalibInputError(
+                    "chunks: each chunk must be a tuple (scores, labels, groups), groups None without subgroups"
+                )
+            scores, labels, group_ids = chunk
+            if np.shape(labels)[:1] == (0,):  # an empty partition holds nothing to add
+                continue
+            rows_read[-1] += np.shape(labels)[0]
             logp, y = check_inputs(scores, labels, kind)
             if logp.shape[1] != n_classes:
                 raise CalibInputError(f"a chunk has {logp.shape[1]} classes; the data set has {n_classes}")
             yield logp, y, None if group_ids is None else np.asarray(group_ids)
+        if len(rows_read) > 1 and rows_read[-1] != rows_read[0]:
+            raise CalibInputError(
+                f"chunks() gave {rows_read[0]} rows at its first call and {rows_read[-1]} at call {len(rows_read)}: it "
+                "must return a fresh iterable of the same chunks each time (a generator is read once): pass a "
+                "function that makes the chunks anew"
+            )
 
     return _evaluate(
         validated,
@@ -301,6 +333,12 @@ def evaluate_chunks(
 
 
 def _settings(settings: EvaluationSettings | None, options: dict) -> EvaluationSettings:
+    fields = [f.name for f in dataclasses.fields(EvaluationSettings)]
+    for name in options:
+        if name not in fields:
+            close = "n_boot" if name == "bootstrap" else closest(name, fields)  # the command's --bootstrap
+            hint = f"; did you mean {close}?" if close else f"; the settings are {', '.join(fields)}"
+            raise CalibInputError(f"{name} is not a setting of the evaluation{hint}")
     if settings is not None and options:
         return settings.replace(**options)
     return settings if settings is not None else EvaluationSettings(**options)
@@ -456,6 +494,16 @@ def context(n_classes: int, settings: EvaluationSettings, costs, priors, edge_sa
     """The context of a pass: costs and priors checked, and the bins' edges (equal-mass edges from the
     arrays ``edge_sample()`` returns: a seeded subsample's top-label confidence and probabilities)."""
     k = n_classes
+    if costs is not None and not isinstance(costs, Mapping):
+        raise CalibInputError(
+            f"costs must be a mapping of a name to a (K, D) cost matrix, e.g. {{'my costs': matrix}}; got a "
+            f"{type(costs).__name__}"
+        )
+    if isinstance(priors, Mapping):
+        raise CalibInputError(
+            "priors must be K numbers in the order of the classes (of the columns of scores); got a mapping: "
+            "give [priors[name] for name in class_names]"
+        )
     costs = {name: check_costs(c, k) for name, c in (costs or {"0-1": zero_one_costs(k)}).items()}
     priors = None if priors is None else as_priors(priors, k)
     if settings.binning == "equal-mass":

@@ -423,3 +423,51 @@ def test_labels_whose_index_is_not_the_dataframes_are_refused_and_the_advised_al
     by_hand = evaluate(probs, labels.sort_index().map({"a": 0, "b": 1, "c": 2}).to_numpy(), kind="probs", n_boot=0,
                        calibrators=())  # fmt: skip
     assert aligned.metrics["NCE"].value == by_hand.metrics["NCE"].value
+
+
+def test_python_arguments_of_the_wrong_shape_get_one_error_naming_them_and_the_advised_form_runs():
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    probs, y = rng.dirichlet(np.ones(3), size=300), rng.integers(0, 3, 300)
+    frame = pd.DataFrame(probs, columns=["a", "b", "c"])
+    quick = {"n_boot": 0, "calibrators": ()}
+    costs = np.ones((3, 3)) - np.eye(3)
+    wrong_and_right = [
+        ({"bootstrap": 0}, "did you mean n_boot?", {"n_boot": 0}),
+        ({"costs": costs}, "costs must be a mapping of a name to a (K, D) cost matrix", {"costs": {"0-1": costs}}),
+        ({"priors": {"a": 0.5, "b": 0.5}}, "priors must name each class of scores once (a, b, c)",
+         {"priors": {"a": 0.2, "b": 0.3, "c": 0.5}}),
+    ]  # fmt: skip
+    for wrong, fragment, right in wrong_and_right:
+        with pytest.raises(CalibInputError) as raised:
+            evaluate(frame, y, kind="probs", **(quick | wrong))
+        assert fragment in str(raised.value)
+        evaluate(frame, y, kind="probs", **(quick | right))
+    named = evaluate(frame, y, kind="probs", priors={"c": 0.5, "a": 0.2, "b": 0.3}, **quick).metrics["NCE"].value
+    assert named == evaluate(probs, y, kind="probs", priors=[0.2, 0.3, 0.5], **quick).metrics["NCE"].value
+    with pytest.raises(CalibInputError, match="priors must be K numbers in the order of the classes"):
+        evaluate(probs, y, kind="probs", priors={"a": 1.0}, **quick)
+
+
+def test_chunks_read_once_or_malformed_are_refused_and_a_function_making_them_anew_runs_empty_ones_included():
+    rng = np.random.default_rng(6)
+    probs, y = rng.dirichlet(np.ones(3), size=300), rng.integers(0, 3, 300)
+    once = ((probs[i : i + 100], y[i : i + 100], None) for i in range(0, 300, 100))
+    with pytest.raises(CalibInputError, match="must be a function that returns a fresh iterable"):
+        evaluate_chunks(once, n_classes=3, kind="probs")
+    with pytest.raises(CalibInputError, match=r"gave 300 rows at its first call and 0 at call 2"):
+        evaluate_chunks(lambda: once, n_classes=3, kind="probs", binning="equal-mass", n_boot=0, calibrators=())
+    with pytest.raises(CalibInputError, match=r"each chunk must be a tuple \(scores, labels, groups\)"):
+        evaluate_chunks(lambda: [(probs, y)], n_classes=3, kind="probs")
+
+    def anew():
+        yield probs[:0], y[:0], None  # an empty partition
+        for start in range(0, 300, 100):
+            yield probs[start : start + 100], y[start : start + 100], None
+
+    options = {"binning": "equal-mass", "n_boot": 20, "calibrators": ()}
+    assert (
+        evaluate_chunks(anew, n_classes=3, kind="probs", **options).metrics
+        == evaluate(probs, y, kind="probs", **options).metrics
+    )
