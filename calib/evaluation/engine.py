@@ -218,6 +218,12 @@ def evaluate(
         group_ids = np.asarray(groups)
         if group_ids.shape != y.shape:
             raise CalibInputError(f"groups must hold one group per sample, shape {y.shape}; got {group_ids.shape}")
+        missing = _missing(group_ids)
+        if missing.any():
+            raise CalibInputError(
+                f"groups: {int(missing.sum())} samples have no group (None or NaN; first at row "
+                f"{int(np.flatnonzero(missing)[0])}, counting from 0); fill them in (e.g. with 'unknown') or drop them"
+            )
     chunks = [(logp, y, group_ids)]
     return _evaluate(
         lambda: iter(chunks),
@@ -330,6 +336,15 @@ def evaluate_chunks(
         say=progress or (lambda _: None),
         whole_limit=settings.sample_limit,
     )
+
+
+def _missing(values: np.ndarray) -> np.ndarray:
+    """Which values are None or NaN (as pandas' isna, without pandas)."""
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    if values.dtype.kind != "O":
+        return np.zeros(values.shape, dtype=bool)
+    return np.equal(values, None) | np.not_equal(values, values)  # elementwise on objects: NaN differs from itself
 
 
 def _settings(settings: EvaluationSettings | None, options: dict) -> EvaluationSettings:

@@ -471,3 +471,16 @@ def test_chunks_read_once_or_malformed_are_refused_and_a_function_making_them_an
         evaluate_chunks(anew, n_classes=3, kind="probs", **options).metrics
         == evaluate(probs, y, kind="probs", **options).metrics
     )
+
+
+@pytest.mark.parametrize("missing", [None, np.nan], ids=["None", "NaN"])
+def test_samples_without_a_group_are_refused_and_filling_them_in_runs(missing):
+    rng = np.random.default_rng(7)
+    probs, y = rng.dirichlet(np.ones(3), size=300), rng.integers(0, 3, 300)
+    groups = np.array(["north"] * 150 + ["south"] * 150, dtype=object)
+    groups[[4, 9]] = missing
+    with pytest.raises(CalibInputError, match=r"groups: 2 samples have no group \(None or NaN; first at row 4"):
+        evaluate(probs, y, kind="probs", groups=groups, n_boot=0, calibrators=())
+    filled = np.where([g is None or g != g for g in groups], "unknown", groups)
+    summary = evaluate(probs, y, kind="probs", groups=filled, n_boot=0, calibrators=())
+    assert sorted((row.group, row.n) for row in summary.groups) == [("north", 148), ("south", 150), ("unknown", 2)]
