@@ -263,8 +263,9 @@ def _settings(args):
             fields["fit_samples"] = args.fit_samples or None
     try:
         return EvaluationSettings(**fields)
-    except CalibInputError as exc:
-        raise UsageError(_as_option(str(exc))) from None
+    except CalibInputError as exc:  # in the command's words: its own, or the field named by its option
+        said = exc.cli_message if exc.cli_message != str(exc) else _as_option(str(exc))
+        raise UsageError(said) from None
 
 
 # The settings' field names as the command's options.

@@ -827,13 +827,18 @@ def _calibrators(summary: Summary, names, fitting: _Subsample, settings: Evaluat
         summary.notes.append(
             f"calibrators: cross-validated on a seeded random {y.size} of the {summary.n_samples} samples ({bound})"
         )
-    if np.bincount(y).max() < settings.folds:
+    largest = int(np.bincount(y).max())
+    if largest < settings.folds:
         problem = (
             f"labels: the calibrators are cross-validated in {settings.folds} folds, which needs a class with at "
-            f"least {settings.folds} samples; the largest class here has {np.bincount(y).max()}. Evaluate more "
-            "samples, or no calibrator"
+            f"least {settings.folds} samples; the largest class here has {largest}. Ask for fewer folds"
         )
-        raise CalibInputError(f"{problem} (calibrators=())", cli_message=f"{problem} (--calibrators none)")
+        fewer = f" (folds={largest})" if largest >= 2 else ""
+        raise CalibInputError(
+            f"{problem}{fewer}, evaluate more samples, or no calibrator (calibrators=())",
+            cli_message=f"{problem}{fewer.replace('folds=', '--folds ')}, evaluate more samples, or no calibrator "
+            "(--calibrators none)",
+        )
     raw = {score: _per_sample_loss(logp, y, score) for score in ("log loss", "Brier")}
     score = "log loss" if np.isfinite(raw["log loss"]).all() else "Brier"
     raw_means = {name: float(np.mean(values)) for name, values in raw.items()}

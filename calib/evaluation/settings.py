@@ -126,7 +126,14 @@ class EvaluationSettings:
         _check_int(self.corp_test_samples, "corp_test_samples", 2)
         _check_int(self.seed, "seed", 0, 2**32 - 1)
         if self.fit_samples is not None:
-            _check_int(self.fit_samples, "fit_samples", 2 * self.folds)
+            _check_int(self.fit_samples, "fit_samples", 10)
+            if self.fit_samples < 2 * self.folds:
+                problem = f"{self.folds} folds need at least {2 * self.folds} samples to fit on; fit_samples is "
+                raise CalibInputError(
+                    f"{problem}{self.fit_samples}: ask for fewer folds or more fit_samples",
+                    cli_message=f"{problem.replace('fit_samples', '--fit-samples')}{self.fit_samples}: ask for "
+                    "fewer --folds or more --fit-samples",
+                )
         if self.fit_cells is not None:
             _check_int(self.fit_cells, "fit_cells", 1000)
         check(self.binning, Choice(BINNINGS), "binning")

@@ -260,12 +260,29 @@ def test_output_paths_are_checked_before_any_work(tmp_path):
         (("--seed", "4294967296"), "--seed must be an integer from 0 to 4294967295"),
         (("--bootstrap", "1"), "--bootstrap must be 0 (no intervals) or between 2 and 100000"),
         (("--bootstrap", "1000000000"), "between 2 and 100000"),
+        (("--n-bins", "1000000000"), "--n-bins must be an integer from 1 to 10000"),
+        (
+            ("--folds", "1000000"),
+            "1000000 folds need at least 2000000 samples to fit on; --fit-samples is 1000000: "
+            "ask for fewer --folds or more --fit-samples",
+        ),
     ],
 )
 def test_run_options_out_of_range(tmp_path, args, expected):
     probs, labels = _model()
     _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
     assert expected in _one_error_line(run_calib("evaluate", "s.csv", *args, "--quiet", cwd=tmp_path), status=2)
+
+
+def test_more_folds_than_the_largest_class_are_refused_and_the_advised_folds_run(tmp_path):
+    probs, labels = _model()
+    _frame(probs, labels).to_csv(tmp_path / "s.csv", index=False)
+    largest = int(np.bincount(labels).max())
+    line = _one_error_line(run_calib("evaluate", "s.csv", "--folds", str(largest + 1), "--quiet", cwd=tmp_path))
+    assert f"Ask for fewer folds (--folds {largest})" in line
+    done = run_calib("evaluate", "s.csv", "--folds", str(largest), "--calibrators", "temperature", "--json", "--quiet",
+                     "--bootstrap", "0", cwd=tmp_path)  # fmt: skip
+    _assert_metrics(done, probs, labels)
 
 
 def test_compare_needs_two_files_and_version(tmp_path):
