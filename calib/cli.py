@@ -43,7 +43,7 @@ os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 from calib._internal.memory import return_large_arrays_to_the_system
 from calib.data.formats import FORMATS, file_format
 from calib.data.real import SCALES, PosteriorSet, load_posteriors
-from calib.validation import CalibInputError, CalibInputWarning, MissingFileError
+from calib.validation import CalibInputError, CalibInputWarning, MissingFileError, as_priors
 
 KINDS = ("probs", "logprobs", "logits")
 # Seeds are what numpy's legacy generator (the folds' shuffles) accepts: 0 to 2^32 - 1.
@@ -354,7 +354,10 @@ def _evaluated(args, settings, progress, out: Path | None, table, map_reduce) ->
         del pset  # the scores as stored: the log-posteriors are all that is read from now on
     costs = {"0-1": zero_one_costs(n_classes)}
     if args.abstain is not None:
-        costs["0-1 + abstain"] = zero_one_costs(n_classes, abstention=args.abstain)
+        try:
+            costs["0-1 + abstain"] = zero_one_costs(n_classes, abstention=args.abstain)
+        except CalibInputError as exc:
+            raise UsageError(f"--abstain: {exc}") from None
     if args.costs:
         costs[Path(args.costs).stem] = _read_costs(args.costs, names, n_classes)
     shared = {
@@ -462,11 +465,15 @@ def _priors(values: list[str] | None, names, n_classes: int):
             raise UsageError(f"--priors names {sorted(given)}, but the classes are {classes}: give one NAME=VALUE each")
         values = [given[c] for c in classes]
     try:
-        return [float(v) for v in values]
+        numbers = [float(v) for v in values]
     except ValueError:
         raise UsageError(
             f"--priors takes one number per class (in the class order printed) or NAME=VALUE pairs; got {values}"
         ) from None
+    try:
+        return as_priors(numbers, n_classes)
+    except CalibInputError as exc:
+        raise UsageError(f"--{exc}") from None  # "priors must ..." as the option says it
 
 
 def _read_costs(path: str, names, n_classes: int) -> np.ndarray:
@@ -484,7 +491,7 @@ def _read_costs(path: str, names, n_classes: int) -> np.ndarray:
     def numeric(cells) -> bool:
         return bool(pd.to_numeric(cells, errors="coerce").notna().all())
 
-    if not numeric(frame.iloc[0, 1:]):  # a header of decision names
+    if pd.to_numeric(frame.iloc[0, 1:], errors="coerce").isna().all():  # a header: decision names, no number
         frame = frame.iloc[1:]
     if not numeric(frame.iloc[:, 0]):  # the classes by name
         classes = list(names) if names else [str(k) for k in range(n_classes)]
@@ -493,9 +500,17 @@ def _read_costs(path: str, names, n_classes: int) -> np.ndarray:
             raise CalibInputError(f"--costs {path}: its rows name the classes {rows}, but the classes are {classes}")
         frame = frame.set_index(0).loc[classes]
     try:
-        return frame.to_numpy(dtype=np.float64)
+        costs = frame.to_numpy(dtype=np.float64)
     except ValueError as exc:
         raise CalibInputError(f"--costs {path}: not a CSV of numbers, one row per class ({exc})") from exc
+    bad = np.argwhere(~(np.isfinite(costs) & (costs >= 0)))
+    if bad.size:
+        row, column = bad[0]
+        raise CalibInputError(
+            f"--costs {path}: the cost of true class {names[row] if names else row} and decision {column} is "
+            f"{float(costs[row, column])!r}; costs must be finite numbers >= 0"
+        )
+    return costs
 
 
 def _calibrate(args) -> int:

@@ -112,7 +112,12 @@ def test_priors_and_cost_matrices(user_csv, tmp_path):
     )
     assert metrics["NCE"] == pytest.approx(cross_entropy(probs, labels, kind="probs", priors=priors, normalize=True))
     bad = run_calib("evaluate", str(user_csv), "--priors", "0.5", "0.6", "0.1", "--quiet", cwd=tmp_path)
-    assert bad.returncode == 1 and "priors must sum to 1" in bad.stderr
+    assert bad.returncode == 2 and "--priors must sum to 1" in bad.stderr
+    bad = run_calib("evaluate", str(user_csv), "--abstain", "-1", "--quiet", cwd=tmp_path)
+    assert bad.returncode == 2 and "--abstain: abstention must be a finite cost >= 0" in bad.stderr
+    (tmp_path / "nan.csv").write_text("0,1,nan\n10,0,1\n1,1,0\n")  # a NaN in the first row is no header
+    bad = run_calib("evaluate", str(user_csv), "--costs", "nan.csv", "--quiet", cwd=tmp_path)
+    assert "--costs nan.csv: the cost of true class cat and decision 2 is nan" in bad.stderr
 
 
 def _broken(tmp_path: Path, user_csv: Path, fault: str) -> Path:
