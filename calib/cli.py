@@ -320,12 +320,18 @@ def _evaluate(args) -> int:
     if args.out:
         written = {f"--out {args.out} ({name})": Path(args.out) / name for name in _report_files(args.groups)}
         _refuse_overwriting(written, {"FILE": args.file, "--labels-file": args.labels_file, "--costs": args.costs})
+    created = bool(args.out) and not Path(args.out).exists()
     out = _output_dir(args.out) if args.out else None
     progress(f"reading {args.file}")  # the imports and a large file take seconds: say so first
-    with ExitStack() as cluster:
-        map_reduce = cluster.enter_context(_cluster(args, progress)) if args.scheduler else None
-        table = _chunked(args, map_reduce)
-        return _evaluated(args, settings, progress, out, table, map_reduce)
+    try:
+        with ExitStack() as cluster:
+            map_reduce = cluster.enter_context(_cluster(args, progress)) if args.scheduler else None
+            table = _chunked(args, map_reduce)
+            return _evaluated(args, settings, progress, out, table, map_reduce)
+    except BaseException:
+        if created and not any(out.iterdir()):  # a failed run leaves no folder of its own behind
+            out.rmdir()
+        raise
 
 
 def _evaluated(args, settings, progress, out: Path | None, table, map_reduce) -> int:
