@@ -769,7 +769,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--groups",
         metavar="COLUMN",
-        help="a column of subgroups (a segment, a site): every metric per group and a calibration test per group, "
+        help="a column of subgroups (a segment, a site): every summed metric (not the smooth ECE nor RCL) and a "
+        "calibration test per group, "
         "Holm-adjusted (at most 1000 groups)",
     )
     ev.add_argument(

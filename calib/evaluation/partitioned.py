@@ -178,7 +178,7 @@ def evaluate_dataset(
     class_columns, label_values, positive_label
         As for :func:`calib.load_posteriors`.
     group_column : str, optional
-        A column of subgroups: every metric and a calibration test per group.
+        A column of subgroups: every summed metric (not the smooth ECE nor RCL) and a calibration test per group.
     scheduler : str or dask.distributed.Client, optional
         A Dask scheduler's address (``tcp://host:8786``) or a client: the partitions are evaluated on its
         workers (needs ``pip install 'calib-repro[dask]'``). Unreachable within
