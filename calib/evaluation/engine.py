@@ -15,9 +15,10 @@ metric's range; an estimate outside its interval gets a note saying how biased i
 to be. A calibrator is recommended only when the paired bootstrap interval of its per-sample gain in
 log loss (in Brier score when the raw log loss is infinite) lies above 0.
 
-Subgroups (``groups``): every metric summed over the samples per group (not the smooth ECE nor RCL), and per group Spiegelhalter's z test of calibration
-of the CORP lens (the positive class, or the top label), its p-values adjusted for the number of
-groups by Holm's method; a group is flagged below 0.05 (Spiegelhalter (1986); Holm (1979)).
+Subgroups (``groups``): every metric summed over the samples per group (not the smooth ECE nor RCL),
+and per group Spiegelhalter's z test of calibration of the CORP lens (the positive class, or the top
+label), its p-values adjusted for the number of groups by Holm's method; a group is flagged below 0.05
+(Spiegelhalter (1986); Holm (1979)).
 """
 
 from __future__ import annotations
