@@ -141,7 +141,9 @@ def corp_document(corp) -> dict:
 def summary_text(name: str, summary: Summary, class_names=None) -> str:
     """The evaluation as aligned text lines (value and interval per metric, then the calibrators)."""
     lines = [f"{name}: {summary.n_samples} samples, {summary.n_classes} classes"]
-    lines.append(f"  classes, in order: {', '.join(_class_list(summary.n_classes, class_names))}")
+    classes = _class_list(summary.n_classes, class_names)
+    positive = f"; positive class: {classes[1]} (the second)" if len(classes) == 2 else ""
+    lines.append(f"  classes, in order: {', '.join(classes)}{positive}")
     lines.append(f"  intervals: {summary.interval_method}")
     for metric, m in summary.metrics.items():
         interval = "" if np.isnan(m.low) else f"   [{m.low:.4f}, {m.high:.4f}]"
