@@ -221,7 +221,16 @@ def _prepared(scores: np.ndarray, kind: str, scale: str, renormalize: bool, path
             )
         scores = np.asarray(scores, dtype=np.float64) / 100.0
     numbers = scores.dtype.kind in "fiu"
-    if kind == "probs" and numbers and ((scores < 0) | (scores > 1)).any():  # NaN has its own error
+    missing = np.isnan(scores) if scores.dtype.kind == "f" else None
+    if missing is not None and missing.any():
+        rows, cols = np.nonzero(missing)
+        named = list(range(scores.shape[1])) if columns is None else list(columns)
+        more = f" and {rows.size - 1} more" if rows.size > 1 else ""
+        raise CalibInputError(
+            f"{path}: column {named[cols[0]]!r} holds NaN (an empty or missing score) at row {rows[0]} (counted from "
+            f"0){more}; repair those samples or leave them out"
+        )
+    if kind == "probs" and numbers and ((scores < 0) | (scores > 1)).any():
         raise not_probabilities(scores, str(path), columns)
     if not renormalize:
         return scores

@@ -143,7 +143,7 @@ def _broken(tmp_path: Path, user_csv: Path, fault: str) -> Path:
     ("fault", "hint"),
     [
         ("header", "--labels COLUMN"),
-        ("nan", "contains NaN"),
+        ("nan", "holds NaN (an empty or missing score)"),
         ("row_sum", "sum to 1"),
         ("log_values", "--kind logprobs"),
         ("label", "class indices run from 0 to 2"),

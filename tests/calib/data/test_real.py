@@ -331,11 +331,12 @@ def test_parquet_read_in_batches_keeps_pandas_index_and_missing_cells(tmp_path):
     holed.iloc[3, 0] = np.nan
     holed.to_parquet(tmp_path / "holed.parquet", index=False)
     holed.to_csv(tmp_path / "holed.csv", index=False)
-    from_parquet = load_table(tmp_path / "holed.parquet", kind="probs")
-    np.testing.assert_array_equal(from_parquet.scores, load_table(tmp_path / "holed.csv", kind="probs").scores)
-    assert np.isnan(from_parquet.scores[3, 0])
-    with pytest.raises(CalibInputError, match="NaN"):
-        from_parquet.logprobs()
+    column = frame.columns[0]
+    for holed_file in ("holed.parquet", "holed.csv"):  # the missing cell is NaN either way, named where it is
+        with pytest.raises(
+            CalibInputError, match=rf"column '{column}' holds NaN \(an empty or missing score\) at row 3"
+        ):
+            load_table(tmp_path / holed_file, kind="probs")
 
 
 def test_parquet_gives_the_same_set_as_csv(tmp_path):
