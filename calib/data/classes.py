@@ -321,7 +321,7 @@ def table_inputs(scores, labels):
         return scores, labels
     import pandas as pd
 
-    label_index = getattr(labels, "index", None)
+    label_index = labels.index if isinstance(labels, pd.Series) else None  # a list's index is a method
     if label_index is not None and not label_index.equals(scores.index):
         raise CalibInputError(
             "labels: its index differs from that of scores, so rows would pair up by position; align them first "

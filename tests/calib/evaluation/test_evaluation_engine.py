@@ -399,7 +399,7 @@ def test_a_dataframes_columns_are_its_classes_by_name_in_any_order():
     frame, text = pd.DataFrame(probs, columns=names), pd.Series(names[y])
     reference = evaluate(probs, y, kind="probs", n_boot=0, calibrators=()).metrics
     shuffled = frame[["mu", "zeta", "alpha", "beta"]]
-    for scores, labels in ((frame, text), (shuffled, text), (shuffled, text.to_numpy())):
+    for scores, labels in ((frame, text), (shuffled, text), (shuffled, text.to_numpy()), (shuffled, list(text))):
         metrics = evaluate(scores, labels, kind="probs", n_boot=0, calibrators=()).metrics
         assert metrics["NCE"].value == pytest.approx(reference["NCE"].value, rel=1e-12)
         assert metrics["accuracy"].value == reference["accuracy"].value
