@@ -224,7 +224,8 @@ def not_probabilities(arr: np.ndarray, name: str, columns=None) -> CalibInputErr
     cells = (arr < 0) | (arr > 1)  # NaN is not counted: it has its own error
     outside = cells.any(axis=0)
     lo, hi = float(np.nanmin(arr)), float(np.nanmax(arr))
-    if outside.any() and cells[:, outside].mean(axis=0).max() < 0.5:  # stray cells, not columns of other data
+    # Stray cells: in a few rows only. Percentages, logits and a feature column reach most rows.
+    if outside.any() and cells.any(axis=1).mean() < 0.5:
         rows, cols = np.nonzero(cells)
         more = f" and {rows.size - 1} more" if rows.size > 1 else ""
         value = float(arr[rows[0], cols[0]])

@@ -316,6 +316,24 @@ def test_percentages_are_recognised_and_the_advice_reads_them(tmp_path):
     _assert_numbers(done, probs, labels)
 
 
+def test_percentages_of_many_classes_are_percentages_not_stray_cells(tmp_path):
+    # 100 classes: every column lies mostly below 1 %, yet almost every row holds a value above 1.
+    rng = np.random.default_rng(3)
+    logits = 3 * rng.normal(size=(500, 100))
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    labels = (logits + rng.gumbel(size=logits.shape)).argmax(axis=1)
+    assert ((100 * probs) > 1).mean(axis=0).max() < 0.5
+    pd.DataFrame(100 * probs, columns=[f"c{k}" for k in range(100)]).assign(label=labels).to_csv(
+        tmp_path / "percent.csv", index=False
+    )
+    line = _error(run_calib("evaluate", "percent.csv", "--quiet", cwd=tmp_path))
+    assert "these are percentages" in line and "holds the score" not in line
+    done = run_calib("evaluate", "percent.csv", *_advised(line, "--scale"), "--json", "--quiet",
+                     "--bootstrap", "0", "--calibrators", "none", cwd=tmp_path)  # fmt: skip
+    _assert_numbers(done, probs, labels)
+
+
 def test_labels_minus_one_and_plus_one_get_advice_that_works(tmp_path):
     rng = np.random.default_rng(2)
     p1 = rng.uniform(size=400)
