@@ -206,12 +206,12 @@ def evaluate(
     settings = _settings(settings, options)
     columns = getattr(scores, "columns", None)
     if isinstance(priors, Mapping) and columns is not None:  # by class name, as the command's --priors NAME=VALUE
-        names = [str(c) for c in columns]
-        if sorted(map(str, priors)) != sorted(names):
+        names, by_name = [str(c) for c in columns], {str(key): value for key, value in priors.items()}
+        if len(by_name) != len(priors) or sorted(by_name) != sorted(names):
             raise CalibInputError(
                 f"priors must name each class of scores once ({', '.join(names)}); got {list(priors)}"
             )
-        priors = [priors[next(key for key in priors if str(key) == name)] for name in names]
+        priors = [by_name[name] for name in names]
     scores, labels = table_inputs(scores, labels)
     logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
     group_ids = None
