@@ -29,8 +29,10 @@ MAX_BINS = 10_000
 # The bootstrap sums of the binned metrics hold (bins x classes x resamples) numbers; past this many bytes
 # an evaluation is refused before it reads the data, with the resamples that fit.
 MAX_BINNED_SUMS_BYTES = 2**31
-# Terms summed per bin and per class or lens (count, confidence, correctness).
-_TERMS_PER_BIN = 3
+# Numbers the binned sums keep per bin and resample, for each class and lens: 4 (the states of run_pass hold
+# 4 (K + 1) (n_bins + 1) per resample for K > 2, 8 (n_bins + 1) for K = 2; counted here as 4 (K + 2) (n_bins + 1),
+# a bound a test checks).
+_TERMS_PER_BIN = 4
 
 
 @dataclass(frozen=True)
@@ -173,13 +175,13 @@ class EvaluationSettings:
         >>> EvaluationSettings(n_bins=1000, n_boot=20_000).check_memory(3)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        calib.validation.CalibInputError: 20000 resamples of 1000 bins and 3 classes: ... (n_boot=17876) or ...
+        calib.validation.CalibInputError: 20000 resamples of 1000 bins and 3 classes: ... (n_boot=13407) or ...
         """
-        per_resample = _TERMS_PER_BIN * (n_classes + 2) * (self.n_bins + 1) * 8 * systems
-        if per_resample * (self.n_boot + 1) <= MAX_BINNED_SUMS_BYTES:
+        need = self.binned_sums_bytes(n_classes, systems)
+        if need <= MAX_BINNED_SUMS_BYTES:
             return
-        fits = MAX_BINNED_SUMS_BYTES // per_resample - 1
-        need = per_resample * (self.n_boot + 1) / 2**30
+        fits = MAX_BINNED_SUMS_BYTES // (need // (self.n_boot + 1)) - 1
+        need /= 2**30
         problem = (
             f"{self.n_boot} resamples of {self.n_bins} bins and {n_classes} classes"
             + (f" in {systems} systems" if systems > 1 else "")
@@ -191,6 +193,17 @@ class EvaluationSettings:
             problem + fewer.format(f"n_boot={fits}") + "fewer bins (n_bins)",
             cli_message=problem + fewer.format(f"--bootstrap {fits}") + "fewer bins (--n-bins)",
         )
+
+    def binned_sums_bytes(self, n_classes: int, systems: int = 1) -> int:
+        """Bytes the binned metrics' sums take for K = ``n_classes`` over the data and every resample (for
+        each of ``systems``), counted from above (the module's _TERMS_PER_BIN).
+
+        Examples
+        --------
+        >>> EvaluationSettings(n_bins=15, n_boot=200).binned_sums_bytes(10)  # 4 x 12 x 16 x 8 bytes x 201
+        1234944
+        """
+        return _TERMS_PER_BIN * (n_classes + 2) * (self.n_bins + 1) * 8 * (self.n_boot + 1) * systems
 
     def fit_rows(self, n_classes: int) -> int:
         """The calibrators' subsample size for K = ``n_classes``: fit_samples and fit_cells / K, at least

@@ -484,3 +484,15 @@ def test_samples_without_a_group_are_refused_and_filling_them_in_runs(missing):
     filled = np.where([g is None or g != g for g in groups], "unknown", groups)
     summary = evaluate(probs, y, kind="probs", groups=filled, n_boot=0, calibrators=())
     assert sorted((row.group, row.n) for row in summary.groups) == [("north", 148), ("south", 150), ("unknown", 2)]
+
+
+@pytest.mark.parametrize(("k", "n_bins"), [(2, 100), (3, 100), (10, 200), (50, 50)])
+def test_the_memory_bound_counts_at_least_the_sums_a_pass_keeps_and_at_most_twice_them(k, n_bins):
+    rng = np.random.default_rng(k)
+    logp = np.log(rng.dirichlet(np.ones(k), size=2000))
+    settings = calib.evaluation.settings.EvaluationSettings(n_bins=n_bins, n_boot=50, calibrators=())
+    done = run_pass(lambda: iter([(logp, rng.integers(0, k, 2000), None)]), n_classes=k, n_rows=2000,
+                    settings=settings, costs=None, priors=None, grouped=False, say=lambda _: None,
+                    whole_limit=2000)  # fmt: skip
+    kept = sum(values.nbytes for values in done.gathered.overall.sums.values())
+    assert kept <= settings.binned_sums_bytes(k) <= 2 * kept
