@@ -385,6 +385,7 @@ def test_bins_times_resamples_past_the_memory_bound_are_refused_and_the_advised_
     assert 2 <= advised < 1000
     summary = evaluate(probs, labels, kind="probs", n_bins=100, n_boot=advised, calibrators=())
     without = evaluate(probs, labels, kind="probs", n_bins=100, n_boot=0, calibrators=())
+    # the point estimate is summed along with the resamples, in another order: equal to rounding
     assert summary.metrics["ECE top-label"].value == pytest.approx(without.metrics["ECE top-label"].value, rel=1e-12)
     assert summary.metrics["ECE top-label"].low <= summary.metrics["ECE top-label"].high
 
@@ -400,6 +401,7 @@ def test_a_dataframes_columns_are_its_classes_by_name_in_any_order():
     reference = evaluate(probs, y, kind="probs", n_boot=0, calibrators=()).metrics
     shuffled = frame[["mu", "zeta", "alpha", "beta"]]
     for scores, labels in ((frame, text), (shuffled, text), (shuffled, text.to_numpy()), (shuffled, list(text))):
+        # the same numbers in another column order: sums over the classes differ only by rounding
         metrics = evaluate(scores, labels, kind="probs", n_boot=0, calibrators=()).metrics
         assert metrics["NCE"].value == pytest.approx(reference["NCE"].value, rel=1e-12)
         assert metrics["accuracy"].value == reference["accuracy"].value
