@@ -11,8 +11,9 @@ file against that declaration before it sets a single attribute.
 
 A calibrator that maps log-posteriors (``log_scale``) treats exact zero probabilities as
 :mod:`calib.calibrators.zeros` describes: the base class smooths the scores before ``_fit`` and
-``_transform`` see them, and keeps ``zero_smoothing_`` and ``zero_loss_share_`` beside the
-subclass's fitted attributes.
+``_transform`` see them (and gives a zero met only at prediction a finite log-posterior), so both
+receive finite log-posteriors and use them unclipped; it keeps ``zero_smoothing_`` and
+``zero_loss_share_`` beside the subclass's fitted attributes.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 
 from calib.calibrators.zeros import (
     smooth_zeros,
+    unseen_zero_logs,
     warn_if_dominant,
     warn_of_unseen_zeros,
     zero_loss_share,
@@ -166,7 +168,7 @@ class Calibrator:
             )
         if self.log_scale:  # logp is a fresh array, or the caller's to overwrite
             warn_of_unseen_zeros(logp, self.zero_smoothing_, type(self).__name__)
-            smooth_zeros(logp, self.zero_smoothing_)
+            unseen_zero_logs(smooth_zeros(logp, self.zero_smoothing_))
         return logp
 
     def predict_proba(self, scores, *, kind: str) -> np.ndarray:

@@ -18,7 +18,7 @@ Python ``betacal`` packages of the authors) are:
   this is Platt scaling on the log-odds (no sign constraint, as in betacal).
 
 ln s and ln(1 - s) are the input log-posteriors log q_1 and log q_0, with exact zeros smoothed as
-:mod:`calib.calibrators.zeros` describes and floored at LOG_FLOOR = -700. Fits minimize the mean
+:mod:`calib.calibrators.zeros` describes (finite values used as they are). Fits minimize the mean
 log-loss by damped Newton with the exact Hessian (at most three parameters), in float64 and
 deterministically.
 
@@ -33,7 +33,6 @@ from scipy.special import expit
 
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.platt import LogisticObjective, binary_log_sigmoid, fit_logistic
-from calib.calibrators.scaling import LOG_FLOOR
 from calib.validation import Choice, check
 
 BETA_PARAMETERS = ("abm", "ab", "am")
@@ -157,8 +156,8 @@ class BetaCalibrator(Calibrator):
 
 
 def _log_features(logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(ln s, ln(1 - s)) = (log q_1, log q_0), floored at LOG_FLOOR."""
-    return np.maximum(logp[:, 1], LOG_FLOOR), np.maximum(logp[:, 0], LOG_FLOOR)
+    """(ln s, ln(1 - s)) = (log q_1, log q_0), finite (zeros treated by :mod:`calib.calibrators.zeros`)."""
+    return logp[:, 1].copy(), logp[:, 0].copy()
 
 
 def _fit_abm(logp: np.ndarray, y: np.ndarray) -> tuple[float, float, float, bool]:

@@ -8,9 +8,10 @@ Sect. 5.4.4, eqs. 18-19. The map is a multinomial logistic regression on the log
 
 i.e. survey eq. 18 with the sign reparametrisation (W, b) -> (-W, -b) (the survey prints eq. 18
 with exp(-b_j - w_j^T ln s), the negative sign it gives every scaling map from eq. 12 on);
-exact zeros in s are smoothed as :mod:`calib.calibrators.zeros` describes, and ln s is floored at
-LOG_FLOOR = -700. W = I, b = 0 is the
-identity map and is the starting point of the fit.
+exact zeros in s are treated as :mod:`calib.calibrators.zeros` describes, and finite ln s are used as
+they are, at any scale. W = I, b = 0 is the identity map and is the starting point of the fit; a fit
+from it that stops short (on scores of a large scale the identity is saturated) is repeated on
+unit-spread features (:func:`calib.calibrators.matrix_scaling.fit_softmax`).
 
 ODIR (Off-Diagonal and Intercept Regularisation) of Kull et al. (2019) adds to the mean log-loss
 (eq. 19) the penalty below; the survey names ODIR without a formula, and this one, with its
@@ -30,8 +31,15 @@ import numpy as np
 from calib._internal.rows import log_softmax_rows
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.folds import fold_ids
-from calib.calibrators.matrix_scaling import SoftmaxObjective, check_nonnegative, minimize_objective
-from calib.calibrators.scaling import LOG_FLOOR
+from calib.calibrators.line_search import GRADIENT_TOL
+from calib.calibrators.matrix_scaling import (
+    SoftmaxObjective,
+    check_nonnegative,
+    feature_spread,
+    fit_softmax,
+    gradient_norm,
+    minimize_objective,
+)
 from calib.validation import CalibInputError, check_positive_int
 
 DEFAULT_LAMBDAS = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
@@ -50,7 +58,9 @@ class DirichletCalibrator(Calibrator):
     which leaves the diagonal of W free, in float64 and deterministically (the solver of
     :class:`MatrixScaling`: damped Newton up to 400 parameters, L-BFGS-B with the analytic gradient
     beyond). Without regularisation the loss is flat along W + 1 v^T and b + c 1 (the predictions do
-    not change); the optimizer keeps the identity's component along those directions.
+    not change); the optimizer keeps the identity's component along those directions. A fit from the
+    identity that stops short is repeated on unit-spread features from their identity
+    (:func:`calib.calibrators.matrix_scaling.fit_softmax`), so scores of any scale reach the optimum.
 
     Source: Kull et al. (2019); Silva Filho et al. (2023), Sect. 5.4.4, eqs. 18-19, with the sign
     reparametrisation (W, b) -> (-W, -b) of the printed eq. 18. The survey names ODIR without a
@@ -74,7 +84,11 @@ class DirichletCalibrator(Calibrator):
     reg_mu_ : float
         The mu used.
     converged_ : bool
-        Whether the optimizer met its stopping rule.
+        Whether the optimizer met its stopping rule with a gradient norm at most
+        :data:`calib.calibrators.line_search.GRADIENT_TOL`; False comes with a CalibInputWarning.
+    gradient_norm_ : float
+        The largest gradient entry at the fitted parameters, for unit-spread features
+        (:mod:`calib.calibrators.line_search`); NaN in a model file written before it was recorded.
     n_classes_ : int
         K, the number of classes seen by ``fit``.
 
@@ -109,7 +123,12 @@ class DirichletCalibrator(Calibrator):
     def _fit_from(self, logp: np.ndarray, labels: np.ndarray, lam: float, mu: float, start) -> np.ndarray:
         """Fit with validated (lambda, mu) from ``start`` (None: the identity); returns theta."""
         problem = self._objective(logp, labels, lam, mu)
-        theta, self.converged_ = minimize_objective(problem, problem.start() if start is None else start)
+        if start is None:
+            theta, self.converged_, self.gradient_norm_ = fit_softmax(problem, type(self).__name__, identity_first=True)
+        else:  # a warm start within cross-validation (no warning: the refit on all data reports)
+            theta, stopped = minimize_objective(problem, start)
+            self.gradient_norm_ = gradient_norm(problem, theta, feature_spread(problem.x))
+            self.converged_ = bool(stopped and self.gradient_norm_ <= GRADIENT_TOL)
         self.coef_ = problem.weights(theta).copy()
         self.intercept_ = problem.biases(theta)
         return theta
@@ -119,7 +138,7 @@ class DirichletCalibrator(Calibrator):
         k = logp.shape[1]
         off_diagonal = 1.0 - np.eye(k)
         return SoftmaxObjective(
-            np.maximum(logp, LOG_FLOOR),
+            logp,
             labels,
             k,
             weight_penalty=(lam / (k * (k - 1))) * off_diagonal if lam > 0 else None,
@@ -128,7 +147,7 @@ class DirichletCalibrator(Calibrator):
         )
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
-        return log_softmax_rows(np.maximum(logp, LOG_FLOOR) @ self.coef_.T + self.intercept_, overwrite=True)
+        return log_softmax_rows(logp @ self.coef_.T + self.intercept_, overwrite=True)
 
     def _fitted_fields(self) -> dict[str, FittedField]:
         k = self.n_classes_
@@ -137,6 +156,7 @@ class DirichletCalibrator(Calibrator):
             "intercept_": FittedField("array", (k,)),
             "reg_mu_": FittedField("float", low=0.0),
             "converged_": FittedField("bool"),
+            "gradient_norm_": FittedField("float", low=0.0, finite=False),
         }
 
 

@@ -1,4 +1,4 @@
-"""Vector and matrix scaling on reference-class log-ratios (vector scaling by default on the log-posteriors).
+"""Vector and matrix scaling on reference-class log-ratios (vector scaling by default on centred log-posteriors).
 
 Source: Guo et al. (2017), "On calibration of modern neural networks" (vector and matrix
 scaling), as written in the survey of Silva Filho et al. (2023), Sects. 5.4.2-5.4.3, eqs. 14-17,
@@ -9,8 +9,8 @@ classifier the survey's logits are the log-ratios to the last class (survey Sect
 
     z_j = ln(s_j / s_K),   so z_K = 0,
 
-computed from the log-posteriors (exact zeros smoothed, :mod:`calib.calibrators.zeros`) floored at
-LOG_FLOOR = -700. Because z_K = 0, the weight that
+computed from the log-posteriors (exact zeros treated as :mod:`calib.calibrators.zeros` describes;
+finite values used as they are, at any scale). Because z_K = 0, the weight that
 multiplies z_K has no effect; it is fixed at 0 (last entry of ``coef_`` for vector scaling, last
 column of ``coef_`` for matrix scaling). Softmax ignores a common shift of the logits, so the
 bias of the reference class is fixed at 0 as well.
@@ -21,6 +21,15 @@ which reproduces the input posteriors. The loss is convex (log-sum-exp of a line
 NEWTON_MAX_PARAMS parameters it is minimized by damped Newton (on many rows warm-started from a
 strided subset, :mod:`calib.calibrators.warm_start`), beyond that by scipy's L-BFGS-B with the
 analytic gradient.
+
+Scale (:func:`fit_softmax`): on scores of a large scale (logits of thousands of nats) the identity
+map is saturated, every posterior one-hot, and Newton's method cannot leave it. A fit from the
+identity that stops short is therefore repeated on the features divided by their root-mean-square s,
+from the identity of those unit-spread features (weights 1 / s on the raw features), and the weights
+found are folded back (w = w' / s; a quadratic penalty on w is the same penalty on w' / s): the
+loss is the same function of the map, only the coordinates and the start change. Vector scaling on
+centred log-posteriors (the default) always fits that way, so its result does not depend on the
+scale of the logits. Fits that converge from the identity are unchanged by this (bit for bit).
 
 This module also holds the softmax-regression objective shared with
 :mod:`calib.calibrators.dirichlet`.
@@ -37,21 +46,30 @@ from scipy.linalg.blas import dsyrk
 from calib._internal.rows import log_softmax_rows
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.blas_threads import one_blas_thread
-from calib.calibrators.line_search import armijo_step, converged_when_stalled
-from calib.calibrators.scaling import LOG_FLOOR
+from calib.calibrators.line_search import GRADIENT_TOL, armijo_step, converged_when_stalled, report_convergence
 from calib.calibrators.warm_start import WARM_START_TOL, warm_start_rows
 from calib.validation import CalibInputError
 
 
 class VectorScaling(Calibrator):
-    """Vector scaling: g(s) = softmax(w ⊙ z + b) on the log-posteriors z = ln s (or the survey's ln(s_j / s_K)).
+    """Vector scaling: g(s) = softmax(w ⊙ z + b) on the centred log-posteriors z (or the survey's ln(s_j / s_K)).
 
-    One weight and one bias per class on the log-posteriors (exact zeros smoothed,
-    :mod:`calib.calibrators.zeros`; floored at LOG_FLOOR): Dirichlet calibration with a diagonal
-    matrix. b_K = 0 (softmax ignores a common shift), so K weights and K - 1 biases are fitted. It
-    treats every class alike: permuting the classes of the scores permutes the calibrated posteriors
-    and changes nothing else, so a file's column order cannot change a result. For K = 2 it is
-    beta calibration without the sign constraints: logit p_1 = w_1 ln s_1 - w_0 ln s_0 - b_0.
+    Default: z_k = ln s_k - (1/K) sum_j ln s_j, the centred log-ratio (clr) of the posteriors, which
+    for a network's logits l equals l_k - mean_j l_j (log-softmax only subtracts a row constant). So
+    this is vector scaling of Guo et al. (2017) (logits -> w ⊙ l + b, one weight and one bias per
+    class) applied to row-centred logits, and Dirichlet calibration (Kull et al. (2019),
+    softmax(W ln s + b)) with W = diag(w) - (1/K) w 1^T. b_K = 0 (softmax ignores a common shift), so
+    K weights and K - 1 biases, 2K - 1 parameters, are fitted. Properties: the same result whether
+    the scores are given as probs, logprobs or logits (z is the same); permuting the classes permutes
+    the calibrated posteriors and changes nothing else; and multiplying the logits by any c > 0 leaves
+    the calibrated posteriors unchanged, since z scales by c and w by 1 / c (the fit works on z divided
+    by its root-mean-square, from the weights 1 on it, :func:`fit_softmax`). Exact zeros are treated as
+    :mod:`calib.calibrators.zeros` describes. For K = 2: logit p_1 = (w_0 + w_1) t / 2 - b_0 with t =
+    ln(s_1 / s_0), i.e. Platt scaling on the log-odds.
+
+    (Before calib 0.x, the default was softmax(w ⊙ ln s + b) on the uncentred log-posteriors: not
+    equivariant under scaling of the logits, since w_k times the row's log-normaliser differs per
+    class. Model files of that map still load and apply it; their ``features_`` is "log_posteriors".)
 
     ``last_class_reference=True`` is the survey's definition instead: the logits of a generic
     probabilistic classifier are the log-ratios to the last class, so z_K = 0, w_K has no effect and
@@ -60,21 +78,22 @@ class VectorScaling(Calibrator):
     p_1 = sigmoid(w_0 t - b_0) with t = ln(s_1 / s_0).
 
     Either way the parameters minimize the mean log-loss, which is convex, in float64 and
-    deterministically, from the identity map (w = 1, b = 0): by damped Newton (on many rows
-    warm-started from a strided subset) up to 400 parameters, by L-BFGS-B beyond. Per-class weights
-    can change the argmax, so unlike temperature scaling vector scaling does not preserve accuracy in
-    general.
+    deterministically: by damped Newton (on many rows warm-started from a strided subset) up to 400
+    parameters, by L-BFGS-B beyond. The survey's variant starts from the identity map (w = 1, b = 0)
+    and refits on unit-spread features only when that stops short (:func:`fit_softmax`). Per-class
+    weights can change the argmax, so unlike temperature scaling vector scaling does not preserve
+    accuracy in general.
 
-    Source: Guo et al. (2017) (vector scaling on logits); Kull et al. (2019), Sect. 3 (Dirichlet
-    calibration, softmax(W ln q + b), here with W diagonal); Silva Filho et al. (2023), Sects.
-    5.4.1-5.4.2, eqs. 14-15, with the sign reparametrisation softmax(+w z + b) of the printed
-    exp(-w z - b) (``last_class_reference=True``).
+    Source: Guo et al. (2017), Sect. 4.2 (vector scaling on logits, here row-centred: the centred
+    log-ratio of compositional data analysis); Kull et al. (2019), Sect. 3 (Dirichlet calibration, softmax(W ln q + b));
+    Silva Filho et al. (2023), Sects. 5.4.1-5.4.2, eqs. 14-15, with the sign reparametrisation
+    softmax(+w z + b) of the printed exp(-w z - b) (``last_class_reference=True``).
 
     Parameters
     ----------
     last_class_reference : bool, default False
         Fit on the log-ratios to the last class (the survey's definition), which depends on which
-        class comes last; the default fits on the log-posteriors, which does not.
+        class comes last; the default fits on the centred log-posteriors, which does not.
 
     Attributes
     ----------
@@ -82,8 +101,15 @@ class VectorScaling(Calibrator):
         w (with ``last_class_reference``, w_K = 0 is fixed since z_K = 0).
     intercept_ : ndarray of shape (K,)
         b; b_K = 0 is fixed.
+    features_ : str
+        What w multiplies: "clr" (centred log-posteriors, the default), "last_class_ratios" (the
+        survey's) or "log_posteriors" (a model file written before the centred default).
     converged_ : bool
-        Whether the optimizer met its stopping rule.
+        Whether the optimizer met its stopping rule with a gradient norm at most
+        :data:`calib.calibrators.line_search.GRADIENT_TOL`; False comes with a CalibInputWarning.
+    gradient_norm_ : float
+        The largest gradient entry at the fitted parameters, for unit-spread features
+        (:mod:`calib.calibrators.line_search`); NaN in a model file written before it was recorded.
     n_classes_ : int
         K, the number of classes seen by ``fit``.
 
@@ -96,7 +122,10 @@ class VectorScaling(Calibrator):
     >>> scores = 2 * logits  # over-confident scores: twice the calibrated logits
     >>> model = VectorScaling().fit(scores, labels, kind="logits")
     >>> [round(w, 4) for w in model.coef_.tolist()]
-    [0.4543, 0.4924, 0.7164]
+    [0.5036, 0.5625, 0.5844]
+    >>> again = VectorScaling().fit(1000 * scores, labels, kind="logits")  # the same map on logits x 1000
+    >>> bool(np.allclose(again.coef_ * 1000, model.coef_, rtol=1e-9))
+    True
     >>> survey = VectorScaling(last_class_reference=True).fit(scores, labels, kind="logits")
     >>> [round(w, 4) for w in survey.coef_.tolist()]
     [0.5209, 0.5901, 0.0]
@@ -109,10 +138,14 @@ class VectorScaling(Calibrator):
 
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
         problem = self._objective(logp, labels)
-        theta, self.converged_ = minimize_objective(problem, problem.start())
+        reference = self._reference()
+        theta, self.converged_, self.gradient_norm_ = fit_softmax(
+            problem, type(self).__name__, identity_first=reference
+        )
         weights = problem.weights(theta)
-        self.coef_ = np.append(weights, 0.0) if self._reference() else weights
+        self.coef_ = np.append(weights, 0.0) if reference else weights.copy()
         self.intercept_ = problem.biases(theta)
+        self.features_ = "last_class_ratios" if reference else "clr"
 
     def _reference(self) -> bool:
         if not isinstance(self.last_class_reference, bool | np.bool_):
@@ -123,19 +156,27 @@ class VectorScaling(Calibrator):
         """The training objective; parameters (w, b_1..b_{K-1}), w of the K - 1 first classes with
         ``last_class_reference`` (exposed for gradient checks)."""
         k = logp.shape[1]
-        features = reference_log_ratios(logp)[:, :-1] if self._reference() else np.maximum(logp, LOG_FLOOR)
+        features = reference_log_ratios(logp)[:, :-1] if self._reference() else centred_log_ratios(logp)
         return SoftmaxObjective(features, labels, k, diagonal=True, free_bias=np.arange(k) < k - 1)
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
-        features = reference_log_ratios(logp) if self._reference() else np.maximum(logp, LOG_FLOOR)
+        if self.features_ == "last_class_ratios":
+            features = reference_log_ratios(logp)
+        elif self.features_ == "clr":
+            features = centred_log_ratios(logp)
+        else:  # "log_posteriors": a model file of the former default
+            features = logp
         return log_softmax_rows(self.coef_ * features + self.intercept_, overwrite=True)
 
     def _fitted_fields(self) -> dict[str, FittedField]:
         k = self.n_classes_
+        choices = ("last_class_ratios",) if self._reference() else ("clr", "log_posteriors")
         return {
             "coef_": FittedField("array", (k,)),
             "intercept_": FittedField("array", (k,)),
+            "features_": FittedField("str", choices=choices),
             "converged_": FittedField("bool"),
+            "gradient_norm_": FittedField("float", low=0.0, finite=False),
         }
 
 
@@ -149,7 +190,8 @@ class MatrixScaling(Calibrator):
     deterministically from the identity map (W = I, b = 0): by damped Newton up to 400 parameters,
     by scipy's L-BFGS-B with the analytic gradient beyond. Without ``reg``, adding one row vector to
     every row of W leaves the predictions unchanged; the optimizer then keeps the component it
-    started with (that of the identity).
+    started with (that of the identity). A fit from the identity that stops short is repeated on
+    unit-spread features (:func:`fit_softmax`), so scores of any scale reach the optimum.
 
     Source: Guo et al. (2017); Silva Filho et al. (2023), Sects. 5.4.1 and 5.4.3, eqs. 16-17, with the
     sign reparametrisation softmax(+W z + b) of the printed exp(-W z - b).
@@ -166,8 +208,8 @@ class MatrixScaling(Calibrator):
         W, last column fixed at 0 since z_K = 0.
     intercept_ : ndarray of shape (K,)
         b; b_K = 0 is fixed.
-    converged_ : bool
-        Whether the optimizer met its stopping rule.
+    converged_, gradient_norm_ : bool, float
+        As for :class:`VectorScaling`.
     n_classes_ : int
         K, the number of classes seen by ``fit``.
 
@@ -196,7 +238,7 @@ class MatrixScaling(Calibrator):
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
         reg = check_nonnegative(self.reg, "reg")
         problem = self._objective(logp, labels, reg)
-        theta, self.converged_ = minimize_objective(problem, problem.start())
+        theta, self.converged_, self.gradient_norm_ = fit_softmax(problem, type(self).__name__, identity_first=True)
         k = logp.shape[1]
         self.coef_ = np.zeros((k, k))
         self.coef_[:, :-1] = problem.weights(theta)
@@ -225,13 +267,79 @@ class MatrixScaling(Calibrator):
             "coef_": FittedField("array", (k, k)),
             "intercept_": FittedField("array", (k,)),
             "converged_": FittedField("bool"),
+            "gradient_norm_": FittedField("float", low=0.0, finite=False),
         }
 
 
 def reference_log_ratios(logp: np.ndarray) -> np.ndarray:
-    """z_j = log s_j - log s_K with log-posteriors floored at LOG_FLOOR (so |z_j| <= 700)."""
-    x = np.maximum(logp, LOG_FLOOR)
-    return x - x[:, -1:]
+    """z_j = log s_j - log s_K (Silva Filho et al. (2023), Sect. 5.4.1), from finite log-posteriors."""
+    return logp - logp[:, -1:]
+
+
+def centred_log_ratios(logp: np.ndarray) -> np.ndarray:
+    """z_j = log s_j - (1/K) sum_k log s_k, the centred log-ratio (clr) transform of compositional data
+    analysis; for log-posteriors log-softmax(l) of logits l it equals l_j - mean_k l_k."""
+    return logp - logp.mean(axis=1, keepdims=True)
+
+
+def feature_spread(x: np.ndarray) -> float:
+    """The root-mean-square of the features ``x`` (1 when it is 0 or not finite)."""
+    spread = float(np.sqrt(np.einsum("ij,ij->", x, x) / x.size))
+    return spread if spread > 0 and np.isfinite(spread) else 1.0
+
+
+def rescaled(problem: SoftmaxObjective, spread: float) -> SoftmaxObjective:
+    """The same objective on the features x / ``spread``, its weights w' = ``spread`` w: a penalty
+    p (w - t)^2 becomes (p / spread^2) (w' - spread t)^2; biases are unchanged. (The start is the
+    caller's: ``weight_start`` is kept as it is, the identity of the unit-spread features.)"""
+    options = dict(problem._options)
+    for name, power in (("weight_penalty", -2), ("weight_target", 1)):
+        if options[name] is not None:
+            options[name] = np.asarray(options[name], dtype=np.float64) * spread**power
+    return SoftmaxObjective(problem.x / spread, problem.labels, problem.k, **options)
+
+
+def fit_softmax(problem: SoftmaxObjective, calibrator: str, *, identity_first: bool) -> tuple[np.ndarray, bool, float]:
+    """Minimize ``problem``; returns (theta, converged, gradient norm) with theta in its coordinates.
+
+    ``identity_first``: from ``problem.start()`` (the identity map) with :func:`minimize_objective`;
+    if that stops short (its own rule unmet, or a gradient norm above GRADIENT_TOL), again on the
+    features divided by their RMS s (:func:`rescaled`) from weights 1 / s (the unit-spread identity),
+    keeping whichever fit has the lower loss. Otherwise (the default vector scaling) only the latter,
+    whose result is then the same for features multiplied by any c > 0. The gradient norm is that of
+    :mod:`calib.calibrators.line_search` (the weights' gradient divided by s); a fit that has not converged
+    warns (:func:`calib.calibrators.line_search.report_convergence`).
+    """
+    spread = feature_spread(problem.x)
+    if identity_first:
+        theta, stopped = minimize_objective(problem, problem.start())
+        norm = gradient_norm(problem, theta, spread)
+        if stopped and norm <= GRADIENT_TOL:
+            return theta, report_convergence(calibrator, stopped, norm), norm
+        fallback = _fit_rescaled(problem, spread)
+        if fallback[1] or problem.loss_grad(fallback[0])[0] < problem.loss_grad(theta)[0]:
+            theta, stopped = fallback
+    else:
+        theta, stopped = _fit_rescaled(problem, spread)
+    norm = gradient_norm(problem, theta, spread)
+    return theta, report_convergence(calibrator, stopped, norm), norm
+
+
+def _fit_rescaled(problem: SoftmaxObjective, spread: float) -> tuple[np.ndarray, bool]:
+    """(theta, stopped) of :func:`minimize_objective` on the unit-spread features from their identity."""
+    scaled = rescaled(problem, spread)
+    theta, stopped = minimize_objective(scaled, scaled.start())
+    theta = theta.copy()
+    theta[: problem.n_w] /= spread
+    return theta, stopped
+
+
+def gradient_norm(problem: SoftmaxObjective, theta: np.ndarray, spread: float) -> float:
+    """max |gradient| at ``theta``, the weights' entries divided by ``spread``: the gradient with
+    respect to w' = ``spread`` w, the weights of the unit-spread features."""
+    grad = problem.loss_grad(theta)[1].copy()
+    grad[: problem.n_w] /= spread
+    return float(np.max(np.abs(grad)))
 
 
 def check_nonnegative(value, name: str) -> float:
@@ -444,10 +552,14 @@ def minimize_objective(problem: SoftmaxObjective, start: np.ndarray) -> tuple[np
     return theta, converged
 
 
+# The most Newton iterations of a softmax-regression fit (a module constant, so that tests can lower it).
+NEWTON_MAX_ITER = 100
+
+
 def _newton(
     problem: SoftmaxObjective,
     theta: np.ndarray,
-    max_iter: int = 100,
+    max_iter: int | None = None,
     tol: float = 1e-15,
     curvature: SoftmaxObjective | None = None,
 ):
@@ -462,6 +574,7 @@ def _newton(
     iterate, takes over.
     """
     theta = theta.copy()
+    max_iter = NEWTON_MAX_ITER if max_iter is None else max_iter
     inverse = None if curvature is None else _pseudo_inverse(curvature.hessian(theta))
     previous, last = np.inf, None
     for _ in range(max_iter):

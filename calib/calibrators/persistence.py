@@ -3,7 +3,7 @@
 A pickled model runs code as it is read, before anything can check what it is; a calibrator file
 holds only JSON values. It is one object (UTF-8, sorted keys, indent 1) with
 
-- ``format`` ("calib-calibrator"), ``format_version`` (2) and ``calib_version`` (the calib-repro
+- ``format`` ("calib-calibrator"), ``format_version`` (3) and ``calib_version`` (the calib-repro
   release that wrote it: a file from a newer release is read with a warning);
 - ``method``: the ``calib calibrate --method`` name, and ``class``: the class it stands for;
 - ``init``: the constructor parameters (``get_params()``): numbers, strings, booleans, null, lists;
@@ -17,7 +17,12 @@ holds only JSON values. It is one object (UTF-8, sorted keys, indent 1) with
   declared type, shape and range (a scale is positive, a probability lies in [0, 1], bin edges increase).
 
 Files of format version 1 (no class names, no kind, no zero treatment) are still read: their
-calibrators never smoothed zeros (``zero_smoothing_`` = 0). A vector-scaling file without the
+calibrators never smoothed zeros (``zero_smoothing_`` = 0). Files of versions 1 and 2 predate the
+recorded gradient norm (``gradient_norm_``, read as NaN: not recorded) and the centred vector scaling:
+a vector-scaling file of those versions without ``last_class_reference`` holds the map on the
+uncentred log-posteriors, softmax(w ⊙ ln s + b), and is read as that (``features_`` =
+"log_posteriors"); one with it, the survey's (``features_`` = "last_class_ratios"). Version 3 files
+hold ``features_`` themselves. A vector-scaling file without the
 ``last_class_reference`` parameter was written when the survey's definition (log-ratios to the last
 class) was the only one, and is read as such. A file larger than MAX_FILE_BYTES is
 refused before it is parsed.
@@ -52,7 +57,7 @@ from calib.calibrators.registry import CALIBRATORS, SAVABLE
 from calib.validation import KINDS, CalibInputError, CalibInputWarning
 
 FORMAT = "calib-calibrator"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 # The largest model file read: a matrix or Dirichlet calibrator of 1500 classes (2.25 million floats)
 # takes about 50 MB. Parsing JSON takes about ten times a file's size in memory.
 MAX_FILE_BYTES = 64 * 2**20
@@ -65,6 +70,7 @@ _KEYS = {
     2: ("calib_version", "class", "class_names", "fitted", "format", "format_version", "init", "kind", "method")
     + ("n_classes",),
 }
+_KEYS[3] = _KEYS[2]
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _DTYPES = {"float64": np.float64, "int64": np.int64}
 _INT64 = np.iinfo(np.int64)
@@ -147,8 +153,10 @@ def save_calibrator(
     >>> path = Path(folder.name) / "temperature.json"
     >>> save_calibrator(model, path, method="temperature")
     >>> saved = json.loads(path.read_text(encoding="utf-8"))
-    >>> saved["class"], saved["n_classes"], sorted(saved["fitted"])
-    ('TemperatureScaling', 3, ['bias_', 'converged_', 'scale_', 'zero_loss_share_', 'zero_smoothing_'])
+    >>> saved["class"], saved["n_classes"]
+    ('TemperatureScaling', 3)
+    >>> sorted(saved["fitted"])
+    ['bias_', 'converged_', 'gradient_norm_', 'scale_', 'zero_loss_share_', 'zero_smoothing_']
     >>> saved["fitted"]["scale_"] == model.scale_
     True
     >>> folder.cleanup()
@@ -421,6 +429,8 @@ def _build(document: object) -> SavedCalibrator:
         raise CalibInputError(f"init: {exc}") from exc
     if file_version == 1 and model.log_scale:  # written before the zero treatment: zeros were never smoothed
         fitted = fitted | {"zero_smoothing_": 0.0, "zero_loss_share_": 0.0}
+    if file_version < 3:
+        fitted = fitted | _before_version_3(method, init, fields, fitted)
     _check_keys(set(fitted), set(fields), f"fitted attributes of {cls.__name__}")
     state = {name: _decode(fitted[name], field, f"fitted.{name}") for name, field in fields.items()}
     try:
@@ -428,6 +438,19 @@ def _build(document: object) -> SavedCalibrator:
     except CalibInputError as exc:
         raise CalibInputError(f"fitted: {exc}") from exc
     return SavedCalibrator(model, method, names, kind, document["calib_version"])
+
+
+def _before_version_3(method: str, init: dict, fields: dict[str, FittedField], fitted: dict) -> dict[str, object]:
+    """The attributes a file of format version 1 or 2 lacks: no gradient norm was recorded (NaN), and
+    a vector-scaling file holds the survey's map or, without ``last_class_reference`` (the default
+    then), the map on the uncentred log-posteriors. Attributes the file holds are not replaced (a
+    version 2 file that holds them is refused as an unexpected key by the check that follows)."""
+    added: dict[str, object] = {}
+    if "gradient_norm_" in fields and "gradient_norm_" not in fitted:
+        added["gradient_norm_"] = "nan"
+    if method == "vector" and "features_" not in fitted:
+        added["features_"] = "last_class_ratios" if init.get("last_class_reference") is True else "log_posteriors"
+    return added
 
 
 def _checked_class_names(names: object, k: int, what: str = "class_names") -> tuple[str, ...] | None:

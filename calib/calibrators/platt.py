@@ -21,7 +21,6 @@ import numpy as np
 
 from calib.calibrators.base import Calibrator
 from calib.calibrators.line_search import armijo_step, converged_when_stalled
-from calib.calibrators.scaling import LOG_FLOOR
 from calib.validation import CalibInputError
 
 
@@ -29,8 +28,9 @@ class PlattCalibrator(Calibrator):
     """Platt scaling (logistic calibration) of a binary posterior: p_1 = sigmoid(w t + b).
 
     The feature t is the log-odds log q_1 - log q_0 of the input posteriors, with exact zeros
-    smoothed (:mod:`calib.calibrators.zeros`) and each log-posterior floored at ``LOG_FLOOR`` =
-    -700, so t is finite even when a posterior is exactly 0 or 1; w = 1, b = 0 is the identity. (w,
+    treated as :mod:`calib.calibrators.zeros` describes (smoothed, or given a finite log-posterior when
+    met only at prediction), so t is finite even when a posterior is exactly 0 or 1, and is used
+    unclipped at any scale; w = 1, b = 0 is the identity. (w,
     b) minimize a mean binary cross-entropy, convex in (w, b), by damped Newton with the exact
     Hessian (two parameters), in float64 and deterministically: O(N) time per iteration. Binary only
     (K = 2).
@@ -122,8 +122,8 @@ def platt_targets(labels: np.ndarray) -> np.ndarray:
 
 
 def log_odds(logp: np.ndarray) -> np.ndarray:
-    """log q_1 - log q_0 with both log-posteriors floored at LOG_FLOOR (finite, within +-700)."""
-    return np.maximum(logp[:, 1], LOG_FLOOR) - np.maximum(logp[:, 0], LOG_FLOOR)
+    """log q_1 - log q_0 of finite log-posteriors (zeros treated by :mod:`calib.calibrators.zeros`)."""
+    return logp[:, 1] - logp[:, 0]
 
 
 def binary_log_sigmoid(u: np.ndarray) -> np.ndarray:

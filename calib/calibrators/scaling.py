@@ -6,8 +6,16 @@ Platt scaling for K = 2). beta = 0 gives temperature scaling (Guo et al. (2017);
 Parameters minimize the (optionally prior-weighted, eq. 36) cross-entropy in float64. The loss is
 convex in (alpha, beta) (log-sum-exp of a linear map), so a damped Newton method with the exact
 Hessian reaches the optimum in a few iterations; beta_0 is fixed at 0 (softmax ignores a common
-shift) and alpha is kept above 1e-6. Exact zero probabilities are smoothed as
-:mod:`calib.calibrators.zeros` describes.
+shift). Exact zero probabilities are treated as :mod:`calib.calibrators.zeros` describes; every finite
+log-posterior is used as it is (no floor), so the fit works on scores of any scale.
+
+Conditioning: the fit works on the log-posteriors divided by their spread s (the root-mean-square
+of the row-centred log-posteriors, log q_k - mean_j log q_j) and starts at alpha' = 1 on them, the
+temperature that gives the scores unit spread; the scale found is folded back, alpha = alpha' / s.
+Newton's method is invariant under that reparametrisation (Boyd & Vandenberghe (2004), Sect. 9.5.1), and
+because the start moves with the scores too, scores multiplied by any c > 0 give the same iterates
+up to rounding: the calibrated posteriors do not depend on the scale of the logits
+(log-softmax(c z) = c z - a row constant, so alpha log q is exactly equivariant).
 """
 
 from __future__ import annotations
@@ -18,17 +26,17 @@ from scipy.linalg.blas import dsyrk
 from calib._internal.rows import log_softmax_rows
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.blas_threads import one_blas_thread
-from calib.calibrators.line_search import armijo_step, converged_when_stalled
+from calib.calibrators.line_search import armijo_step, converged_when_stalled, report_convergence
 from calib.validation import CalibInputError, as_priors, class_counts
 
-# Log-probabilities below this are treated as this value, so that a posterior of exactly 0 met only at
-# prediction (the training scores had none, so nothing was smoothed) stays finite; exp(-700) is ~1e-304.
-LOG_FLOOR = -700.0
-# The fits keep the scale alpha at or above this.
+# The fits keep the scale alpha' of the unit-spread log-posteriors at or above this (alpha >= MIN_SCALE / s).
 MIN_SCALE = 1e-6
-# The largest scale a saved model may hold: a temperature below 1e-6 turns every posterior one-hot and
-# no fit on scores that vary comes near it (a file with more is damaged or edited).
-MAX_SCALE = 1e6
+# A scale within rounding of MIN_SCALE counts as at the bound.
+_AT_BOUND = MIN_SCALE * (1 + 1e-9)
+# The range of scales a saved model may hold (a file outside it is damaged or edited). The fits reach
+# scales outside it only on scores whose spread exceeds ~1e6 nats (or is below ~1e-6): those fit and
+# predict, but are refused by save_calibrator.
+SAVED_SCALES = (1e-6, 1e6)
 
 
 class AffineCalibrator(Calibrator):
@@ -40,9 +48,11 @@ class AffineCalibrator(Calibrator):
     scaling (:class:`TemperatureScaling`). The parameters minimize the cross-entropy of the
     calibrated posteriors (each class h weighted by P_h / N_h when ``priors`` are given) in float64.
     The loss is convex in (alpha, beta) (log-sum-exp of a linear map), so a damped Newton method with
-    the exact Hessian reaches the optimum in a few iterations; alpha is kept above 1e-6. Training
-    scores with exact zeros are smoothed at their resolution (:mod:`calib.calibrators.zeros`), so one
-    zero on a true class cannot drive the fit; log-posteriors below -700 count as -700. Each
+    the exact Hessian reaches the optimum in a few iterations, on the log-posteriors divided by their
+    spread s (module docstring) from alpha = 1 / s, with alpha kept above 1e-6 / s; so the calibrated
+    posteriors do not depend on the scale of the logits. Training scores with exact zeros are smoothed
+    at their resolution (:mod:`calib.calibrators.zeros`), so one zero on a true class cannot drive the
+    fit; finite log-posteriors are used unclipped, at any scale. Each
     Newton iteration costs O(N K^2) time (O(N K) without bias), and a fit holds no second N x K
     matrix. ``fit(scores, labels, kind=...)`` learns the map; ``predict_proba`` and
     ``predict_log_proba`` apply it.
@@ -67,7 +77,12 @@ class AffineCalibrator(Calibrator):
     bias_ : ndarray of shape (K,)
         beta, with beta_0 = 0 (all zeros when ``bias=False``).
     converged_ : bool
-        Whether Newton's method met its stopping rule within ``max_iter`` iterations.
+        Whether Newton's method met its stopping rule within ``max_iter`` iterations with a gradient
+        norm at most :data:`calib.calibrators.line_search.GRADIENT_TOL`; False comes with a
+        CalibInputWarning from ``fit``.
+    gradient_norm_ : float
+        The largest gradient entry at the fitted parameters, in the unit-spread coordinates
+        (:mod:`calib.calibrators.line_search`); NaN in a model file written before it was recorded.
     zero_smoothing_ : float
         eps of the zero treatment (:mod:`calib.calibrators.zeros`); 0 when the training scores had no zeros.
     zero_loss_share_ : float
@@ -110,22 +125,28 @@ class AffineCalibrator(Calibrator):
             weights = (as_priors(self.priors, k) / counts)[labels]
         problem = _AffineObjective(logp, labels, weights, self.bias)
         with one_blas_thread():  # the same bits whatever the machine's thread count
-            theta, self.converged_ = _newton(problem, max_iter=self.max_iter)
-        if not np.all(np.isfinite(theta)):
+            theta, stopped = _newton(problem, max_iter=self.max_iter)
+            gradient = problem.derivatives(theta)[1] if np.all(np.isfinite(theta)) else np.array([np.nan])
+        if not np.all(np.isfinite(theta)) or not np.all(np.isfinite(gradient)):
             raise CalibInputError("affine calibration diverged: check the scores for extreme values")
-        self.scale_ = float(theta[0])
+        if theta[0] <= _AT_BOUND and gradient[0] > 0:  # at the bound, pushed against it: a constrained optimum
+            gradient[0] = 0.0
+        self.gradient_norm_ = float(np.max(np.abs(gradient)))
+        self.converged_ = report_convergence(type(self).__name__, stopped, self.gradient_norm_)
+        self.scale_ = float(theta[0] / problem.spread)
         self.bias_ = np.concatenate([[0.0], theta[1:]]) if self.bias else np.zeros(k)
 
     def _fitted_fields(self) -> dict[str, FittedField]:
         return {
-            "scale_": FittedField("float", low=MIN_SCALE, high=MAX_SCALE),
+            "scale_": FittedField("float", low=SAVED_SCALES[0], high=SAVED_SCALES[1]),
             "bias_": FittedField("array", (self.n_classes_,)),
             "converged_": FittedField("bool"),
+            "gradient_norm_": FittedField("float", low=0.0, finite=False),
         }
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         """In ``logp``'s own memory (see :mod:`calib.calibrators.base`)."""
-        z = np.maximum(logp, LOG_FLOOR, out=logp)
+        z = logp
         z *= self.scale_
         z += self.bias_
         return log_softmax_rows(z, overwrite=True)
@@ -137,7 +158,8 @@ class TemperatureScaling(AffineCalibrator):
     The affine map of :class:`AffineCalibrator` with beta = 0; the temperature is T = 1 / alpha.
     Scaling every log-posterior by the same positive factor keeps every argmax, so accuracy does not
     change. alpha minimizes the cross-entropy of the calibrated posteriors (each class h weighted by
-    P_h / N_h when ``priors`` are given) by damped Newton, kept above 1e-6; exact zeros are smoothed
+    P_h / N_h when ``priors`` are given) by damped Newton on the unit-spread log-posteriors (see
+    :class:`AffineCalibrator`); exact zeros are smoothed
     (:mod:`calib.calibrators.zeros`). O(N K) time per Newton iteration.
 
     Source: Guo et al. (2017); Ferrer & Ramos (2024), eq. 23 with beta = 0 (footnote 7), eq. 36 for
@@ -157,8 +179,8 @@ class TemperatureScaling(AffineCalibrator):
         alpha (1 / temperature).
     bias_ : ndarray of shape (K,)
         Zeros (no bias).
-    converged_ : bool
-        Whether Newton's method met its stopping rule within ``max_iter`` iterations.
+    converged_, gradient_norm_ : bool, float
+        As for :class:`AffineCalibrator`.
     zero_smoothing_, zero_loss_share_ : float
         The zero treatment, as for :class:`AffineCalibrator`.
     n_classes_ : int
@@ -190,14 +212,15 @@ class TemperatureScaling(AffineCalibrator):
 class _AffineObjective:
     """Weighted CE of softmax(alpha x + [0, beta_1..]) with its gradient and Hessian in (alpha, beta_1..).
 
-    Works on x_c = x - max_k x_k (sample by sample), which changes neither the loss nor its
-    derivatives, stored transposed as a (K, N) matrix so that sums over classes add K contiguous rows
-    and the biases broadcast along N. It also works on e = exp(alpha x_c + beta - max(beta)) in a
-    (K, N) buffer (the input's memory, so a fit holds no second N x K matrix): every exponent is at
-    most 0 and the per-sample sums s are at least exp(min(beta) - max(beta)), so nothing overflows and,
+    Works on x_c = (x - max_k x_k) / s (sample by sample; s the spread of the module docstring, so
+    alpha here is alpha' = s alpha), which changes neither the loss nor the Newton iterates, stored
+    transposed as a (K, N) matrix so that sums over classes add K contiguous rows and the biases
+    broadcast along N. It also works on e = exp(alpha x_c + beta - max(beta)) in a (K, N) buffer (the
+    input's memory, so a fit holds no second N x K matrix): every exponent is at most 0 and the
+    per-sample sums S_i are at least exp(min(beta) - max(beta)), so nothing overflows and,
     while the biases span less than 500, no such sum underflows (beyond that, each sample's exact maximum
-    is subtracted). The derivatives are weighted sums over e with sample weights w / s, so the
-    probabilities e / s are never formed; ``loss`` keeps e and s of the point it evaluated, which the
+    is subtracted). The derivatives are weighted sums over e with sample weights w / S, so the
+    probabilities e / S are never formed; ``loss`` keeps e and S of the point it evaluated, which the
     line search accepts, so ``derivatives`` there needs no second exponential. ``derivatives`` then
     overwrites e with the rows of its Gram matrix.
     """
@@ -208,7 +231,7 @@ class _AffineObjective:
         self.weights, self.bias = weights, bias
         self.n_params = k if bias else 1
         self.x, self.x_true = np.empty((k, n)), np.empty(n)
-        _floored_centred_transpose(logp, LOG_FLOOR, labels, self.x, self.x_true)
+        self.spread = _centred_transpose(logp, labels, self.x, self.x_true)
         self.class_weights = np.bincount(labels, weights=weights, minlength=k)
         self.weighted_x_true = float(np.dot(weights, self.x_true))
         self.root_weights = np.sqrt(weights)
@@ -263,12 +286,18 @@ class _AffineObjective:
         return loss, np.array(grad), hess
 
 
-def _floored_centred_transpose(logp, floor, labels, x, x_true) -> None:
-    """x[k, i] = max(logp[i, k], floor) - max_j max(logp[i, j], floor) (the (K, N) layout) and
-    x_true[i] = x[labels[i], i]."""
-    np.maximum(logp.T, floor, out=x)
+def _centred_transpose(logp, labels, x, x_true) -> float:
+    """x[k, i] = (logp[i, k] - max_j logp[i, j]) / s (the (K, N) layout) and x_true[i] = x[labels[i], i];
+    returns s, the root-mean-square of the row-centred log-posteriors logp[i, k] - mean_j logp[i, j]
+    (1 when that is 0: scores without spread)."""
+    np.copyto(x, logp.T)
     x -= x.max(axis=0)
+    row_means = x.mean(axis=0)
+    variance = np.einsum("kn,kn->", x, x) / x.size - float(np.dot(row_means, row_means)) / row_means.size
+    spread = float(np.sqrt(variance)) if variance > 0 and np.isfinite(variance) else 1.0
+    x /= spread
     x_true[:] = x[labels, np.arange(labels.size)]
+    return spread
 
 
 def _affine_rows(x, scale, offsets, out) -> None:
@@ -306,17 +335,12 @@ def _newton_step(grad: np.ndarray, hess: np.ndarray, free: np.ndarray) -> np.nda
     return step
 
 
-# A full Newton step from a decrement below this ends the fit: the iterations converge quadratically
-# (measured: next decrement about 0.5 x decrement^2, e.g. 1.4e-9 -> 1.1e-18 at K = 10 and 100), so
-# the next decrement would be ~1e-17, below the 2e-14 stopping threshold; checking it would cost
-# one more evaluation of the derivatives.
-_LAST_STEP_DECREMENT = 1e-8
-
-
 def _newton(problem: _AffineObjective, max_iter: int, tol: float = 1e-14) -> tuple[np.ndarray, bool]:
-    """Damped Newton with backtracking (Armijo); stops when half the Newton decrement is below ``tol``,
-    or after a full step taken at a decrement below _LAST_STEP_DECREMENT (both converged), or when the
-    line search finds no decrease (converged if :func:`converged_when_stalled`), or after ``max_iter``.
+    """Damped Newton with backtracking (Armijo); stops when half the Newton decrement is below ``tol``
+    (converged; that last Newton step is taken without a line search: it changes the loss by less than
+    its rounding, and in the quadratic phase (Nocedal & Wright (2006), Theorem 3.5) it leaves the
+    parameters ~decrement away from the optimum, where the test itself leaves ~sqrt(decrement)), when
+    the line search finds no decrease (converged if :func:`converged_when_stalled`), or after ``max_iter``.
 
     The scale is kept at or above MIN_SCALE: at that bound with the gradient pushing down, only
     the biases move (a projected Newton step).
@@ -325,7 +349,7 @@ def _newton(problem: _AffineObjective, max_iter: int, tol: float = 1e-14) -> tup
     for _ in range(max_iter):
         loss, grad, hess = problem.derivatives(theta)
         free = np.ones(theta.size, dtype=bool)
-        if theta[0] <= MIN_SCALE and grad[0] > 0:
+        if theta[0] <= _AT_BOUND and grad[0] > 0:
             free[0] = False
         step = _newton_step(grad, hess, free)
         t = 1.0
@@ -335,7 +359,10 @@ def _newton(problem: _AffineObjective, max_iter: int, tol: float = 1e-14) -> tup
                 free[0], t = False, 1.0
                 step = _newton_step(grad, hess, free)
         decrement = -float(grad @ step)
-        if not decrement > 2 * tol:
+        if not decrement > 2 * tol:  # the last step (a change of the loss below its rounding) is still taken
+            if np.all(np.isfinite(step)):
+                theta = theta + t * step
+                theta[0] = max(theta[0], MIN_SCALE)
             return theta, True
         accepted = armijo_step(problem.loss, theta, step, loss, decrement, t)
         if accepted is None:  # no decrease possible at float precision
@@ -343,6 +370,4 @@ def _newton(problem: _AffineObjective, max_iter: int, tol: float = 1e-14) -> tup
         theta, t = accepted
         if t * step[0] < 0 and theta[0] < MIN_SCALE:
             theta[0] = MIN_SCALE
-        elif t == 1.0 and decrement < _LAST_STEP_DECREMENT:
-            return theta, True
     return theta, False

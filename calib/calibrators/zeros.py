@@ -15,8 +15,14 @@ the Laplace correction ("rule of succession") of a vote fraction: a probability 
 (trees, neighbours, or 10^d for d rounded decimals), whose resolution is eps = 1 / T, becomes
 (v + 1) / (T + K). eps is a fitted attribute (``zero_smoothing_``), applied unchanged to every score
 the calibrator later transforms, and saved with it. Training scores without zeros give eps = 0: no
-smoothing, and a zero met only at prediction counts as the floor exp(-700) of the fits, with a warning
-(:func:`warn_of_unseen_zeros`): a per-class weight can turn that floor into certainty for another class.
+smoothing, and a zero met only at prediction is given the finite log-posteriors of :func:`unseen_zero_logs`,
+with a warning (:func:`warn_of_unseen_zeros`): a per-class weight can turn that value into certainty for
+another class.
+
+This is the one treatment of -inf: every calibrator that maps log-posteriors declares it (the class
+attribute ``log_scale``, :mod:`calib.calibrators.base`), and the base class applies it before the
+calibrator sees the scores, so the fits and maps themselves take every finite log-posterior as it is,
+at any scale (no fixed floor clips -6000 to -700).
 
 When the smoothed zeros still drive the fit, the user is told: ``zero_loss_share_`` is the share of
 the calibrated training cross-entropy that comes from samples whose true class had probability 0,
@@ -72,6 +78,40 @@ def smooth_zeros(logp: np.ndarray, eps: float) -> np.ndarray:
     return logp
 
 
+# An exact zero met only at prediction counts as at most exp(ZERO_LOG_CAP) (~1e-304, still a normal float64).
+ZERO_LOG_CAP = -700.0
+
+
+def unseen_zero_logs(logp: np.ndarray) -> np.ndarray:
+    """Replace each -inf of the log-posteriors ``logp`` (in its own memory) by a finite value below
+    every finite log-posterior of its row: min(ZERO_LOG_CAP, 2 m), m the row's smallest finite
+    log-posterior. The zero then counts as min(exp(-700), q_min^2), q_min the row's smallest positive
+    posterior: never above a positive posterior of its row (order kept), exp(-700) in rows whose
+    posteriors are all above exp(-350), and on logits c z (any scale c) of order c as those are.
+    Rows without -inf are unchanged (bit for bit).
+
+    Examples
+    --------
+    >>> with np.errstate(divide="ignore"):  # log 0 = -inf
+    ...     logp = np.log(np.array([[0.0, 1.0], [0.0, 0.5], [0.2, 0.8]]))
+    >>> logp[:, 0] = [-np.inf, -np.inf, -5000.0]
+    >>> unseen_zero_logs(logp)[:, 0].tolist()
+    [-700.0, -700.0, -5000.0]
+    >>> unseen_zero_logs(np.array([[-np.inf, -1000.0, -1e-300]]))[0].tolist()
+    [-2000.0, -1000.0, -1e-300]
+    """
+    zero = np.isneginf(logp)
+    if not zero.any():
+        return logp
+    rows = np.flatnonzero(zero.any(axis=1))
+    block = logp[rows]
+    lowest = np.min(block, axis=1, where=~zero[rows], initial=0.0)
+    with np.errstate(over="ignore"):  # 2 m below -1.8e308: the most negative float
+        value = np.maximum(np.minimum(ZERO_LOG_CAP, 2.0 * lowest), -np.finfo(np.float64).max)
+    logp[rows] = np.where(zero[rows], value[:, None], block)
+    return logp
+
+
 def warn_of_unseen_zeros(logp: np.ndarray, eps: float, calibrator: str) -> None:
     """Warn (:class:`calib.validation.CalibInputWarning`) when the log-posteriors ``logp`` to calibrate hold
     exact zeros (-inf) and the calibrator's training scores held none (``eps`` 0: nothing smooths them).
@@ -91,7 +131,8 @@ def warn_of_unseen_zeros(logp: np.ndarray, eps: float, calibrator: str) -> None:
     if zeros:
         warnings.warn(
             f"the scores to calibrate hold {zeros} probabilit{'y' if zeros == 1 else 'ies'} of exactly 0 and "
-            f"{calibrator} was fitted on scores without any: nothing smooths them, each counts as exp(-700), and a "
+            f"{calibrator} was fitted on scores without any: nothing smooths them, each counts as at most exp(-700) "
+            "(below every positive posterior of its row), and a "
             "per-class weight can turn that into certainty for another class, so the rows that hold them are "
             "unreliable. Fit the calibrator on scores of the same classifier that hold its zeros (they are then "
             "smoothed, the same way, wherever the calibrator is applied), or use one that works on the "

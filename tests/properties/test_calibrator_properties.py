@@ -6,8 +6,8 @@ with ``predict_log_proba``; refitting on the permuted sample, on every sample re
 float32 input and on probs / logprobs / logits of the same posteriors gives the same calibrated
 posteriors. Tolerances: closed-form fits (binning, isotonic, mean replacement) 1e-9 on the
 probabilities. Newton fits stop when half the Newton decrement is below 1e-14 / 1e-15 and treat
-Hessian directions below 1e-12 of the largest eigenvalue as flat; with a floored log-probability of
--700 among the features that leaves the optimum resolved to ~1e-7 (seen: 1.4e-9 absolute on a
+Hessian directions below 1e-12 of the largest eigenvalue as flat; with log-probabilities of hundreds
+of nats among the features that leaves the optimum resolved to ~1e-7 (seen: 1.4e-9 absolute on a
 probability of 0.0036 between two equivalent fits), so maximum-likelihood fits are compared to
 OPTIMIZER_TOL = 1e-6. On separable data (e.g. one training sample) a maximum-likelihood fit has no
 finite optimum, so order / duplication / float32 / kinds are checked after adding rows that carry
@@ -15,7 +15,10 @@ every label (:func:`anchored`); valid rows are checked on any data. Duplication 
 property 3): the only calibrators with weights are AffineCalibrator and TemperatureScaling
 (``priors``, weight P_h / N_h per class-h sample); for them duplicating a class's samples is checked
 to equal re-weighting by the new class frequencies; every calibrator but those whose fit depends on N
-is also checked to give the same map when every sample is repeated r times.
+is also checked to give the same map when every sample is repeated r times. Scale invariance (issue 51):
+temperature, DP and vector scaling fitted on logits multiplied by c in [1e-3, 1e4] give the posteriors
+of the unscaled fit within 1e-9 (their fits start from the map giving the scores unit spread, so both
+follow the same Newton iterates up to rounding).
 """
 
 from __future__ import annotations
@@ -289,6 +292,42 @@ def test_duplicating_classes_equals_prior_weights(make, case, kind):
     a = make(priors=priors).fit(dup.as_kind(kind), dup.labels, kind=kind).predict_proba(x, kind=kind)
     b = make(priors=priors).fit(x, sample.labels, kind=kind).predict_proba(x, kind=kind)
     assert_close(a, b, OPTIMIZER_TOL)
+
+
+# --- scale invariance (metamorphic): logits c z give the same calibrated posteriors as z -----------------
+
+# Maps that commute with scaling the logits: alpha log q + beta (log-softmax(c z) = c z - a row constant)
+# and vector scaling on centred log-posteriors (clr(c z) = c clr(z)); the fits start from the unit-spread map.
+SCALE_INVARIANT = {"temperature": TemperatureScaling, "affine": AffineCalibrator, "vector": VectorScaling}
+SCALE_TOL = 1e-9
+
+
+@st.composite
+def logit_samples(draw):
+    """Gaussian logits (N in [60, 200], K in [2, 5], a spread in [0.3, 5]) with labels drawn from their softmax."""
+    k, n = draw(st.integers(2, 5)), draw(st.integers(60, 200))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    logits = draw(st.floats(0.3, 5.0)) * rng.normal(size=(n, k))
+    labels = (logits + rng.gumbel(size=(n, k))).argmax(axis=1)
+    labels[:k] = np.arange(k)  # every class present
+    return logits, labels
+
+
+@pytest.mark.parametrize("name", list(SCALE_INVARIANT))
+@FITS
+@example(case=(np.linspace(-1.0, 1.0, 120).reshape(40, 3) * [1.0, -2.0, 0.5], np.arange(40) % 3), exponent=4.0)
+@given(case=logit_samples(), exponent=st.floats(-3.0, 4.0))
+def test_scaling_the_logits_leaves_the_calibrated_posteriors_unchanged(name, case, exponent):
+    """Temperature, DP and vector scaling fitted on c z and applied to c z, c in [1e-3, 1e4], give the
+    posteriors fitted on z and applied to z, within SCALE_TOL (max absolute difference)."""
+    logits, labels = case
+    c = 10.0**exponent
+    make = SCALE_INVARIANT[name]
+    base = make().fit(logits, labels, kind="logits")
+    scaled = make().fit(c * logits, labels, kind="logits")
+    assert base.converged_ and scaled.converged_
+    difference = np.abs(scaled.predict_proba(c * logits, kind="logits") - base.predict_proba(logits, kind="logits"))
+    assert difference.max() <= SCALE_TOL
 
 
 # --- protocols and calibration loss -------------------------------------------------------------

@@ -351,16 +351,15 @@ def test_vector_scaling_recovers_per_class_scales_and_biases():
     assert _ce(out, y) <= _ce(true, y) + OPT_TOL
 
 
-def test_vector_scaling_with_two_classes_is_a_logistic_regression_on_both_log_posteriors():
-    # Kull et al. (2019) with a diagonal W, K = 2: logit p_1 = w_1 ln s_1 - w_0 ln s_0 - b_0, a logistic
-    # regression on the features (ln s_0, ln s_1) with an intercept: scikit-learn's fit, its penalty negligible.
-    from sklearn.linear_model import LogisticRegression
-
+def test_vector_scaling_with_two_classes_is_platt_scaling_on_the_log_odds():
+    # Centred log-posteriors of K = 2 are (-t/2, t/2), t the log-odds: logit p_1 = (w_0 + w_1) t / 2 + b_1 - b_0,
+    # Platt scaling on t (Platt (2000)), however the scores were distorted.
     t, y = _platt_data(5000, seed=9)
-    x = _binary_from_log_odds(0.6 * t + 0.3 * np.abs(t))  # not a function of the log-odds alone after calibration
-    vector = VectorScaling().fit(x, y, kind="logprobs").predict_proba(x, kind="logprobs")
-    reference = LogisticRegression(C=1e12, tol=1e-12, max_iter=10_000).fit(x, y).predict_proba(x)  # C: no penalty
-    np.testing.assert_allclose(vector, reference, atol=1e-6)
+    x = _binary_from_log_odds(0.6 * t + 0.3 * np.abs(t))
+    model = VectorScaling().fit(x, y, kind="logprobs")
+    platt = PlattCalibrator().fit(x, y, kind="logprobs").predict_proba(x, kind="logprobs")
+    assert model.converged_ and model.features_ == "clr"
+    np.testing.assert_allclose(model.predict_proba(x, kind="logprobs"), platt, atol=1e-8)
 
 
 def test_vector_scaling_does_not_depend_on_the_order_of_the_classes():
@@ -535,7 +534,8 @@ def test_affine_derivatives_match_the_direct_loss_and_finite_differences(bias, p
     for spread in (1.0, 600.0):  # biases spanning more than 500 take the exact per-sample shift
         theta = problem.start() + 0.3 * rng.normal(size=problem.n_params)
         theta[1:] *= spread
-        direct = -np.dot(weights, log_softmax(theta[0] * logp + problem._biases(theta), axis=1)[np.arange(y.size), y])
+        scale = theta[0] / problem.spread  # the objective's alpha multiplies the log-posteriors over their spread
+        direct = -np.dot(weights, log_softmax(scale * logp + problem._biases(theta), axis=1)[np.arange(y.size), y])
         loss, grad, hess = problem.derivatives(theta)
         assert loss == pytest.approx(direct, rel=1e-12)
         numeric = _central_grad(problem.loss, theta)
