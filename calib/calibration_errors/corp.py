@@ -9,7 +9,12 @@ non-decreasing functions of x, minimizes every proper scoring rule at once; so f
 
     S(x) = MCB - DSC + UNC,   MCB = S(x) - S(xhat),   DSC = S(ybar) - S(xhat),   UNC = S(ybar),
 
-with MCB >= 0 (miscalibration) and DSC >= 0 (discrimination). Everything here works on the M
+with MCB >= 0 (miscalibration) and DSC >= 0 (discrimination). For the log score the convention
+0 log 0 = 0 holds: a PAV block whose outcomes are all 0 (or all 1) is fitted 0 (or 1) exactly and
+scores 0 on its samples, so S(xhat) and S(ybar) are finite. Forecasts read from log-posteriors can
+also give their log-odds (``log_odds=``): the samples are then pooled by them, and the log score of
+the raw forecasts is computed from them, finite wherever the log-posteriors are (a logit of -5000
+is a probability of 0 in floating point, whose log score would be infinite). Everything here works on the M
 distinct scores (counts and positives per score), so after one sort the fits, scores and resamples
 cost O(M): a resample under calibration draws Binomial(count_m, x_m) positives per distinct score.
 The curve's bands are in :mod:`calib.calibration_errors.corp_bands`.
@@ -26,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import xlogy
 
-from calib.validation import CalibInputError, as_binary_forecasts, check_positive_int
+from calib.validation import CalibInputError, as_binary_forecasts, as_float_array, check_positive_int
 
 
 def _brier(p: np.ndarray, y: float) -> np.ndarray:
@@ -46,13 +51,16 @@ SCORES: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {"brier": _brier,
 @dataclass(frozen=True)
 class CorpCurve:
     """The CORP reliability curve: per distinct score (increasing), its count, observed frequency and
-    PAV-recalibrated value (non-decreasing), and the position of each sample among the distinct scores."""
+    PAV-recalibrated value (non-decreasing), and the position of each sample among the distinct scores;
+    ``logs`` (2, M): log x_m and log(1 - x_m) per distinct score where the forecasts' log-odds were given
+    (None otherwise), from which the log score of the forecasts is computed."""
 
     points: np.ndarray
     counts: np.ndarray
     positives: np.ndarray
     recalibrated: np.ndarray
     index: np.ndarray
+    logs: np.ndarray | None = None
 
     def at(self, x) -> np.ndarray:
         """The curve as a step function: the value of the largest distinct score <= x (the first value
@@ -113,11 +121,29 @@ def corp_curve(confidence, outcome) -> CorpCurve:
     return _curve(*as_binary_forecasts(confidence, outcome))
 
 
-def _curve(x: np.ndarray, y: np.ndarray) -> CorpCurve:
-    """:func:`corp_curve` of validated vectors."""
-    points, index, counts = np.unique(x, return_inverse=True, return_counts=True)
+def _curve(x: np.ndarray, y: np.ndarray, log_odds: np.ndarray | None = None) -> CorpCurve:
+    """:func:`corp_curve` of validated vectors; with ``log_odds`` (log(x / (1 - x)) per sample, from
+    log-posteriors), the samples are pooled by their log-odds, which tell apart forecasts that round to
+    the same probability, and the curve keeps log x and log(1 - x) per distinct forecast."""
+    if log_odds is None:
+        points, index, counts = np.unique(x, return_inverse=True, return_counts=True)
+        logs = None
+    else:
+        keys, first, index, counts = np.unique(log_odds, return_index=True, return_inverse=True, return_counts=True)
+        points = np.maximum.accumulate(x[first])  # non-decreasing, as the log-odds (x's rounding aside)
+        logs = np.vstack([-np.logaddexp(0.0, -keys), -np.logaddexp(0.0, keys)])  # log x, log(1 - x)
     positives = np.bincount(index, weights=y, minlength=points.size)
-    return CorpCurve(points, counts, positives, pav(points, counts, positives), index.ravel())
+    return CorpCurve(points, counts, positives, pav(points, counts, positives), index.ravel(), logs)
+
+
+def _log_odds(log_odds, n: int) -> np.ndarray | None:
+    """Validated log-odds: N numbers, +-inf allowed (forecasts of exactly 1 or 0), NaN refused."""
+    if log_odds is None:
+        return None
+    z = as_float_array(log_odds, "log_odds", "vector")
+    if z.shape != (n,) or np.isnan(z).any():
+        raise CalibInputError(f"log_odds must hold one number (not NaN) per forecast, shape ({n},); got {z.shape}")
+    return z
 
 
 @dataclass(frozen=True)
@@ -169,25 +195,38 @@ def _recalibrated_score(fn, fitted: np.ndarray, counts: np.ndarray, positives: n
     return _mean_score(_per_outcome(fn, fitted[starts]), block_counts, block_positives)
 
 
+def _forecast_scores(fn, curve: CorpCurve) -> tuple[np.ndarray, np.ndarray]:
+    """s(x_m, 1) and s(x_m, 0) at the curve's distinct forecasts: for the log score, from log x_m and
+    log(1 - x_m) where the curve has them (finite for a forecast that rounds to 0 or 1)."""
+    if fn is _log and curve.logs is not None:
+        return -curve.logs[0], -curve.logs[1]
+    return _per_outcome(fn, curve.points)
+
+
 def decompose(curve: CorpCurve, score="brier") -> CorpDecomposition:
     """S = MCB - DSC + UNC of a fitted CORP curve for one proper score (see :func:`corp_decomposition`)."""
     fn = _score_function(score)
     n, positives = curve.counts.sum(), curve.positives.sum()
-    raw = _mean_score(_per_outcome(fn, curve.points), curve.counts, curve.positives)
+    raw = _mean_score(_forecast_scores(fn, curve), curve.counts, curve.positives)
     recalibrated = _recalibrated_score(fn, curve.recalibrated, curve.counts, curve.positives)
     unc = _mean_score(_per_outcome(fn, np.array([positives / n])), np.array([n]), np.array([positives]))
     return CorpDecomposition(raw, raw - recalibrated, unc - recalibrated, unc)
 
 
-def corp_decomposition(confidence, outcome, *, score="brier") -> CorpDecomposition:
+def corp_decomposition(confidence, outcome, *, score="brier", log_odds=None) -> CorpDecomposition:
     """Decompose a proper score into miscalibration, discrimination and uncertainty: S = MCB - DSC + UNC.
 
     With xhat the CORP (PAV) recalibration of the scores x (:func:`corp_curve`) and ybar the mean
     outcome, MCB = S(x) - S(xhat) >= 0, DSC = S(ybar) - S(xhat) >= 0 and UNC = S(ybar), where S(f)
     is the mean of s(f_i, y_i). MCB is the calibration loss of Ferrer & Ramos (2024) with isotonic
-    regression fitted and evaluated on the same data. O(N log N).
+    regression fitted and evaluated on the same data. O(N log N). For the log score, 0 log 0 = 0: a PAV
+    block of outcomes all 0 (or all 1) is fitted 0 (or 1) and scores 0, so MCB, DSC and UNC are finite
+    wherever the mean log score of the forecasts is.
 
-    Source: Dimitriadis et al. (2021) (the CORP score decomposition).
+    Source: Dimitriadis et al. (2021) (the CORP score decomposition, stated for any proper score; their
+    R package reliabilitydiag computes it for the Brier score only). 0 log 0 = 0 is this module's
+    convention, the limit of p log p at p = 0, as in an entropy: with it S(xhat) for the log score is
+    the mean binary entropy of the outcome frequencies of the PAV blocks.
 
     Parameters
     ----------
@@ -198,6 +237,10 @@ def corp_decomposition(confidence, outcome, *, score="brier") -> CorpDecompositi
     score : {"brier", "log"} or callable, default "brier"
         The proper score: "brier" is (p - y)^2, "log" is -log p(y) in nats; a function ``s(p, y)``
         maps an array of forecasts and an outcome (0.0 or 1.0) to the per-sample scores.
+    log_odds : array_like of shape (N,), optional
+        log(x / (1 - x)) per forecast, as log-posteriors give it (for two classes, the difference of the
+        log-probabilities; +-inf for forecasts of exactly 1 or 0): samples are pooled by it, and the log
+        score of the forecasts comes from it, finite where it is finite, however close x rounds to 0 or 1.
 
     Returns
     -------
@@ -214,8 +257,14 @@ def corp_decomposition(confidence, outcome, *, score="brier") -> CorpDecompositi
     >>> d = corp_decomposition([0.1, 0.3, 0.3, 0.6, 0.8], [0, 1, 0, 0, 1])
     >>> round(d.score, 4), round(d.mcb, 4), round(d.dsc, 4), round(d.unc, 4)
     (0.198, 0.0647, 0.1067, 0.24)
+    >>> z = np.array([-800.0, -800.0, 800.0, 800.0])  # logits whose probabilities round to 0 and 1
+    >>> from scipy.special import expit
+    >>> d = corp_decomposition(expit(z), [0, 1, 1, 1], score="log", log_odds=z)
+    >>> round(d.score, 4), round(d.mcb, 4), round(d.unc, 4)
+    (200.0, 199.6534, 0.5623)
     """
-    return decompose(corp_curve(confidence, outcome), score)
+    x, y = as_binary_forecasts(confidence, outcome)
+    return decompose(_curve(x, y, _log_odds(log_odds, y.size)), score)
 
 
 def calibrated_positives(curve: CorpCurve, n_resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
@@ -255,7 +304,7 @@ def _raw_score_of_draws(fn, curve: CorpCurve) -> Callable[[np.ndarray], float]:
     where the score is finite elsewhere it is one dot product: (sum_m n_m s(x_m, 0) + sum_m k_m (s(x_m, 1)
     - s(x_m, 0))) / N for k_m positives; otherwise the general sum.
     """
-    ones, zeros = scored = _per_outcome(fn, curve.points)
+    ones, zeros = scored = _forecast_scores(fn, curve)
     may_be_positive, may_be_negative = curve.points > 0, curve.points < 1
     if not (np.isfinite(ones[may_be_positive]).all() and np.isfinite(zeros[may_be_negative]).all()):
         return lambda positives: _mean_score(scored, curve.counts, positives)
@@ -337,7 +386,14 @@ class CorpReport:
 
 
 def corp_report(
-    confidence, outcome, *, scores=("brier", "log"), n_resamples: int = 1000, seed=0, test_samples: int | None = None
+    confidence,
+    outcome,
+    *,
+    scores=("brier", "log"),
+    n_resamples: int = 1000,
+    seed=0,
+    test_samples: int | None = None,
+    log_odds=None,
 ) -> dict[str, CorpReport]:
     """The CORP decomposition of several proper scores with the MCB test of each, from one set of resamples.
 
@@ -363,6 +419,9 @@ def corp_report(
         Seed of the resamples (and of the subset; a stream of its own).
     test_samples : int, optional
         Run the test on at most this many samples (None: on all).
+    log_odds : array_like of shape (N,), optional
+        log(x / (1 - x)) per forecast, from log-posteriors (:func:`corp_decomposition`): the log score is
+        then finite wherever the log-posteriors are.
 
     Returns
     -------
@@ -386,13 +445,14 @@ def corp_report(
     b = check_positive_int(n_resamples, "n_resamples", minimum=0)
     fns = {(s.__name__ if callable(s) else s): _score_function(s) for s in scores}
     x, y = as_binary_forecasts(confidence, outcome)
-    curve = _curve(x, y)
+    z = _log_odds(log_odds, y.size)
+    curve = _curve(x, y, z)
     parts = {name: decompose(curve, fn) for name, fn in fns.items()}
     observed = [d.mcb for d in parts.values()]
     if b and test_samples is not None and y.size > check_positive_int(test_samples, "test_samples", minimum=2):
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
         subset = np.sort(rng.choice(y.size, size=test_samples, replace=False))
-        curve = _curve(x[subset], y[subset])
+        curve = _curve(x[subset], y[subset], None if z is None else z[subset])
         observed = [decompose(curve, fn).mcb for fn in fns.values()]
     resampled = _resampled_mcb(curve, list(fns.values()), b, seed)
     return {

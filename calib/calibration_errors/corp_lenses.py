@@ -17,7 +17,7 @@ import numpy as np
 
 from calib.calibration_errors.binned import probs_and_labels, target_columns
 from calib.calibration_errors.corp import CorpDecomposition, corp_decomposition
-from calib.validation import Choice, check
+from calib.validation import Choice, as_logprobs, check, top_label
 
 LENSES = ("top_label", "one_vs_rest")
 
@@ -41,12 +41,42 @@ def lens_forecasts(probs: np.ndarray, labels: np.ndarray, lens: str) -> dict[str
     return {f"class {k}": (scores[:, k], outcomes[:, k]) for k in range(probs.shape[1])}
 
 
+def top_log_odds(logp: np.ndarray, prediction: np.ndarray) -> np.ndarray:
+    """log(q_c / (1 - q_c)) of the class c = ``prediction[i]`` of each row i of log-posteriors ``logp``: its
+    log-probability less the log of the other classes' total, summed as logs (exact where q_c rounds to 1;
+    +inf where every other class has probability 0)."""
+    from scipy.special import logsumexp
+
+    rows = np.arange(prediction.size)
+    others = logp.copy()
+    others[rows, prediction] = -np.inf
+    with np.errstate(divide="ignore"):
+        return logp[rows, prediction] - logsumexp(others, axis=1)
+
+
+def lens_log_odds(logp: np.ndarray, lens: str) -> dict[str, np.ndarray]:
+    """The log-odds of the forecasts of each binary problem of ``lens`` (:func:`lens_forecasts`), from
+    log-posteriors: log q - log(1 - q), with log(1 - q) = log1p(-q) where q <= 1/2 and, for each row's top
+    class (the only one that may exceed 1/2), the log of the other classes' total."""
+    _, prediction = top_label(np.exp(logp))
+    top = top_log_odds(logp, prediction)
+    if lens == "top_label":
+        return {"top label": top}
+    with np.errstate(divide="ignore"):
+        odds = logp - np.log1p(-np.exp(logp))
+    odds[np.arange(prediction.size), prediction] = top
+    return {f"class {k}": odds[:, k] for k in range(logp.shape[1])}
+
+
 def lens_decomposition(scores, labels, *, kind: str, lens: str = "one_vs_rest", score="brier") -> LensDecomposition:
     """CORP decompositions S = MCB - DSC + UNC of the binary problems of a lens on K-class posteriors.
 
     With ``lens="one_vs_rest"`` and the Brier score, ``total`` decomposes the multiclass Brier score
     sum_k (q_k - 1{y = k})^2 exactly (a sum of K binary decompositions); with the log score its parts
-    are the binary log scores of "class k or not", whose sum is not the multiclass log score.
+    are the binary log scores of "class k or not", whose sum is not the multiclass log score. The log
+    scores are computed from the log-posteriors (:func:`calib.calibration_errors.corp.corp_decomposition`'s
+    ``log_odds``): finite wherever the log-posteriors are, even for logits so large that a probability
+    rounds to 0.
 
     Source: Dimitriadis et al. (2021) (the binary decomposition); Vaicenavicius et al. (2019),
     eq. 3 (one class against the rest); Guo et al. (2017) (the top label).
@@ -82,6 +112,8 @@ def lens_decomposition(scores, labels, *, kind: str, lens: str = "one_vs_rest", 
     (0.33, 0.33)
     """
     probs, y = probs_and_labels(scores, labels, kind)
-    parts = {name: corp_decomposition(x, o, score=score) for name, (x, o) in lens_forecasts(probs, y, lens).items()}
+    forecasts = lens_forecasts(probs, y, lens)
+    odds = lens_log_odds(as_logprobs(scores, kind), lens) if isinstance(score, str) and score == "log" else {}
+    parts = {name: corp_decomposition(x, o, score=score, log_odds=odds.get(name)) for name, (x, o) in forecasts.items()}
     terms = np.array([[d.score, d.mcb, d.dsc, d.unc] for d in parts.values()]).sum(axis=0)
     return LensDecomposition(lens, parts, CorpDecomposition(*map(float, terms)))

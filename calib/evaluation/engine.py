@@ -36,6 +36,7 @@ from scipy.special import ndtr
 
 from calib._internal.rows import float_chunks
 from calib.calibration_errors.corp import CorpReport, corp_report
+from calib.calibration_errors.corp_lenses import top_log_odds
 from calib.calibration_errors.smoothing import ResampledSmoothEce
 from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.folds import fold_ids
@@ -561,7 +562,7 @@ def gather(source, ctx: Context, computed, *, grouped, whole_limit, fit_rows, fi
             batch = Batch(logp, y)
             result.seen += np.bincount(y, minlength=k)
             keys = subsample_keys(settings.seed, index, y.size, offset)
-            result.lens.offer(keys, *_lens(batch, k))
+            result.lens.offer(keys, *_lens(batch, k), _lens_log_odds(batch, k))
             result.fitting.offer(keys, logp, y)
             _accumulate(result.overall, terms_of(summed, batch, ctx), counts)
             if grouped:
@@ -618,7 +619,7 @@ def summarized(done: Pass, names, left_out: str, *, grouped: bool, group_column:
     summary.metrics, summary.interval_method, summary.interval_notes = _intervals(draws, done.definitions, done.ctx)
     _calibrators(summary, names, done.fitting, settings, say)
     say("CORP decomposition" + (f" and MCB test ({settings.n_boot} resamples)" if settings.n_boot else ""))
-    summary.corp = _corp(done.lens.arrays[2], done.lens.arrays[3], n_classes, settings)
+    summary.corp = _corp(*done.lens.arrays[2:5], n_classes, settings)
     summary.lens = (done.lens.arrays[2], done.lens.arrays[3])
     summary.reliability = {
         name: reliability(d.bins[0], done.overall.sums, done.ctx.edges[d.bins[1]])
@@ -655,6 +656,14 @@ def _lens(batch: Batch, k: int) -> tuple[np.ndarray, ...]:
     if k == 2:
         return batch.confidence, correct, batch.probs[:, 1], (batch.labels == 1).astype(np.float64)
     return batch.confidence, correct, batch.confidence, correct
+
+
+def _lens_log_odds(batch: Batch, k: int) -> np.ndarray:
+    """The log-odds of the CORP lens's score, from the log-posteriors: CORP's log score is computed from
+    them, finite wherever the log-posteriors are (a score can round to 0 or 1 where they do not)."""
+    if k == 2:
+        return batch.logp[:, 1] - batch.logp[:, 0]
+    return top_log_odds(batch.logp, batch.prediction)
 
 
 @dataclass(frozen=True)
@@ -947,9 +956,10 @@ def corp_view(logp: np.ndarray, labels: np.ndarray) -> tuple[str, np.ndarray, np
     return "top label", np.exp(logp.max(axis=1)), logp.argmax(axis=1) == labels
 
 
-def _corp(x: np.ndarray, y: np.ndarray, k: int, settings: EvaluationSettings) -> CorpSummary:
+def _corp(x: np.ndarray, y: np.ndarray, log_odds: np.ndarray, k: int, settings: EvaluationSettings) -> CorpSummary:
     lens = "positive class" if k == 2 else "top label"
-    report = corp_report(x, y, n_resamples=settings.n_boot, seed=settings.seed, test_samples=settings.corp_test_samples)
+    tests = {"n_resamples": settings.n_boot, "seed": settings.seed, "test_samples": settings.corp_test_samples}
+    report = corp_report(x, y, log_odds=log_odds, **tests)
     tested = min(y.size, settings.corp_test_samples) if settings.n_boot else 0
     return CorpSummary(lens, report, settings.n_boot, tested, y.size)
 
@@ -1107,7 +1117,7 @@ def compare(
             low, high = basic_interval(diff[1:], float(diff[0]), settings.alpha)
             row[name] = Metric(float(diff[0]), float(low), float(high))
         differences.append(row)
-    corp = [_corp(p.lens.arrays[2], p.lens.arrays[3], p.ctx.n_classes, settings.replace(n_boot=0)) for p in passes]
+    corp = [_corp(*p.lens.arrays[2:5], p.ctx.n_classes, settings.replace(n_boot=0)) for p in passes]
     level = round(100 * (1 - settings.alpha))
     method = f"paired {level} % basic bootstrap intervals of {settings.n_boot} resamples" if settings.n_boot else ""
     return Comparison(list(names), metrics, differences, corp, method)
