@@ -134,8 +134,39 @@ def as_logprobs(scores, kind: str, name: str = "scores", *, overwrite: bool = Fa
     ``kind`` is ``"probs"`` (rows on the simplex), ``"logprobs"`` (rows whose exponentials sum
     to 1) or ``"logits"`` (any finite reals; normalized with log-softmax). ``overwrite``: when
     ``scores`` is a float64 array the caller no longer needs, compute the log-posteriors in its
-    memory (the same numbers, without a second (N, K) matrix).
+    memory (the same numbers, without a second (N, K) matrix). Invalid scores are refused as
+    :func:`check_scores` refuses them.
     """
+    arr, sums = _checked(scores, kind, name)
+    if kind == "probs":
+        out = np.divide(arr, sums[:, None], out=arr if overwrite and arr.flags.writeable else None)
+        with np.errstate(divide="ignore"):
+            return np.log(out, out=out)
+    if kind == "logprobs":
+        # sums are within 1e-4 of 1: no shift is needed
+        return np.subtract(arr, np.log(sums)[:, None], out=arr if overwrite and arr.flags.writeable else None)
+    return log_softmax_rows(arr, overwrite=overwrite and arr.flags.writeable)
+
+
+def check_scores(scores, kind: str, name: str = "scores") -> None:
+    """Refuse ``scores`` that :func:`as_logprobs` would refuse, with the same CalibInputError naming ``name``
+    (e.g. the file they were read from), without computing the log-posteriors: O(N K) time, O(N) memory
+    beside the scores.
+
+    Examples
+    --------
+    >>> check_scores(np.array([[0.2, 0.8]]), "probs")
+    >>> check_scores(np.array([[0.2, 0.7]]), "probs", "scores.npy")
+    Traceback (most recent call last):
+    ...
+    calib.validation.CalibInputError: scores.npy: rows of probabilities must sum to 1; ...
+    """
+    _checked(scores, kind, name)
+
+
+def _checked(scores, kind: str, name: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """``scores`` as a float64 (N, K) matrix once every check of :func:`as_logprobs` passed, with the row sums
+    of the probabilities (``kind="probs"``) or of the exponentiated log-probabilities (None for logits)."""
     if kind not in KINDS:
         raise CalibInputError(f"kind must be one of {KINDS}; got {kind!r}. Say what {name} holds.")
     arr = _as_float_matrix(scores, name)
@@ -152,9 +183,7 @@ def as_logprobs(scores, kind: str, name: str = "scores", *, overwrite: bool = Fa
             raise not_probabilities(arr, name)
         sums = row_sums(arr)
         _check_row_sums(sums, name, kind)
-        out = np.divide(arr, sums[:, None], out=arr if overwrite and arr.flags.writeable else None)
-        with np.errstate(divide="ignore"):
-            return np.log(out, out=out)
+        return arr, sums
     if has_posinf:
         raise CalibInputError(f"{name} contains +inf; {kind} must be finite or -inf")
     if kind == "logprobs":
@@ -167,11 +196,10 @@ def as_logprobs(scores, kind: str, name: str = "scores", *, overwrite: bool = Fa
             )
         sums = exp_row_sums(arr)
         _check_row_sums(sums, name, kind)
-        # sums are within 1e-4 of 1: no shift is needed
-        return np.subtract(arr, np.log(sums)[:, None], out=arr if overwrite and arr.flags.writeable else None)
+        return arr, sums
     if total == -np.inf and np.isneginf(row_max(arr)).any():
         raise CalibInputError(f"{name} has a row that is -inf everywhere; logits need a finite entry per row")
-    return log_softmax_rows(arr, overwrite=overwrite and arr.flags.writeable)
+    return arr, None
 
 
 def as_probs(scores, kind: str, name: str = "scores") -> np.ndarray:

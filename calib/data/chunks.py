@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from calib.data.classes import label_indices
-from calib.data.formats import TEXT_FORMATS, read_text_table
+from calib.data.formats import TEXT_FORMATS, read_text_table, text_options
 from calib.data.real import _index_column, _one_column_binary, table_columns
 from calib.validation import (
     CalibInputError,
@@ -393,14 +393,13 @@ class _TextSource:
     def __init__(self, path: Path, fmt: str, sep, decimal: str):
         assert fmt in TEXT_FORMATS
         self.path, self.fmt, self.decimal = path, fmt, decimal
-        self.sep = sep if sep is not None else ("\t" if fmt == "tsv" else ",")
+        self.sep, self.skip = text_options(path, fmt, sep)  # a first line "sep=X" names it, and is skipped
         self.n_rows = None
         self._bytes = path.stat().st_size
         self._read_bytes = 0
 
-    @staticmethod
-    def line(row: int) -> str:
-        return f"line {row + 2}"
+    def line(self, row: int) -> str:
+        return f"line {row + 2 + self.skip}"
 
     def head(self):
         return read_text_table(self.path, self.fmt, sep=self.sep, decimal=self.decimal, nrows=HEAD_ROWS)
@@ -410,6 +409,7 @@ class _TextSource:
 
         wanted = set(map(str, columns))
         options = {"sep": self.sep, "decimal": self.decimal, "encoding": "utf-8", "chunksize": CHUNK_ROWS}
+        options["skiprows"] = self.skip
         with pd.read_csv(self.path, usecols=lambda c: str(c) in wanted, **options) as reader:
             yield from reader
 

@@ -3,13 +3,18 @@
 A file's format comes from its suffix or is named (``format=``, ``--format``): ``csv`` and ``tsv``
 text, optionally compressed as pandas reads them (``.csv.gz``, ``.tsv.bz2``, ``.csv.zip``,
 ``.csv.xz``, ``.csv.zst``), ``parquet``, ``feather`` (Arrow IPC: ``.feather``, ``.arrow``,
-``.ipc``), and numpy's ``npz`` and ``npy``. A named pipe (``mkfifo``, or a shell's ``<(...)``) is
-read as a stream; a pipe without a suffix needs its format named.
+``.ipc``), numpy's ``npz`` and ``npy``, and ``excel`` workbooks (``.xlsx``: the first sheet, read
+with openpyxl, the optional extra ``excel``: ``pip install -e ".[excel]"``). A named pipe
+(``mkfifo``, or a shell's ``<(...)``) is read as a stream (a text table's whole stream in memory
+first); a pipe without a suffix needs its format named.
 
 Text tables: the separator is ``,`` for csv and a tab for tsv unless given (``sep=``, ``--sep``), and
-decimals are written with a point unless told (``decimal=","``, ``--decimal ,``). A file whose header
-holds another separator, or whose number columns hold decimal commas, is refused with the option
-that reads it, never read as something else.
+decimals are written with a point unless told (``decimal=","``, ``--decimal ,``). A first line
+``sep=;`` (which Excel writes, and reads as the separator's name) names the separator when none is
+given and is skipped either way. A file whose header holds another separator, or whose number
+columns hold decimal commas, is refused with the option that reads it, never read as something else.
+Columns at the end of the header with no name and no value (the trailing separators ``,,`` a
+spreadsheet leaves) are dropped, with a :class:`~calib.validation.CalibInputWarning` naming them.
 
 pandas and pyarrow are imported inside the readers of the formats that need them: .npy and .npz files load
 neither.
@@ -20,13 +25,15 @@ from __future__ import annotations
 import io
 import re
 import stat
+import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from calib.validation import CalibInputError, MissingFileError
+from calib.validation import CalibInputError, CalibInputWarning, MissingFileError
 
-FORMATS = ("csv", "tsv", "parquet", "feather", "npz", "npy")
+FORMATS = ("csv", "tsv", "parquet", "feather", "npz", "npy", "excel")
 TEXT_FORMATS = ("csv", "tsv")
 _BY_SUFFIX = {
     ".csv": "csv",
@@ -39,9 +46,19 @@ _BY_SUFFIX = {
     ".ipc": "feather",
     ".npz": "npz",
     ".npy": "npy",
+    ".xlsx": "excel",
+    ".xlsm": "excel",
 }
 # The compressions pandas decompresses by suffix (pandas.read_csv's compression="infer").
 COMPRESSIONS = (".gz", ".bz2", ".zip", ".xz", ".zst", ".tar")
+# pandas.read_csv's names of those compressions, for a stream it cannot infer one from.
+_COMPRESSION_NAMES = dict(zip(COMPRESSIONS, ("gzip", "bz2", "zip", "xz", "zstd", "tar"), strict=True))
+# The first line Excel writes to name a text table's separator ("sep=;"), and reads as such.
+_SEP_LINE = re.compile(r"^\ufeff?sep=(.+?)\s*$")
+# The name pandas gives a header cell left empty ("a,b,,": "Unnamed: 2").
+_UNNAMED_COLUMN = re.compile(r"^Unnamed: \d+$")
+# How to install the reader of .xlsx files (what calib's [excel] extra installs).
+EXCEL_EXTRA = "pip install 'openpyxl>=3.1' (calib's [excel] extra)"
 # Separators a header is searched for when the one used left it a single column.
 _SEPARATORS = {";": "';'", "\t": "a tab ('\\t')", "|": "'|'", ",": "','"}
 # A cell written with a decimal comma: "0,25", "-1,5e-3".
@@ -71,7 +88,11 @@ def file_format(path, told: str | None = None) -> str:
     if fmt is not None and (not compressed or fmt in TEXT_FORMATS):
         return fmt
     what = f"a compressed {inner or 'file'}" if compressed else f"suffix {inner!r}" if inner else "no suffix"
-    known = ".csv, .tsv (either compressed: .gz, .bz2, .zip, .xz, .zst), .parquet, .feather / .arrow, .npz, .npy"
+    known = ".csv, .tsv (either compressed: .gz, .bz2, .zip, .xz, .zst), .parquet, .feather / .arrow, .npz, .npy, .xlsx"
+    if inner in (".xls", ".ods", ".numbers"):
+        raise CalibInputError(
+            f"{path}: {inner} workbooks are not read; save the sheet as .xlsx (Excel Workbook) or as CSV (CSV UTF-8)"
+        )
     raise CalibInputError(
         f"{path}: {what} says no format calib reads ({known}); rename the file or pass format= one of {FORMATS}",
         cli_message=f"{path}: {what} says no format calib reads ({known}); rename the file or name its format "
@@ -103,15 +124,18 @@ def seekable_source(path: Path):
 
 
 def read_text_table(path: Path, fmt: str, *, sep: str | None = None, decimal: str = ".", nrows: int | None = None):
-    """A csv / tsv table as a DataFrame, read with ``sep`` (default: ``,`` / tab) and ``decimal`` (its first
-    ``nrows`` rows when given).
+    """A csv / tsv table as a DataFrame, read with ``sep`` (default: the one a first line ``sep=X`` names,
+    else ``,`` / tab) and ``decimal`` (its first ``nrows`` rows when given).
 
-    A header that is one column holding another separator, and number columns written with decimal
-    commas, are refused with the option that reads them (:func:`check_decimals` for the latter).
+    A first line ``sep=X`` is skipped. A header that is one column holding another separator, and number
+    columns written with decimal commas, are refused with the option that reads them
+    (:func:`check_decimals` for the latter); unnamed empty columns at the end are dropped with a warning.
+    A pipe is read into memory first (its first line decides how the rest is read).
     """
     import pandas as pd
 
-    sep = sep if sep is not None else ("\t" if fmt == "tsv" else ",")
+    source = path if stat.S_ISREG(path.stat().st_mode) else seekable_source(path)
+    sep, skip = text_options(source, fmt, sep, compression=compression_of(path))
     if not isinstance(sep, str) or not sep or not isinstance(decimal, str) or len(decimal) != 1 or decimal == sep:
         raise CalibInputError(
             f"sep must be a non-empty string and decimal one character other than sep; got sep={sep!r}, "
@@ -119,12 +143,87 @@ def read_text_table(path: Path, fmt: str, *, sep: str | None = None, decimal: st
             cli_message=f"--sep must be a non-empty string and --decimal one character other than it; got --sep "
             f"{sep!r}, --decimal {decimal!r}",
         )
-    if stat.S_ISREG(path.stat().st_mode):  # the header alone first: a pipe can be read only once
-        _check_separator(pd.read_csv(path, sep=sep, nrows=0, encoding="utf-8").columns, path, sep)
-        _refuse_repeated_names(pd.read_csv(path, sep=sep, header=None, nrows=1, encoding="utf-8", dtype=str), path)
-    frame = pd.read_csv(path, sep=sep, decimal=decimal, encoding="utf-8", nrows=nrows)
+
+    def read(**options):
+        if isinstance(source, io.BytesIO):
+            source.seek(0)
+        options = {"sep": sep, "encoding": "utf-8", "skiprows": skip, "compression": compression_of(path)} | options
+        return pd.read_csv(source, **options)
+
+    _check_separator(read(nrows=0).columns, path, sep)  # the header alone first
+    _refuse_repeated_names(read(header=None, nrows=1, dtype=str), path)
+    frame = read(decimal=decimal, nrows=nrows)
     _check_separator(frame.columns, path, sep)
-    return frame
+    return drop_trailing_empty_columns(frame, path)
+
+
+def compression_of(path) -> str | None:
+    """The compression pandas reads ``path`` with, by its suffix ("gzip" for ``.csv.gz``); None if none."""
+    suffix = Path(path).suffix.lower()
+    return _COMPRESSION_NAMES.get(suffix)
+
+
+def text_options(source, fmt: str, sep: str | None, *, compression: str | None = None) -> tuple[str, int]:
+    """The separator of a text table and the lines to skip before its header: ``sep`` when given, else the
+    separator a first line ``sep=X`` names (Excel's way of naming it), else ``,`` (csv) or a tab (tsv); and
+    1 when the table starts with such a line, else 0. ``source``: a file, or a stream it rewinds.
+
+    Examples
+    --------
+    >>> import io
+    >>> text_options(io.BytesIO(b"sep=;\\na;b;label\\n"), "csv", None)
+    (';', 1)
+    >>> text_options(io.BytesIO(b"a,b,label\\n"), "csv", None), text_options(io.BytesIO(b"sep=;\\n"), "csv", ",")
+    ((',', 0), (',', 1))
+    """
+    named = _sep_line(source, compression)
+    if sep is None:
+        sep = named if named is not None else ("\t" if fmt == "tsv" else ",")
+    return sep, int(named is not None)
+
+
+def _sep_line(source, compression: str | None) -> str | None:
+    """The separator a first line ``sep=X`` names (``\\t`` read as a tab), or None without such a line."""
+    import pandas as pd
+
+    if isinstance(source, io.BytesIO):
+        source.seek(0)
+    try:  # the first line whole: split at a character text tables do not hold, and joined back
+        first = pd.read_csv(
+            source, sep="\x1f", header=None, nrows=1, dtype=str, quoting=3, keep_default_na=False,
+            encoding="utf-8", compression=compression, skip_blank_lines=False,
+        )  # fmt: skip
+    except pd.errors.EmptyDataError:
+        return None
+    finally:
+        if isinstance(source, io.BytesIO):
+            source.seek(0)
+    match = _SEP_LINE.match("\x1f".join(first.iloc[0].tolist())) if len(first) else None
+    if match is None:
+        return None
+    return "\t" if match.group(1) in ("\\t", "\t") else match.group(1)
+
+
+def drop_trailing_empty_columns(frame, path):
+    """``frame`` without the columns at its end that have no name in the header (pandas calls them
+    ``Unnamed: 3``) and no value in any row (the trailing separators a spreadsheet writes: ``a,b,label,,``),
+    with a :class:`~calib.validation.CalibInputWarning` naming the file and the columns."""
+    columns = list(frame.columns)
+    end = len(columns)
+    while end > 1 and isinstance(columns[end - 1], str) and _UNNAMED_COLUMN.match(columns[end - 1]):
+        if not frame[columns[end - 1]].isna().all():
+            break
+        end -= 1
+    if end == len(columns):
+        return frame
+    dropped = columns[end:]
+    warnings.warn(
+        f"{path}: dropped {len(dropped)} empty column{'s' * (len(dropped) > 1)} with no name at the end of the "
+        f"table ({', '.join(map(repr, dropped))}: the trailing separators a spreadsheet leaves)",
+        CalibInputWarning,
+        stacklevel=3,
+    )
+    return frame.iloc[:, :end]
 
 
 def _refuse_repeated_names(header, path: Path) -> None:
@@ -179,13 +278,51 @@ def is_decimal_comma(cell) -> bool:
     return isinstance(cell, str) and bool(_DECIMAL_COMMA.match(cell))
 
 
-def read_binary_table(source, fmt: str):
-    """A Parquet or Feather / Arrow IPC table as a DataFrame (``source``: a path or an in-memory stream)."""
+def read_binary_table(source, fmt: str, path=None):
+    """A Parquet, Feather / Arrow IPC or Excel table as a DataFrame (``source``: a path or an in-memory stream;
+    ``path``: the file named in messages, ``source`` by default)."""
+    if fmt == "excel":
+        return read_excel_table(source, source if path is None else path)
     if fmt == "feather":
         import pyarrow.feather as feather
 
         return feather.read_table(source).to_pandas()
     return _read_parquet(source)
+
+
+def read_excel_table(source, path):
+    """The first sheet of an Excel workbook (``.xlsx``) as a DataFrame, its first row the header; a workbook
+    of several sheets is read from its first, with a :class:`~calib.validation.CalibInputWarning` naming it.
+    Unnamed empty columns at the end are dropped as for a text table. Needs openpyxl (the ``excel`` extra);
+    without it, a CalibInputError says how to install it or to save the sheet as CSV."""
+    import pandas as pd
+
+    try:
+        import openpyxl  # noqa: F401  (pandas reads .xlsx with it)
+    except ImportError:
+        raise CalibInputError(
+            f"{path}: reading an Excel workbook needs openpyxl, which is not installed: {EXCEL_EXTRA}, or save "
+            "the sheet as CSV (File > Save As > CSV UTF-8) and read that"
+        ) from None
+    try:
+        with pd.ExcelFile(source, engine="openpyxl") as book:
+            sheets = book.sheet_names
+            header = pd.read_excel(book, sheet_name=sheets[0], header=None, nrows=1, dtype=str)
+            frame = pd.read_excel(book, sheet_name=sheets[0])
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CalibInputError(
+            f"{path} is not a readable Excel workbook ({first}); save it again as .xlsx, or as CSV (CSV UTF-8)"
+        ) from exc
+    if len(sheets) > 1:
+        warnings.warn(
+            f"{path}: read its first sheet, {sheets[0]!r}, of {len(sheets)} ({', '.join(map(repr, sheets))}); "
+            "to read another, save it as a workbook of its own or as CSV",
+            CalibInputWarning,
+            stacklevel=3,
+        )
+    _refuse_repeated_names(header, path)
+    return drop_trailing_empty_columns(frame, path)
 
 
 def _read_parquet(source):

@@ -38,6 +38,7 @@ from calib.validation import (
     CalibInputWarning,
     as_labels,
     as_logprobs,
+    check_scores,
     not_probabilities,
     renormalized,
 )
@@ -201,6 +202,8 @@ def _scores_and_labels(scores: np.ndarray, labels: np.ndarray | None, where: str
             f"{labels_where} holds shape {labels.shape}; it needs one label per row of {where}, "
             f"shape ({scores.shape[0]},)"
         )
+    if labels is not None and scores.ndim == 2:  # refused naming the file the labels came from
+        as_labels(labels, scores.shape[0], scores.shape[1], name=labels_where)
 
 
 def _prepared(scores: np.ndarray, kind: str, scale: str, renormalize: bool, path, columns=None) -> np.ndarray:
@@ -232,12 +235,12 @@ def _prepared(scores: np.ndarray, kind: str, scale: str, renormalize: bool, path
         )
     if kind == "probs" and numbers and ((scores < 0) | (scores > 1)).any():
         raise not_probabilities(scores, str(path), columns)
-    if not renormalize:
-        return scores
-    fixed, worst = renormalized(scores, kind, str(path))
-    if worst > 0:
-        warnings.warn(f"{path}: renormalized rows off 1 by up to {worst:.3g}", CalibInputWarning, stacklevel=3)
-    return fixed
+    if renormalize:
+        scores, worst = renormalized(scores, kind, str(path))
+        if worst > 0:
+            warnings.warn(f"{path}: renormalized rows off 1 by up to {worst:.3g}", CalibInputWarning, stacklevel=3)
+    check_scores(scores, kind, f"scores of {path}")  # refused naming the file: a set's name may say nothing
+    return scores
 
 
 def load_npy_pair(

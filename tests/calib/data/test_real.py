@@ -111,15 +111,14 @@ def test_priors_are_class_frequencies():
     assert pset.priors().sum() == pytest.approx(1.0)
 
 
-def test_probs_not_summing_to_one_fail_at_logprobs(tmp_path):
+def test_probs_not_summing_to_one_are_refused_on_loading_naming_the_file(tmp_path):
     probs, labels = _probs()
     probs[5] *= 0.8  # row 5 sums to 0.8
     np.save(tmp_path / "scores.npy", probs)
     np.save(tmp_path / "labels.npy", labels)
-    pset = load_npy_pair(tmp_path / "scores.npy", tmp_path / "labels.npy", kind="probs")  # declared, not checked yet
     with pytest.raises(CalibInputError, match="sum") as info:
-        pset.logprobs()
-    assert "row 5" in str(info.value)
+        load_npy_pair(tmp_path / "scores.npy", tmp_path / "labels.npy", kind="probs")
+    assert "row 5" in str(info.value) and f"scores of {tmp_path / 'scores.npy'}:" in str(info.value)
 
 
 def test_logits_declared_as_logprobs_fail_suggesting_logits(tmp_path):
@@ -128,10 +127,9 @@ def test_logits_declared_as_logprobs_fail_suggesting_logits(tmp_path):
     logits[:, 0] = np.abs(logits[:, 0]) + 0.5  # surely positive values
     np.save(tmp_path / "scores.npy", logits)
     np.save(tmp_path / "labels.npy", rng.integers(0, 4, size=30))
-    pset = load_npy_pair(tmp_path / "scores.npy", tmp_path / "labels.npy", kind="logprobs")
     with pytest.raises(CalibInputError, match="kind='logits'") as info:
-        pset.logprobs()
-    assert "positive" in str(info.value)
+        load_npy_pair(tmp_path / "scores.npy", tmp_path / "labels.npy", kind="logprobs")
+    assert "positive" in str(info.value) and "scores.npy" in str(info.value)
 
 
 # --- load_npy_pair ----------------------------------------------------------------------------
@@ -355,9 +353,9 @@ def test_parquet_gives_the_same_set_as_csv(tmp_path):
 
 
 def test_table_with_unknown_suffix_is_rejected(tmp_path):
-    path = tmp_path / "table.xlsx"
+    path = tmp_path / "table.sav"  # .xlsx is read now (calib.data.formats)
     path.write_text("a,b,label\n0.2,0.8,1\n")
-    with pytest.raises(CalibInputError, match="suffix '.xlsx' says no format calib reads"):
+    with pytest.raises(CalibInputError, match="suffix '.sav' says no format calib reads"):
         load_table(path, kind="probs")
 
 
