@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from calib._internal.files import atomic_write
-from calib.data.classes import label_indices, pick_class_columns
+from calib.data.classes import ClassLayout, resolve_classes
 from calib.data.formats import (
     TEXT_FORMATS,
     file_format,
@@ -58,6 +58,9 @@ class PosteriorSet:
     provenance: str = ""
     ids: np.ndarray | None = None
     groups: np.ndarray | None = None
+    notes: tuple = ()  # CalibInputWarnings: how the table was read where it was not by name
+    # Each class's place among the class columns as the table gives them (None: the class order itself).
+    given_order: tuple[int, ...] | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -375,22 +378,24 @@ def _one_column_binary(score: np.ndarray, kind: str) -> np.ndarray:
     return np.column_stack([np.zeros_like(score), score])
 
 
-def table_columns(
+def table_layout(
     frame,
     path: Path,
     *,
+    labels,
     label_column,
     class_columns,
+    label_values,
     positive_label,
     id_column,
     group_column,
     require_labels: bool = True,
-) -> tuple[list, bool]:
-    """The score columns of a table in class order (the positive class second for ``positive_label``) and
-    whether it has its label column, from ``frame`` (the table, or its first rows: the columns and their
-    types are the table's); a missing label, id or group column is refused naming it."""
-    has_labels = label_column in frame.columns
-    if not has_labels and require_labels:
+) -> ClassLayout:
+    """What the columns and labels of a table mean (:func:`calib.data.classes.resolve_classes`), from
+    ``frame`` (the table, or its first rows: the columns and their types are the table's) and ``labels``
+    (its label column, or that column's distinct values; None when the table has none); a missing label,
+    id or group column is refused naming it."""
+    if labels is None and require_labels:
         raise CalibInputError(
             f"{path} has no label column {label_column!r}; its columns are {list(frame.columns)}: "
             "name the label column with label_column=",
@@ -404,17 +409,16 @@ def table_columns(
                 cli_message=f"{path} has no column {column!r} ({flag}); its columns are {list(frame.columns)}",
             )
     exclude = tuple(c for c in (id_column, group_column) if c is not None)
-    columns = pick_class_columns(frame, path, label_column, class_columns, exclude)
-    if len(columns) == 1 and positive_label is None:
-        raise CalibInputError(
-            f"{path} has one score column, {columns[0]!r}: for a binary problem whose column scores the "
-            "positive class, pass positive_label= (the label of that class)",
-            cli_message=f"{path} has one score column, {columns[0]!r}: for a binary problem whose column scores "
-            "the positive class, pass --positive-label LABEL",
-        )
-    if positive_label is not None and len(columns) == 2 and str(positive_label) == str(columns[0]):
-        columns = columns[::-1]  # the positive class goes second
-    return columns, has_labels
+    return resolve_classes(
+        frame,
+        path,
+        labels=labels,
+        label_column=label_column,
+        class_columns=class_columns,
+        label_values=label_values,
+        positive_label=positive_label,
+        exclude=exclude,
+    )
 
 
 def load_table(
@@ -509,28 +513,38 @@ def load_table(
     frame, index_ids = _index_column(_read_frame(path, fmt, sep, decimal), path, id_column)
     if frame.empty:
         raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
-    columns, has_labels = table_columns(
+    has_labels = label_column in frame.columns
+    layout = table_layout(
         frame,
         path,
+        labels=frame[label_column] if has_labels else None,
         label_column=label_column,
         class_columns=class_columns,
+        label_values=label_values,
         positive_label=positive_label,
         id_column=id_column,
         group_column=group_column,
         require_labels=require_labels,
     )
+    columns = list(layout.columns)
     scores = frame[columns].to_numpy(dtype=np.float64)
-    labels = label_indices(frame[label_column], columns, label_values, positive_label, path) if has_labels else None
-    if len(columns) == 1:
+    labels = layout.classes_of(frame[label_column]) if has_labels else None
+    if layout.one_column:
         scores = _one_column_binary(scores[:, 0], kind)
-        class_names = (f"not {positive_label}", str(positive_label))
-    else:
-        class_names = tuple(str(c) for c in columns)
     scores = _prepared(scores, kind, scale, renormalize, path, columns)
     ids = frame[id_column].to_numpy() if id_column is not None else index_ids
     groups = None if group_column is None else _groups(frame[group_column], path)
     return PosteriorSet(
-        name or path.stem, scores, labels, kind, class_names=class_names, ids=ids, groups=groups, **meta
+        name or path.stem,
+        scores,
+        labels,
+        kind,
+        class_names=layout.names,
+        ids=ids,
+        groups=groups,
+        notes=layout.notes,
+        given_order=layout.given_order,
+        **meta,
     )
 
 

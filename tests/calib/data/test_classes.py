@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from calib.data.alignment import classes_in_order, rows_in_order
-from calib.data.classes import class_numbers, label_indices, pick_class_columns
+from calib.data.classes import class_numbers, pick_class_columns, resolve_classes
 from calib.data.real import PosteriorSet
 from calib.validation import CalibInputError, CalibInputWarning
 
@@ -42,23 +42,32 @@ def test_numbered_columns_come_in_number_order_and_named_ones_as_given():
     assert pick_class_columns(frame, PATH, "label", ["c10", "c0", "c2", "c1"]) == ["c10", "c0", "c2", "c1"]
 
 
+def classes_named(labels, columns, label_values="auto", positive_label=None) -> list[str]:
+    """The class name each label is read as, for a table with these score ``columns``."""
+    frame = pd.DataFrame(np.full((1, len(columns)), 0.5), columns=columns)
+    layout = resolve_classes(
+        frame, PATH, labels=labels, class_columns=columns, label_values=label_values, positive_label=positive_label
+    )
+    return [layout.names[k] for k in layout.classes_of(labels)]
+
+
 def test_numeric_labels_name_the_column_that_carries_their_number():
     labels = pd.Series([10, 0, 2, 1])
-    assert label_indices(labels, ["c10", "c0", "c2", "c1"], "auto", None, PATH).tolist() == [0, 1, 2, 3]
+    assert classes_named(labels, ["c10", "c0", "c2", "c1"]) == ["c10", "c0", "c2", "c1"]
     # said to be positions (the numbers 0, 1, 2, 10 are not 0..K-1): positions in number order
-    assert label_indices(pd.Series([3, 0]), ["c0", "c1", "c2", "c10"], "index", None, PATH).tolist() == [3, 0]
+    assert classes_named(pd.Series([3, 0]), ["c0", "c1", "c2", "c10"], "index") == ["c10", "c0"]
     with pytest.raises(CalibInputError, match=r"labels \[7\] are not among the numbers"):
-        label_indices(pd.Series([7, 0]), ["c0", "c1"], "auto", None, PATH)
+        classes_named(pd.Series([7, 0]), ["c0", "c1"])
 
 
 def test_numbers_onto_named_columns_are_positions_with_a_note():
     with pytest.warns(CalibInputWarning, match=r"0: cat, 1: dog"):
-        assert label_indices(pd.Series([1, 0]), ["cat", "dog"], "auto", None, PATH).tolist() == [1, 0]
+        assert classes_named(pd.Series([1, 0]), ["cat", "dog"]) == ["dog", "cat"]
 
 
 def test_text_labels_holding_the_column_numbers_are_matched_by_number():
     labels = pd.Series(["3", "0"])
-    assert label_indices(labels, ["class_0", "class_3"], "auto", None, PATH).tolist() == [1, 0]
+    assert classes_named(labels, ["class_0", "class_3"]) == ["class_3", "class_0"]
 
 
 def test_a_set_is_put_in_another_class_order_by_name():
