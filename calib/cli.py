@@ -138,7 +138,10 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--format", choices=FORMATS, help="the files' format when their suffix does not say it")
     group.add_argument("--sep", help="the column separator of a text table (default: , for csv, a tab for tsv)")
     group.add_argument("--decimal", default=".", help="the decimal mark of a text table (default: .)")
-    group.add_argument("--labels-file", help="labels .npy file, for .npy scores or an .npz without labels")
+    group.add_argument(
+        "--labels-file",
+        help="labels .npy file, for .npy scores or an .npz without labels; for a table, it replaces the label column",
+    )
     group.add_argument("--scores-key", default="scores", help="scores array in an .npz file (default: scores)")
     group.add_argument("--labels-key", default="labels", help="labels array in an .npz file (default: labels)")
     parser.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
@@ -176,9 +179,8 @@ def _load(path: str, args, *, require_labels: bool = True) -> PosteriorSet:
         options |= {"scores_key": args.scores_key, "labels_key": args.labels_key, "default_kind": "probs"}
     else:
         kind = kind or "probs"
-    if fmt in ("npz", "npy"):
-        options["labels"] = args.labels_file
-    else:
+    options["labels"] = args.labels_file
+    if fmt not in ("npz", "npy"):
         options |= {
             "label_column": args.labels,
             "class_columns": args.class_columns,
@@ -432,6 +434,12 @@ def _chunked(args, map_reduce=None):
         whole = fmt not in ("parquet", "csv", "tsv", "npy") or not file.is_file()
         if map_reduce is None and (whole or file.stat().st_size <= CHUNKED_FILE_BYTES):
             return None
+    if fmt != "npy" and args.labels_file:
+        raise UsageError(
+            f"--labels-file {args.labels_file}: {file} is read in chunks (it is over "
+            f"{CHUNKED_FILE_BYTES >> 20} MiB), and a table read in chunks takes its labels from a column: add the "
+            "labels to it as a column (--labels COLUMN), or give the scores as .npy beside --labels-file"
+        )
     with _Notes():
         if fmt == "npy":
             if not args.labels_file or not Path(args.labels_file).is_file():

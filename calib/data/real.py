@@ -438,6 +438,7 @@ def load_table(
     decimal: str = ".",
     format: str | None = None,
     name: str | None = None,
+    labels=None,
     **meta,
 ) -> PosteriorSet:
     """A user's table: score columns, a label column and optionally an id column.
@@ -488,6 +489,9 @@ def load_table(
     format : str, optional
         The file's format when its suffix does not say it (e.g. a pipe): one of
         :data:`calib.data.formats.FORMATS`.
+    labels : str or Path, optional
+        A ``.npy`` file of labels, one per row, read as the label column (``label_column``): they replace
+        the table's own label column, with a warning, when it has one.
 
     Returns
     -------
@@ -513,6 +517,8 @@ def load_table(
     frame, index_ids = _index_column(_read_frame(path, fmt, sep, decimal), path, id_column)
     if frame.empty:
         raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
+    if labels is not None:
+        frame = _with_labels_file(frame, path, labels, label_column)
     has_labels = label_column in frame.columns
     layout = table_layout(
         frame,
@@ -546,6 +552,29 @@ def load_table(
         given_order=layout.given_order,
         **meta,
     )
+
+
+def _with_labels_file(frame, path: Path, labels_path, label_column):
+    """``frame`` with the labels of the ``.npy`` file ``labels_path`` as its label column (replacing the
+    table's own, with a warning)."""
+    import pandas as pd
+
+    values = _load_npy(labels_path, "labels file")
+    if values.ndim != 1 or values.shape[0] != len(frame):
+        raise CalibInputError(
+            f"labels file {labels_path} holds shape {values.shape}; it needs one label per row of {path}, "
+            f"shape ({len(frame)},)"
+        )
+    if label_column in frame.columns:
+        warnings.warn(
+            CalibInputWarning(
+                f"{path}: its label column {label_column!r} is replaced by the labels of {labels_path} (labels=)",
+                cli_message=f"{path}: its label column {label_column!r} is replaced by the labels of --labels-file "
+                f"{labels_path}",
+            ),
+            stacklevel=3,
+        )
+    return frame.assign(**{label_column: pd.Series(values, index=frame.index)})
 
 
 def _groups(values, path: Path) -> np.ndarray:
@@ -584,7 +613,8 @@ def load_posteriors(path, *, kind: str, labels=None, format: str | None = None, 
     kind : {"probs", "logprobs", "logits"}
         What the scores hold; nothing is guessed.
     labels : str or Path, optional
-        A ``.npy`` file of labels, for ``.npy`` scores or an ``.npz`` archive without labels.
+        A ``.npy`` file of labels, for ``.npy`` scores or an ``.npz`` archive without labels; for a table,
+        they replace its label column (with a warning when it has one).
     format : str, optional
         The format, when the suffix does not say it (:data:`calib.data.formats.FORMATS`).
     **options
@@ -621,7 +651,7 @@ def load_posteriors(path, *, kind: str, labels=None, format: str | None = None, 
             )
         options.pop("require_labels", None)
         return load_npy_pair(path, labels, kind=kind, **options)
-    return load_table(path, kind=kind, format=fmt, **options)
+    return load_table(path, kind=kind, format=fmt, labels=labels, **options)
 
 
 def save_posterior_set(path, pset: PosteriorSet) -> None:
