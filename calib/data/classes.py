@@ -572,13 +572,14 @@ def _check_positions(indices: np.ndarray, values: np.ndarray, names: list[str], 
     distinct = np.unique(values)
     shown = distinct[:5].tolist()
     if len(names) == 2 and distinct.size == 2:
+        low, high = shown
         fix = (
-            f"for a binary problem whose labels are {shown[0]} / {shown[1]}, name the positive class's label: "
-            f"positive_label={shown[1]} if column {names[1]!r} scores it"
+            f"for a binary problem whose labels are {low} / {high}, map each label to its column by name: "
+            f"label_values={{{low!r}: {names[0]!r}, {high!r}: {names[1]!r}}} if column {names[1]!r} scores label {high}"
         )
         cli = (
-            f"for a binary problem whose labels are {shown[0]} / {shown[1]}, name the positive class's label: "
-            f"--positive-label {shown[1]} if column {names[1]!r} scores it"
+            f"for a binary problem whose labels are {low} / {high}, map each label to its column by name: "
+            f"--label-values={low}={names[0]},{high}={names[1]} if column {names[1]!r} scores label {high}"
         )
     else:
         fix = "map each label to its class column with label_values={label: column}"
