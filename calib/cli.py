@@ -138,7 +138,10 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--format", choices=FORMATS, help="the files' format when their suffix does not say it")
     group.add_argument("--sep", help="the column separator of a text table (default: , for csv, a tab for tsv)")
     group.add_argument("--decimal", default=".", help="the decimal mark of a text table (default: .)")
-    group.add_argument("--labels-file", help="labels .npy file, for .npy scores or an .npz without labels")
+    group.add_argument(
+        "--labels-file",
+        help="labels .npy file, for .npy scores or an .npz without labels; for a table, it replaces the label column",
+    )
     group.add_argument("--scores-key", default="scores", help="scores array in an .npz file (default: scores)")
     group.add_argument("--labels-key", default="labels", help="labels array in an .npz file (default: labels)")
     parser.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
@@ -176,9 +179,8 @@ def _load(path: str, args, *, require_labels: bool = True) -> PosteriorSet:
         options |= {"scores_key": args.scores_key, "labels_key": args.labels_key, "default_kind": "probs"}
     else:
         kind = kind or "probs"
-    if fmt in ("npz", "npy"):
-        options["labels"] = args.labels_file
-    else:
+    options["labels"] = args.labels_file
+    if fmt not in ("npz", "npy"):
         options |= {
             "label_column": args.labels,
             "class_columns": args.class_columns,
@@ -342,7 +344,7 @@ def _evaluated(args, settings, progress, out: Path | None, table, map_reduce) ->
 
     if table is not None:
         return_large_arrays_to_the_system()  # a long run's memory is what it holds, not its past peaks
-        n_classes, names = table.n_classes, table.class_names
+        n_classes, names, reading_notes, given = table.n_classes, table.class_names, table.notes, table.given_order
         size = "" if table.n_samples is None else f"{table.n_samples} samples, "
         if map_reduce is None:
             progress(f"reading {args.file} in chunks: {size}{n_classes} classes")
@@ -355,7 +357,7 @@ def _evaluated(args, settings, progress, out: Path | None, table, map_reduce) ->
     else:
         pset = _load(args.file, args)
         logp, labels, groups = pset.logprobs(), pset.labels, pset.groups
-        n_classes, names = pset.n_classes, pset.class_names
+        n_classes, names, reading_notes, given = pset.n_classes, pset.class_names, pset.notes, pset.given_order
         progress(f"loaded {args.file}: {pset.n_samples} samples, {n_classes} classes")
         del pset  # the scores as stored: the log-posteriors are all that is read from now on
     costs = {"0-1": zero_one_costs(n_classes)}
@@ -365,11 +367,11 @@ def _evaluated(args, settings, progress, out: Path | None, table, map_reduce) ->
         except CalibInputError as exc:
             raise UsageError(f"--abstain: {exc}") from None
     if args.costs:
-        costs[Path(args.costs).stem] = _read_costs(args.costs, names, n_classes)
+        costs[Path(args.costs).stem] = _read_costs(args.costs, names, n_classes, given)
     shared = {
         "settings": settings,
         "costs": costs,
-        "priors": _priors(args.priors, names, n_classes),
+        "priors": _priors(args.priors, names, n_classes, given),
         "group_column": args.groups or "group",
         "progress": progress,
     }
@@ -385,6 +387,8 @@ def _evaluated(args, settings, progress, out: Path | None, table, map_reduce) ->
             )
         else:  # logp is ours and not read again: validated in its own memory
             summary = evaluate(logp, labels, kind="logprobs", groups=groups, overwrite=True, **shared)
+    # How the file's columns and labels were read, where it was not by name, first among the notes.
+    summary.notes[:0] = [note.cli_message for note in reading_notes]
     document = _strict_json(evaluation_document(args.file, summary, names))
     print(document if args.json else summary_text(args.file, summary, names))
     if out is not None:
@@ -430,6 +434,12 @@ def _chunked(args, map_reduce=None):
         whole = fmt not in ("parquet", "csv", "tsv", "npy") or not file.is_file()
         if map_reduce is None and (whole or file.stat().st_size <= CHUNKED_FILE_BYTES):
             return None
+    if fmt != "npy" and args.labels_file:
+        raise UsageError(
+            f"--labels-file {args.labels_file}: {file} is read in chunks (it is over "
+            f"{CHUNKED_FILE_BYTES >> 20} MiB), and a table read in chunks takes its labels from a column: add the "
+            "labels to it as a column (--labels COLUMN), or give the scores as .npy beside --labels-file"
+        )
     with _Notes():
         if fmt == "npy":
             if not args.labels_file or not Path(args.labels_file).is_file():
@@ -460,8 +470,9 @@ def _report_files(groups: str | None) -> tuple[str, ...]:
     return REPORT_FILES + (GROUP_FILES if groups else ())
 
 
-def _priors(values: list[str] | None, names, n_classes: int):
-    """--priors as a vector in class order: K numbers in that order, or NAME=VALUE pairs matched by name."""
+def _priors(values: list[str] | None, names, n_classes: int, given_order=None):
+    """--priors as a vector in class order: NAME=VALUE pairs matched by name, or K numbers in the order the
+    file gives its class columns (``given_order``: each class's place there)."""
     if not values:
         return None
     if all("=" in v for v in values):
@@ -470,11 +481,14 @@ def _priors(values: list[str] | None, names, n_classes: int):
         if sorted(given) != sorted(classes):
             raise UsageError(f"--priors names {sorted(given)}, but the classes are {classes}: give one NAME=VALUE each")
         values = [given[c] for c in classes]
+    elif given_order is not None and len(values) == n_classes:
+        values = [values[i] for i in given_order]
     try:
         numbers = [float(v) for v in values]
     except ValueError:
         raise UsageError(
-            f"--priors takes one number per class (in the class order printed) or NAME=VALUE pairs; got {values}"
+            f"--priors takes one number per class (in the order of the file's class columns) or NAME=VALUE pairs; "
+            f"got {values}"
         ) from None
     try:
         return as_priors(numbers, n_classes)
@@ -482,9 +496,10 @@ def _priors(values: list[str] | None, names, n_classes: int):
         raise UsageError(f"--{exc}") from None  # "priors must ..." as the option says it
 
 
-def _read_costs(path: str, names, n_classes: int) -> np.ndarray:
+def _read_costs(path: str, names, n_classes: int, given_order=None) -> np.ndarray:
     """A cost matrix from a CSV: row = true class, column = decision. A first column of class names puts
-    the rows in class order by name; a header row of decision names is skipped."""
+    the rows in class order by name, else the rows follow the order the file gives its class columns
+    (``given_order``: each class's place there); a header row of decision names is skipped."""
     import pandas as pd
 
     try:
@@ -505,6 +520,8 @@ def _read_costs(path: str, names, n_classes: int) -> np.ndarray:
         if sorted(rows) != sorted(classes):
             raise CalibInputError(f"--costs {path}: its rows name the classes {rows}, but the classes are {classes}")
         frame = frame.set_index(0).loc[classes]
+    elif given_order is not None and len(frame) == n_classes:
+        frame = frame.iloc[list(given_order)]
     try:
         costs = frame.to_numpy(dtype=np.float64)
     except ValueError as exc:
@@ -754,8 +771,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--priors",
         nargs="+",
         metavar="PRIOR",
-        help="class priors for NCE, NBS and the risks: NAME=VALUE per class, or one number per class in the class "
-        "order printed",
+        help="class priors for NCE, NBS and the risks: NAME=VALUE per class, or one number per class in the order "
+        "of the file's class columns",
     )
     ev.add_argument(
         "--abstain", type=float, help="also the Bayes risk of 0-1 costs with an abstain decision of this cost"
@@ -763,7 +780,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--costs",
         help="also the Bayes risk of this cost matrix (CSV, row = true class, column = decision; a first column of "
-        "class names matches rows by name, a header row of decision names is skipped)",
+        "class names matches rows by name, else rows follow the file's class columns; a header row of decision "
+        "names is skipped)",
     )
     _add_metric_options(ev, "bootstrap resamples")
     ev.add_argument(

@@ -57,15 +57,17 @@ def reliability_panels(summary: Summary, class_names=None) -> list[Panel]:
 
 
 def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
-    """The evaluation as one JSON-ready dict: sizes, classes, settings, metrics with intervals, calibrator
-    evidence, advice, the CORP decompositions, the reliability bins behind the figure, what was used
-    beyond memory (``notes``) and, with subgroups, the groups."""
+    """The evaluation as one JSON-ready dict: sizes, classes (in class order; for two, the positive class
+    too), settings, metrics with intervals, calibrator evidence, advice, the CORP decompositions, the
+    reliability bins behind the figure, notes (how the file's columns and labels were read where it
+    was not by name, what was left out, what was used beyond memory) and, with subgroups, the groups."""
     settings = summary.settings
     document = {
         "file": file,
         "n_samples": summary.n_samples,
         "n_classes": summary.n_classes,
         "classes": _class_list(summary.n_classes, class_names),
+        **({"positive_class": _class_list(2, class_names)[1]} if summary.n_classes == 2 else {}),
         "settings": {
             "n_bins": settings.n_bins,
             "binning": settings.binning,
@@ -142,7 +144,7 @@ def summary_text(name: str, summary: Summary, class_names=None) -> str:
     """The evaluation as aligned text lines (value and interval per metric, then the calibrators)."""
     lines = [f"{name}: {summary.n_samples} samples, {summary.n_classes} classes"]
     classes = _class_list(summary.n_classes, class_names)
-    positive = f"; positive class: {classes[1]} (the second)" if len(classes) == 2 else ""
+    positive = f"; positive class: {classes[1]}" if len(classes) == 2 else ""
     lines.append(f"  classes, in order: {', '.join(classes)}{positive}")
     lines.append(f"  intervals: {summary.interval_method}")
     for metric, m in summary.metrics.items():

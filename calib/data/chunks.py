@@ -5,7 +5,7 @@ the order of their names, or a CSV / TSV file, compressed too) and :func:`npy_ch
 scores with an ``.npy`` of labels (both memory-mapped). A table's layout is resolved once, as
 :func:`calib.data.real.load_table` resolves it on the whole table: the score columns and their class
 order from the first rows, and the labels' meaning from the set of distinct labels of the whole
-label column, read first on its own (:func:`calib.data.classes.label_indices` decides from that set,
+label column, read first on its own (:func:`calib.data.classes.resolve_classes` decides from that set,
 so it decides as it would on every row). Every chunk is then read with the needed columns only and
 converted the same way, so the chunks put together are the set the whole-file loader returns, and a
 bad cell is reported with its row in the file. Memory is bounded by the chunk size, whatever the
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from calib.data.classes import label_indices
+from calib.data.classes import ClassLayout
 from calib.data.formats import TEXT_FORMATS, read_text_table, text_options
-from calib.data.real import _index_column, _one_column_binary, table_columns
+from calib.data.real import _index_column, _one_column_binary, table_layout
 from calib.validation import (
     CalibInputError,
     CalibInputWarning,
@@ -80,6 +80,8 @@ class ChunkedSet:
     estimate_rows: Callable[[], int | None] = lambda: None
     partitions: Callable[[int], list[Partition]] | None = None
     read: Callable[[Partition], Iterator[tuple]] | None = None
+    notes: tuple = ()  # CalibInputWarnings: how the table was read where it was not by name
+    given_order: tuple[int, ...] | None = None  # as PosteriorSet.given_order
 
 
 def table_chunks(
@@ -129,33 +131,32 @@ def table_chunks(
     >>> frame.to_parquet(path)
     >>> table = table_chunks(path, kind="probs", format="parquet")
     >>> table.class_names, [labels.tolist() for _, labels, _ in table.chunks()]
-    (('dog', 'cat'), [[1, 0, 0]])
+    (('cat', 'dog'), [[0, 1, 1]])
     >>> [np.exp(logp).round(2).tolist() for logp, _, _ in table.chunks()][0][0]
-    [0.1, 0.9]
+    [0.9, 0.1]
     """
     path = Path(path)
     source = _ParquetSource(path) if format == "parquet" else _TextSource(path, format, sep, decimal)
     head, _ = _index_column(source.head(), path, id_column)
     if head.empty and source.n_rows in (0, None):
         raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
-    columns, _ = table_columns(
-        head,
-        path,
-        label_column=label_column,
-        class_columns=class_columns,
-        positive_label=positive_label,
-        id_column=id_column,
-        group_column=group_column,
-    )
+    if label_column not in head.columns:  # refused naming the column, as the whole-file loader refuses it
+        table_layout(head, path, labels=None, label_column=label_column, class_columns=class_columns,
+                     label_values=label_values, positive_label=positive_label, id_column=id_column,
+                     group_column=group_column)  # fmt: skip
     scan = partial(_distinct_labels, source, path, label_column)
     if map_reduce is not None and isinstance(source, _ParquetSource):
         labels = map_reduce(scan, source.partitions(PARTITION_ROWS), _Labels.merged, "label values")
     else:
         labels = scan(None)
-    distinct, codes = _label_codes(labels, path, columns, label_values, positive_label)
-    names = (f"not {positive_label}", str(positive_label)) if len(columns) == 1 else tuple(str(c) for c in columns)
+    if labels.dtype is None:
+        raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
+    layout = table_layout(head, path, labels=labels.series(), label_column=label_column,
+                          class_columns=class_columns, label_values=label_values, positive_label=positive_label,
+                          id_column=id_column, group_column=group_column)  # fmt: skip
+    columns, names = list(layout.columns), layout.names
     scores_of = _ScoresOf(path, kind, scale, renormalize, columns)
-    read = _TableReader(source, path, kind, columns, label_column, group_column, distinct, codes, scores_of)
+    read = _TableReader(source, path, kind, columns, label_column, group_column, layout, scores_of)
 
     def chunks() -> Iterator[tuple]:
         yield from read(None)
@@ -163,7 +164,8 @@ def table_chunks(
 
     parquet = isinstance(source, _ParquetSource)
     return ChunkedSet(path, source.n_rows, names, len(names), kind, chunks, source.estimate_rows,
-                      source.partitions if parquet else None, read if parquet else None)  # fmt: skip
+                      source.partitions if parquet else None, read if parquet else None, layout.notes,
+                      layout.given_order)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -176,8 +178,7 @@ class _TableReader:
     columns: list
     label_column: str
     group_column: str | None
-    distinct: object
-    codes: np.ndarray
+    layout: ClassLayout
     scores_of: _ScoresOf
 
     def __call__(self, part: Partition | None) -> Iterator[tuple]:
@@ -187,7 +188,7 @@ class _TableReader:
         needed = [*self.columns, self.label_column, *([self.group_column] if self.group_column else [])]
         for frame in self.source.batches(needed, part):
             scores = self.scores_of(frame, start, path)
-            labels = self.codes[self.distinct.get_indexer(frame[self.label_column])]
+            labels = self.layout.classes_of(frame[self.label_column])
             groups = None if self.group_column is None else _groups(frame[self.group_column], path, start, line)
             yield *_validated(scores, labels, self.kind, path, start, line), groups
             start += len(frame)
@@ -432,6 +433,12 @@ class _Labels:
     path: Path
     label_column: str
 
+    def series(self):
+        """The distinct labels as a pandas Series of their dtype."""
+        import pandas as pd
+
+        return pd.Series(self.values, dtype=self.dtype)
+
     def merged(self, other: _Labels) -> _Labels:
         """The distinct labels of both parts, ``self``'s first."""
         import pandas as pd
@@ -479,17 +486,6 @@ def _few_labels(values, path: Path, label_column: str):
             "values: labels name classes; check which column holds them (--labels COLUMN)",
         )
     return values
-
-
-def _label_codes(labels: _Labels, path: Path, columns: list, label_values, positive_label):
-    """The distinct labels (an Index, in order of first appearance) and the class of each."""
-    import pandas as pd
-
-    if labels.dtype is None:
-        raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
-    distinct = pd.Series(labels.values, dtype=labels.dtype)
-    codes = label_indices(distinct, columns, label_values, positive_label, path)
-    return pd.Index(distinct), np.asarray(codes, dtype=np.int64)
 
 
 @contextmanager

@@ -1,18 +1,31 @@
-"""Which columns of a table score which class, and which class each label names: by name wherever
-names exist, never silently by position.
+"""What a table's columns and labels mean: which column scores which class, which class each label
+names, and which class is positive, decided once (:func:`resolve_classes`) for every path that reads
+a table (a whole file, its chunks, a Dask partition, a DataFrame or Arrow table in Python, the files of
+``calibrate`` and ``compare``, a workflow's own sets).
 
-Class order. Columns named with ``class_columns`` (``--class-columns``) keep the order given;
-patterns ("prob_*") and the default (every numeric column) take *numbered* columns (one integer in
-every name, with the same text around it: ``c0, c1, c10``, ``prob_1 .. prob_K``, ``0.0, 1.0``, as
-pivots and JSON exports write them, often in lexicographic order) in the order of their numbers, and
-other columns in file order.
+Class columns. Columns named with ``class_columns`` (``--class-columns``) are the classes; patterns
+("prob_*") and the default take *numbered* columns (one integer in every name, with the same text
+around it: ``c0, c1, c10``, ``prob_1 .. prob_K``, ``0.0, 1.0``) in the order of their numbers. By
+default every numeric column but the labels, ids and groups is a candidate, and two kinds of column
+are left out, each named in a note: numeric columns outside the numbered family that the labels name
+(``fold`` beside ``p0, p1`` with labels 0 / 1), and, for text labels, numeric columns that no label
+names (``is_test`` beside ``cat, dog``); ``class_columns`` keeps them.
 
-Labels. Text labels are class names (column names). Numeric labels and numbered columns: label v is
-the class whose column carries v, wherever that column stands; labels that are not among the
-numbers are refused with the fix (``label_values="index"`` or ``"1-based"`` to read them as
-positions in number order). Numeric labels and other names: label k is the k-th class column of the
-order above, and a note says so, naming each class's column. ``label_values`` can always say
-explicitly: ``"index"``, ``"names"``, ``"1-based"``, or a mapping from label to column.
+Labels. Text labels are class names (column names; ``true`` / ``false`` in any case for columns so
+named). Numeric labels and numbered columns: label v is the class whose column carries v; labels that
+are not among the numbers are refused with the fix (``label_values="index"`` or ``"1-based"``).
+Booleans (a Parquet or pandas bool column, or ``true`` / ``false`` that pandas parsed) are the words
+they stand for when the columns are so named, else the numbers 0 / 1. Numeric labels with other
+names are positions: label k is the k-th class column, and a note names each class's column.
+Categories are read as their values. ``label_values`` can always say explicitly: ``"index"``,
+``"names"``, ``"1-based"``, or a mapping from label to column.
+
+Class order. Once matched, classes are put in one order that depends on their names only, never on
+how the file orders its columns: by the numbers numbered columns carry, ``false`` before ``true``,
+else by name. For two classes the positive class comes second: the one ``positive_label`` names (as
+a column name, or as a label names a class), else the later in that order (as scikit-learn's
+``classes_[1]``). Only where nothing names it (``positive_label`` is a label that names no column, as
+-1 / +1 against ``neg, pos``) is the positive class taken by position, with a note.
 
 pandas is imported inside the functions that read table columns: matching .npy / .npz inputs does not load it.
 """
@@ -21,6 +34,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -32,6 +46,8 @@ from calib.validation import CalibInputError, CalibInputWarning, as_class_indice
 LABEL_VALUES = ("auto", "index", "names", "1-based")
 _GLOB = re.compile(r"[*?\[]")
 _DIGITS = re.compile(r"\d+$")
+_NUMBERED = re.compile(r"^(\D*?)(\d+)(\D*)$")
+_BOOLEAN_WORDS = {"false": 0, "true": 1}
 
 
 def class_numbers(names) -> list[int] | None:
@@ -130,15 +146,327 @@ def refuse_text_in_numbers(values, column, path: Path) -> None:
         )
 
 
-def label_indices(labels, columns: list, label_values, positive_label, path: Path) -> np.ndarray:
-    """Labels (a pandas Series) as class indices into ``columns`` (in class order), as the module
-    docstring says."""
+@dataclass(frozen=True)
+class ClassLayout:
+    """What a table's columns and labels mean, as :func:`resolve_classes` decided it.
+
+    ``columns`` are the score columns in class order, ``names`` the class names (for one score column:
+    ``("not P", "P")``), ``positive`` the positive class of two (else None), ``notes`` what was decided
+    by position or left out (CalibInputWarnings, each also warned), ``codes`` the class of each of the
+    distinct labels ``distinct`` (a pandas Index; None without labels), and ``given_order`` the place of
+    each class among the class columns as the table gives them (``class_columns``' order, numbered
+    columns by number, else the file's order): what values given by position (priors, cost rows) follow."""
+
+    columns: tuple
+    names: tuple[str, ...]
+    positive: str | None
+    notes: tuple[CalibInputWarning, ...] = ()
+    distinct: object = None
+    codes: np.ndarray | None = field(default=None, repr=False)
+    given_order: tuple[int, ...] = ()
+
+    @property
+    def one_column(self) -> bool:
+        """A binary table whose one score column is the positive class's."""
+        return len(self.columns) == 1
+
+    def classes_of(self, labels) -> np.ndarray:
+        """Class indices of ``labels`` (a pandas Series of the labels this layout was resolved on)."""
+        at = self.distinct.get_indexer(_as_read(labels))
+        if (at < 0).any():  # a label the layout was not resolved on: the caller's bug, not the file's
+            raise CalibInputError(f"labels {sorted(map(str, set(labels[at < 0])))[:5]} were not seen on resolving")
+        return self.codes[at]
+
+
+def resolve_classes(
+    frame,
+    path: Path,
+    *,
+    labels=None,
+    label_column=None,
+    class_columns=None,
+    label_values="auto",
+    positive_label=None,
+    exclude=(),
+) -> ClassLayout:
+    """Decide once which column of ``frame`` scores which class, which class each label names, the class
+    order and the positive class (the module docstring gives the rules).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table, or its first rows (its columns and their types are the table's).
+    path : Path
+        What the table is called in messages (a file, or the argument of a Python call).
+    labels : pandas.Series, optional
+        The table's labels, or their distinct values (the decision depends on the set of values only).
+    label_column, class_columns, label_values, positive_label, exclude
+        As for :func:`calib.data.real.load_table`; ``exclude``: columns that are neither scores nor labels
+        (ids, groups).
+
+    Returns
+    -------
+    ClassLayout
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"p1": [0.3], "p0": [0.7], "fold": [0]})
+    >>> layout = resolve_classes(frame, Path("t.csv"), labels=pd.Series([0, 1]), positive_label="0")
+    >>> layout.columns, layout.positive, layout.codes.tolist()
+    (('p1', 'p0'), 'p0', [1, 0])
+    """
     import pandas as pd
 
-    _refuse_missing(labels, path)
-    names = [str(c) for c in columns]
-    if positive_label is not None:
-        return _positive(labels, names, positive_label, path)
+    candidates = pick_class_columns(frame, path, label_column, class_columns, exclude)
+    notes: list[str] = []
+    distinct = None
+    if labels is not None:
+        _refuse_missing(labels, path)
+        distinct = pd.Index(pd.unique(_as_read(labels)))
+        if class_columns is None and label_values == "auto" and len(candidates) > 2:
+            candidates = _left_out(candidates, distinct, path, notes)
+    if len(candidates) == 1:
+        return _one_column(candidates[0], distinct, positive_label, path, notes)
+    if positive_label is not None and len(candidates) > 2:
+        raise CalibInputError(
+            f"{path}: positive_label is for binary problems; this table has {len(candidates)} class columns",
+            cli_message=f"{path}: --positive-label is for binary problems; this table has {len(candidates)} class "
+            "columns",
+        )
+    names = [str(c) for c in candidates]
+    codes = positive = None
+    if distinct is not None:
+        codes = _decoded(distinct, names, label_values, positive_label, path, notes)
+    order = canonical_order(names)
+    if len(names) == 2:
+        positive = order[-1]
+        if positive_label is not None:
+            positive = _positive_column(positive_label, names, distinct, codes, label_values, path, notes)
+        if codes is not None and codes.dtype == bool:  # one-vs-rest: labels equal to the positive label
+            codes = np.where(codes, positive, 1 - positive)
+            notes.append(_negative_note(distinct, codes, positive, names, path))
+        order = [1 - positive, positive]
+    inverse = np.argsort(order)
+    columns = tuple(candidates[i] for i in order)
+    return ClassLayout(
+        columns=columns,
+        names=tuple(names[i] for i in order),
+        positive=names[order[-1]] if len(names) == 2 else None,
+        notes=_warned(notes),
+        distinct=distinct,
+        codes=None if codes is None else inverse[codes].astype(np.int64),
+        given_order=tuple(int(i) for i in order),
+    )
+
+
+def canonical_order(names) -> list[int]:
+    """The order of classes that depends on their names only: by the numbers numbered names carry,
+    ``false`` before ``true``, else by name.
+
+    Examples
+    --------
+    >>> canonical_order(["c10", "c2"]), canonical_order(["True", "False"]), canonical_order(["dog", "cat"])
+    ([1, 0], [1, 0], [1, 0])
+    """
+    names = [str(n) for n in names]
+    numbers = class_numbers(names)
+    words = _boolean_words(names)
+    key = numbers if numbers is not None else words if words is not None else names
+    return sorted(range(len(names)), key=key.__getitem__)
+
+
+def _boolean_words(names: list[str]) -> list[int] | None:
+    """0 / 1 for names that are the words false / true in any case, else None."""
+    lowered = [n.lower() for n in names]
+    return [_BOOLEAN_WORDS[n] for n in lowered] if sorted(lowered) == ["false", "true"] else None
+
+
+def _as_read(labels):
+    """Labels as their values: categories as the values they stand for, pandas' nullable booleans as bools."""
+    import pandas as pd
+
+    if isinstance(labels.dtype, pd.CategoricalDtype):
+        labels = labels.astype(labels.cat.categories.dtype)
+    if pd.api.types.is_bool_dtype(labels.dtype):
+        return labels.astype(bool)
+    return labels
+
+
+def _note_forms(note) -> tuple[str, str]:
+    """(the Python wording, the command's wording) of a note given as one string or a pair."""
+    return (note, note) if isinstance(note, str) else note
+
+
+def _warned(notes: list) -> tuple[CalibInputWarning, ...]:
+    """Each note as a CalibInputWarning, warned (the command prints it on stderr, in its own wording) and
+    returned, to be kept with what was read."""
+    kept = tuple(CalibInputWarning(python, cli_message=cli) for python, cli in map(_note_forms, notes))
+    for note in kept:
+        warnings.warn(note, stacklevel=4)
+    return kept
+
+
+def _left_out(candidates: list, distinct, path: Path, notes: list) -> list:
+    """The default candidate columns without those that are plainly not classes (module docstring)."""
+    import pandas as pd
+
+    names = [str(c) for c in candidates]
+    if class_numbers(names) is not None:
+        return candidates
+    numbers = _label_numbers(distinct)
+    if numbers is not None:
+        family = _numbered_family(names)
+        if family is None or not set(numbers) <= set(family.values()):
+            return candidates
+        kept = [c for c in candidates if str(c) in family]
+    elif not pd.api.types.is_numeric_dtype(distinct.dtype) and not pd.api.types.is_bool_dtype(distinct.dtype):
+        text = set(map(str, distinct))
+        kept = [c for c in candidates if str(c) in text]
+        if len(kept) < 2:
+            return candidates
+    else:
+        return candidates
+    dropped = [c for c in candidates if c not in kept]
+    if dropped:
+        why = "not numbered like the class columns the labels name" if numbers is not None else "named by no label"
+        keep = " ".join(map(str, candidates))
+        notes.append(
+            (
+                f"{path}: left out the numeric columns {dropped} ({why}); if they are classes, keep them with "
+                f"class_columns={[str(c) for c in candidates]}",
+                f"{path}: left out the numeric columns {dropped} ({why}); if they are classes, keep them with "
+                f"--class-columns {keep}",
+            )
+        )
+    return kept
+
+
+def _label_numbers(distinct) -> list[int] | None:
+    """The labels as whole numbers (numbers, text holding numbers, booleans as 0 / 1), else None."""
+    import pandas as pd
+
+    values = pd.to_numeric(pd.Series(np.asarray(distinct, dtype=object)), errors="coerce")
+    if values.isna().any() or (values != values.round()).any():
+        return None
+    return [int(v) for v in values]
+
+
+def _numbered_family(names: list[str]) -> dict[str, int] | None:
+    """The one group of at least two names sharing a text around distinct numbers (``p0, p1`` among
+    ``p0, p1, fold``), as name -> number; None when there is no such group or more than one."""
+    groups: dict[tuple, dict[str, int]] = {}
+    for name in names:
+        match = _NUMBERED.match(name)
+        if match:
+            groups.setdefault((match[1], match[3]), {})[name] = int(match[2])
+    families = [g for g in groups.values() if len(g) >= 2 and len(set(g.values())) == len(g)]
+    return families[0] if len(families) == 1 else None
+
+
+def _one_column(column, distinct, positive_label, path: Path, notes: list) -> ClassLayout:
+    """A binary table whose one column scores the positive class: labels equal to ``positive_label`` are
+    that class, every other label the negative class."""
+    if positive_label is None:
+        raise CalibInputError(
+            f"{path} has one score column, {column!r}: for a binary problem whose column scores the positive class, "
+            "pass positive_label= (the label of that class)",
+            cli_message=f"{path} has one score column, {column!r}: for a binary problem whose column scores the "
+            "positive class, pass --positive-label LABEL",
+        )
+    codes = None
+    if distinct is not None:
+        codes = _equal_to(distinct, positive_label).astype(np.int64)
+        _require_positive(codes, distinct, positive_label, path)
+    names = (f"not {positive_label}", str(positive_label))
+    return ClassLayout((column,), names, names[1], _warned(notes), distinct, codes, (0, 1))
+
+
+def _equal_to(distinct, positive_label) -> np.ndarray:
+    """Which distinct labels are ``positive_label`` as written, as a number, or as a boolean word."""
+    import pandas as pd
+
+    text = str(positive_label)
+    if pd.api.types.is_bool_dtype(distinct.dtype):
+        word = _BOOLEAN_WORDS.get(text.lower(), {"1": 1, "0": 0}.get(text))
+        return np.asarray(distinct, dtype=bool) == bool(word) if word is not None else np.zeros(len(distinct), bool)
+    equal = np.asarray(distinct.astype(str)) == text
+    number = _number_or_none(text)
+    if number is not None and pd.api.types.is_numeric_dtype(distinct.dtype):
+        equal |= np.asarray(distinct, dtype=np.float64) == number
+    return equal
+
+
+def _require_positive(codes: np.ndarray, distinct, positive_label, path: Path) -> None:
+    if not codes.any():
+        shown = sorted(map(str, distinct))[:5]
+        raise CalibInputError(f"{path}: no label equals the positive label {positive_label!r}; the labels are {shown}")
+
+
+def _positive_column(positive_label, names: list[str], distinct, codes, label_values, path: Path, notes: list) -> int:
+    """The column of two that ``positive_label`` names: as a column name, or as the class the labels equal
+    to it name; by position (the second) only when it names neither, with a note."""
+    import pandas as pd
+
+    if str(positive_label) in names:
+        return names.index(str(positive_label))
+    if codes is not None and codes.dtype != bool:
+        classes = set(codes[_equal_to(distinct, positive_label)].tolist())
+        if len(classes) == 1:
+            return classes.pop()
+    if distinct is None:  # no labels (scores to calibrate): as a label would name a class
+        for as_label in _label_forms(positive_label):
+            try:
+                return int(_label_indices(pd.Series([as_label]), names, label_values, path, notes)[0])
+            except CalibInputError:
+                continue
+    notes.append(
+        (
+            f"{path}: the positive label {positive_label!r} names neither class column ({', '.join(names)}), so the "
+            f"second column, {names[1]!r}, is read as the positive class by its position; name the column "
+            f"(positive_label={names[1]!r}) or map the labels (label_values={{label: column}})",
+            f"{path}: --positive-label {positive_label} names neither class column ({', '.join(names)}), so the "
+            f"second column, {names[1]!r}, is read as the positive class by its position; name the column "
+            f"(--positive-label {names[1]}) or map the labels (--label-values LABEL=COLUMN ...)",
+        )
+    )
+    return 1
+
+
+def _label_forms(positive_label) -> list:
+    """``positive_label`` as the label it may stand for: as a whole number, and as written."""
+    number = _number_or_none(positive_label)
+    forms = [str(positive_label)]
+    if number is not None and number == int(number):
+        forms.insert(0, int(number))
+    return forms
+
+
+def _decoded(distinct, names: list[str], label_values, positive_label, path: Path, notes: list) -> np.ndarray:
+    """The class index (into ``names``) of each distinct label; with ``positive_label`` (two classes),
+    labels that name no class are read one-vs-rest, returned as booleans (equal to the positive label)."""
+    import pandas as pd
+
+    try:
+        return _label_indices(pd.Series(distinct), names, label_values, path, notes)
+    except CalibInputError:
+        if positive_label is None or len(names) != 2:
+            raise
+    equal = _equal_to(distinct, positive_label)
+    _require_positive(equal, distinct, positive_label, path)
+    return equal
+
+
+def _negative_note(distinct, codes: np.ndarray, positive: int, names: list[str], path: Path) -> str:
+    others = sorted(map(str, np.asarray(distinct)[codes != positive]))
+    return f"{path}: labels {others[:5]} name no class column: read as the negative class, {names[1 - positive]!r}"
+
+
+def _label_indices(labels, names: list[str], label_values, path: Path, notes: list) -> np.ndarray:
+    """Labels (a pandas Series) as class indices into the columns ``names``, as the module docstring says;
+    a note when numbers are read as positions."""
+    import pandas as pd
+
     if isinstance(label_values, dict):
         mapping = {str(k): names.index(str(v)) if str(v) in names else v for k, v in label_values.items()}
         bad = [v for v in mapping.values() if not isinstance(v, int) or not 0 <= v < len(names)]
@@ -152,9 +480,17 @@ def label_indices(labels, columns: list, label_values, positive_label, path: Pat
             f"got {label_values!r}",
         )
     numbers = class_numbers(names)
+    words = _boolean_words(names)
+    booleans = pd.api.types.is_bool_dtype(labels.dtype)
+    if booleans and words is not None and label_values in ("auto", "names"):  # True / False as the words
+        return np.asarray([words.index(int(v)) for v in labels], dtype=np.int64)
+    if booleans:
+        labels = labels.astype(np.int64)
     numeric = pd.api.types.is_numeric_dtype(labels)
     if label_values == "names" or (label_values == "auto" and not numeric):
         text = labels.astype(str)
+        if words is not None and set(text.str.lower()) <= set(_BOOLEAN_WORDS):  # TRUE / false against True / False
+            return _mapped(text.str.lower(), {n.lower(): i for i, n in enumerate(names)}, path, "names")
         if label_values == "auto" and numbers is not None and not set(text.unique()) <= set(names):
             as_numbers = pd.to_numeric(labels, errors="coerce")
             if as_numbers.notna().all():  # text that holds the columns' numbers ("3" for "class_3")
@@ -172,12 +508,11 @@ def label_indices(labels, columns: list, label_values, positive_label, path: Pat
         pairs = ", ".join(f"{k}: {n}" for k, n in enumerate(names[:6])) + (", ..." if len(names) > 6 else "")
         said = f"{path}: labels are numbers and the class columns are names: label k is read as the k-th class column"
         fix = "if the labels encode the classes in another order, give the columns in that order"
-        warnings.warn(
-            CalibInputWarning(
+        notes.append(
+            (
                 f"{said} ({pairs}); {fix} (class_columns=) or map them (label_values={{label: column}})",
-                cli_message=f"{said} ({pairs}); {fix} (--class-columns) or map them (--label-values LABEL=COLUMN)",
-            ),
-            stacklevel=3,
+                f"{said} ({pairs}); {fix} (--class-columns) or map them (--label-values LABEL=COLUMN)",
+            )
         )
     return indices
 
@@ -191,23 +526,6 @@ def _refuse_missing(labels, path: Path) -> None:
             f"{path}: {int(missing.sum())} labels are missing (first at {where}); drop the rows without a label "
             "or fill them in (a missing label cannot be scored)"
         )
-
-
-def _positive(labels, names: list[str], positive_label, path: Path) -> np.ndarray:
-    if len(names) > 2:
-        raise CalibInputError(
-            f"{path}: positive_label is for binary problems; this table has {len(names)} class columns",
-            cli_message=f"{path}: --positive-label is for binary problems; this table has {len(names)} class columns",
-        )
-    positive = (labels.astype(str) == str(positive_label)).to_numpy()
-    if not positive.any():
-        as_number = _number_or_none(positive_label)
-        if as_number is not None and np.issubdtype(labels.dtype, np.number):
-            positive = (labels.to_numpy() == as_number).astype(bool)
-    if not positive.any():
-        shown = sorted(map(str, labels.unique()))[:5]
-        raise CalibInputError(f"{path}: no label equals the positive label {positive_label!r}; the labels are {shown}")
-    return positive.astype(np.int64)
 
 
 def _number_or_none(text) -> float | None:
@@ -254,13 +572,14 @@ def _check_positions(indices: np.ndarray, values: np.ndarray, names: list[str], 
     distinct = np.unique(values)
     shown = distinct[:5].tolist()
     if len(names) == 2 and distinct.size == 2:
+        low, high = shown
         fix = (
-            f"for a binary problem whose labels are {shown[0]} / {shown[1]}, name the positive class's label: "
-            f"positive_label={shown[1]} if column {names[1]!r} scores it"
+            f"for a binary problem whose labels are {low} / {high}, map each label to its column by name: "
+            f"label_values={{{low!r}: {names[0]!r}, {high!r}: {names[1]!r}}} if column {names[1]!r} scores label {high}"
         )
         cli = (
-            f"for a binary problem whose labels are {shown[0]} / {shown[1]}, name the positive class's label: "
-            f"--positive-label {shown[1]} if column {names[1]!r} scores it"
+            f"for a binary problem whose labels are {low} / {high}, map each label to its column by name: "
+            f"--label-values={low}={names[0]},{high}={names[1]} if column {names[1]!r} scores label {high}"
         )
     else:
         fix = "map each label to its class column with label_values={label: column}"
@@ -289,40 +608,46 @@ def _listed(names: list[str]) -> str:
 
 
 def table_inputs(scores, labels):
-    """``scores`` and ``labels`` of a Python call, with a pandas DataFrame's columns read as class names.
+    """``scores`` and ``labels`` of a Python call, a table's columns read as class names as the command
+    reads a file's.
 
-    When ``scores`` is a DataFrame, its columns name the classes, as a table's columns do for the command
-    (module docstring): text labels are matched to the column names, numbers to columns named by numbers
-    wherever they stand, and other numbers are read as positions, with a warning naming each class's
-    column. Labels with an index (a Series) must have the DataFrame's index, so rows cannot pair up
-    wrongly. Anything else is returned unchanged. O(N K) time.
+    ``scores`` may be a pandas DataFrame, an Arrow table, or any table that offers the Arrow stream
+    (``__arrow_c_stream__``: polars, DuckDB results) or the dataframe interchange protocol
+    (``__dataframe__``); its columns are the classes, matched to the labels and ordered by
+    :func:`resolve_classes` (by name, as for a file; numbers onto other names by position, with a
+    warning). Labels with an index (a Series) must have the table's index, so rows cannot pair up
+    wrongly; Arrow arrays are read as their values. Arrays are returned unchanged. O(N K) time.
 
     Parameters
     ----------
-    scores : array_like or pandas.DataFrame of shape (N, K)
-        The scores; a DataFrame's column names are its classes.
-    labels : array_like or pandas.Series of shape (N,), optional
-        The true classes: indices, or names of the DataFrame's columns.
+    scores : array_like or table of shape (N, K)
+        The scores; a table's column names are its classes.
+    labels : array_like, pandas.Series or Arrow array of shape (N,), optional
+        The true classes: indices, or names of the table's columns.
 
     Returns
     -------
     tuple
-        (scores as an array, labels as class indices) for a DataFrame; the inputs otherwise.
+        For a table: (scores as an array with its columns in class order, labels as class indices, the
+        class names, and ``order``: the table's column of each class, to put anything given in the
+        table's column order, such as priors, in class order); (scores, labels, None, None) otherwise.
 
     Examples
     --------
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"dog": [0.2, 0.7], "cat": [0.8, 0.3]})
-    >>> table_inputs(frame, ["cat", "dog"])[1].tolist()
-    [1, 0]
+    >>> scores, labels, names, order = table_inputs(frame, ["cat", "dog"])
+    >>> names, labels.tolist(), scores[:, 0].tolist(), order
+    (('cat', 'dog'), [0, 1], [0.8, 0.3], [1, 0])
     """
-    columns = getattr(scores, "columns", None)
-    if columns is None or labels is None:
-        return scores, labels
+    frame = _as_frame(scores)
+    if frame is None or labels is None:
+        return scores, labels, None, None
     import pandas as pd
 
+    labels = _as_values(labels)
     label_index = labels.index if isinstance(labels, pd.Series) else None  # a list's index is a method
-    if label_index is not None and not label_index.equals(scores.index):
+    if label_index is not None and not label_index.equals(frame.index):
         raise CalibInputError(
             "labels: its index differs from that of scores, so rows would pair up by position; align them first "
             "(labels.loc[scores.index]) or pass labels.to_numpy() if the rows are in the same order"
@@ -330,15 +655,41 @@ def table_inputs(scores, labels):
     series = pd.Series(np.asarray(labels)) if label_index is None else labels.reset_index(drop=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CalibInputWarning)
-        indices = label_indices(series, list(columns), "auto", None, Path("labels"))
-    if any("labels are numbers" in str(w.message) for w in caught):
-        names = [str(c) for c in columns]
-        pairs = ", ".join(f"{k}: {n}" for k, n in enumerate(names[:6])) + (", ..." if len(names) > 6 else "")
-        warnings.warn(
-            f"labels are numbers and the columns of scores are names: label k is read as the k-th column ({pairs}); "
-            "if the labels encode the classes in another order, reorder the columns (scores[[...]]) or give the "
-            "labels as class names",
-            CalibInputWarning,
-            stacklevel=3,
-        )
-    return scores.to_numpy(), indices
+        layout = resolve_classes(frame, Path("scores"), labels=series, class_columns=list(frame.columns))
+    for warning in caught:
+        message = str(warning.message)
+        if "labels are numbers" in message:  # the fix in the words of a Python call with a table
+            message = message.split(" (class_columns=)")[0].replace("give the columns", "reorder the columns")
+            message += " (scores[[...]]) or give the labels as class names"
+        warnings.warn(message, CalibInputWarning, stacklevel=3)
+    values = frame[list(layout.columns)].to_numpy()
+    return values, layout.classes_of(series), layout.names, list(layout.given_order)
+
+
+def _as_frame(scores):
+    """``scores`` as a pandas DataFrame when it is a table (pandas, Arrow, or a table offering the Arrow
+    stream or the interchange protocol), else None."""
+    if getattr(scores, "columns", None) is not None and hasattr(scores, "iloc"):
+        return scores
+    if hasattr(scores, "to_pandas") and hasattr(scores, "column_names"):  # an Arrow table or record batch
+        return scores.to_pandas()
+    if hasattr(scores, "__arrow_c_stream__"):
+        import pyarrow as pa
+
+        return pa.table(scores).to_pandas()
+    if hasattr(scores, "__dataframe__"):
+        import pandas as pd
+
+        return pd.api.interchange.from_dataframe(scores)
+    return None
+
+
+def _as_values(labels):
+    """Arrow arrays and chunked arrays (and columns offering the Arrow stream) as pandas Series."""
+    if hasattr(labels, "to_pandas") and not hasattr(labels, "iloc"):
+        return labels.to_pandas()
+    if hasattr(labels, "__arrow_c_stream__") and not hasattr(labels, "iloc"):
+        import pyarrow as pa
+
+        return pa.chunked_array(labels).to_pandas()
+    return labels

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from calib._internal.files import atomic_write
-from calib.data.classes import label_indices, pick_class_columns
+from calib.data.classes import ClassLayout, resolve_classes
 from calib.data.formats import (
     TEXT_FORMATS,
     file_format,
@@ -59,6 +59,9 @@ class PosteriorSet:
     provenance: str = ""
     ids: np.ndarray | None = None
     groups: np.ndarray | None = None
+    notes: tuple = ()  # CalibInputWarnings: how the table was read where it was not by name
+    # Each class's place among the class columns as the table gives them (None: the class order itself).
+    given_order: tuple[int, ...] | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -378,22 +381,24 @@ def _one_column_binary(score: np.ndarray, kind: str) -> np.ndarray:
     return np.column_stack([np.zeros_like(score), score])
 
 
-def table_columns(
+def table_layout(
     frame,
     path: Path,
     *,
+    labels,
     label_column,
     class_columns,
+    label_values,
     positive_label,
     id_column,
     group_column,
     require_labels: bool = True,
-) -> tuple[list, bool]:
-    """The score columns of a table in class order (the positive class second for ``positive_label``) and
-    whether it has its label column, from ``frame`` (the table, or its first rows: the columns and their
-    types are the table's); a missing label, id or group column is refused naming it."""
-    has_labels = label_column in frame.columns
-    if not has_labels and require_labels:
+) -> ClassLayout:
+    """What the columns and labels of a table mean (:func:`calib.data.classes.resolve_classes`), from
+    ``frame`` (the table, or its first rows: the columns and their types are the table's) and ``labels``
+    (its label column, or that column's distinct values; None when the table has none); a missing label,
+    id or group column is refused naming it."""
+    if labels is None and require_labels:
         raise CalibInputError(
             f"{path} has no label column {label_column!r}; its columns are {list(frame.columns)}: "
             "name the label column with label_column=",
@@ -407,17 +412,16 @@ def table_columns(
                 cli_message=f"{path} has no column {column!r} ({flag}); its columns are {list(frame.columns)}",
             )
     exclude = tuple(c for c in (id_column, group_column) if c is not None)
-    columns = pick_class_columns(frame, path, label_column, class_columns, exclude)
-    if len(columns) == 1 and positive_label is None:
-        raise CalibInputError(
-            f"{path} has one score column, {columns[0]!r}: for a binary problem whose column scores the "
-            "positive class, pass positive_label= (the label of that class)",
-            cli_message=f"{path} has one score column, {columns[0]!r}: for a binary problem whose column scores "
-            "the positive class, pass --positive-label LABEL",
-        )
-    if positive_label is not None and len(columns) == 2 and str(positive_label) == str(columns[0]):
-        columns = columns[::-1]  # the positive class goes second
-    return columns, has_labels
+    return resolve_classes(
+        frame,
+        path,
+        labels=labels,
+        label_column=label_column,
+        class_columns=class_columns,
+        label_values=label_values,
+        positive_label=positive_label,
+        exclude=exclude,
+    )
 
 
 def load_table(
@@ -437,6 +441,7 @@ def load_table(
     decimal: str = ".",
     format: str | None = None,
     name: str | None = None,
+    labels=None,
     **meta,
 ) -> PosteriorSet:
     """A user's table: score columns, a label column and optionally an id column.
@@ -487,6 +492,9 @@ def load_table(
     format : str, optional
         The file's format when its suffix does not say it (e.g. a pipe): one of
         :data:`calib.data.formats.FORMATS`.
+    labels : str or Path, optional
+        A ``.npy`` file of labels, one per row, read as the label column (``label_column``): they replace
+        the table's own label column, with a warning, when it has one.
 
     Returns
     -------
@@ -512,29 +520,64 @@ def load_table(
     frame, index_ids = _index_column(_read_frame(path, fmt, sep, decimal), path, id_column)
     if frame.empty:
         raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
-    columns, has_labels = table_columns(
+    if labels is not None:
+        frame = _with_labels_file(frame, path, labels, label_column)
+    has_labels = label_column in frame.columns
+    layout = table_layout(
         frame,
         path,
+        labels=frame[label_column] if has_labels else None,
         label_column=label_column,
         class_columns=class_columns,
+        label_values=label_values,
         positive_label=positive_label,
         id_column=id_column,
         group_column=group_column,
         require_labels=require_labels,
     )
+    columns = list(layout.columns)
     scores = frame[columns].to_numpy(dtype=np.float64)
-    labels = label_indices(frame[label_column], columns, label_values, positive_label, path) if has_labels else None
-    if len(columns) == 1:
+    labels = layout.classes_of(frame[label_column]) if has_labels else None
+    if layout.one_column:
         scores = _one_column_binary(scores[:, 0], kind)
-        class_names = (f"not {positive_label}", str(positive_label))
-    else:
-        class_names = tuple(str(c) for c in columns)
     scores = _prepared(scores, kind, scale, renormalize, path, columns)
     ids = frame[id_column].to_numpy() if id_column is not None else index_ids
     groups = None if group_column is None else _groups(frame[group_column], path)
     return PosteriorSet(
-        name or path.stem, scores, labels, kind, class_names=class_names, ids=ids, groups=groups, **meta
+        name or path.stem,
+        scores,
+        labels,
+        kind,
+        class_names=layout.names,
+        ids=ids,
+        groups=groups,
+        notes=layout.notes,
+        given_order=layout.given_order,
+        **meta,
     )
+
+
+def _with_labels_file(frame, path: Path, labels_path, label_column):
+    """``frame`` with the labels of the ``.npy`` file ``labels_path`` as its label column (replacing the
+    table's own, with a warning)."""
+    import pandas as pd
+
+    values = _load_npy(labels_path, "labels file")
+    if values.ndim != 1 or values.shape[0] != len(frame):
+        raise CalibInputError(
+            f"labels file {labels_path} holds shape {values.shape}; it needs one label per row of {path}, "
+            f"shape ({len(frame)},)"
+        )
+    if label_column in frame.columns:
+        warnings.warn(
+            CalibInputWarning(
+                f"{path}: its label column {label_column!r} is replaced by the labels of {labels_path} (labels=)",
+                cli_message=f"{path}: its label column {label_column!r} is replaced by the labels of --labels-file "
+                f"{labels_path}",
+            ),
+            stacklevel=3,
+        )
+    return frame.assign(**{label_column: pd.Series(values, index=frame.index)})
 
 
 def _groups(values, path: Path) -> np.ndarray:
@@ -573,7 +616,8 @@ def load_posteriors(path, *, kind: str, labels=None, format: str | None = None, 
     kind : {"probs", "logprobs", "logits"}
         What the scores hold; nothing is guessed.
     labels : str or Path, optional
-        A ``.npy`` file of labels, for ``.npy`` scores or an ``.npz`` archive without labels.
+        A ``.npy`` file of labels, for ``.npy`` scores or an ``.npz`` archive without labels; for a table,
+        they replace its label column (with a warning when it has one).
     format : str, optional
         The format, when the suffix does not say it (:data:`calib.data.formats.FORMATS`).
     **options
@@ -610,7 +654,7 @@ def load_posteriors(path, *, kind: str, labels=None, format: str | None = None, 
             )
         options.pop("require_labels", None)
         return load_npy_pair(path, labels, kind=kind, **options)
-    return load_table(path, kind=kind, format=fmt, **options)
+    return load_table(path, kind=kind, format=fmt, labels=labels, **options)
 
 
 def save_posterior_set(path, pset: PosteriorSet) -> None:

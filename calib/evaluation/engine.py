@@ -121,6 +121,8 @@ class Summary:
     # scores and outcomes of the rows it decomposed: what the figures draw.
     reliability: dict[str, list] = field(default_factory=dict)
     lens: tuple[np.ndarray, np.ndarray] | None = None
+    # The classes' names in the order of the scores' columns, where a table named them (else None).
+    class_names: tuple[str, ...] | None = None
 
     def as_records(self) -> list[dict]:
         """One dict per metric (name, value, low, high), e.g. for a CSV."""
@@ -171,9 +173,11 @@ def evaluate(
         Bins, calibrators, bootstrap, subsamples (default: the command's); ``**options`` sets single
         fields instead (``n_boot=50``, ``n_bins=10``, ...).
     costs : dict of name -> (K, D) cost matrix, optional
-        Bayes risks to report (default: 0-1 costs).
-    priors : array of shape (K,), or a mapping of class name to prior with a DataFrame, optional
-        Weight each class to these priors in NCE, NBS and the risks (Ferrer & Ramos (2024), eqs. 36-37).
+        Bayes risks to report (default: 0-1 costs); rows are true classes, in the order of the columns of
+        ``scores`` (a table's, whatever order its classes are evaluated in).
+    priors : array of shape (K,), or a mapping of class name to prior with a table, optional
+        Weight each class to these priors in NCE, NBS and the risks (Ferrer & Ramos (2024), eqs. 36-37);
+        an array is in the order of the columns of ``scores``.
     groups : array of shape (N,), optional
         A subgroup per sample (a segment, a site, an attribute): every metric and a calibration test
         per group, at most 1000 groups.
@@ -205,15 +209,18 @@ def evaluate(
     (0.752, True)
     """
     settings = _settings(settings, options)
-    columns = getattr(scores, "columns", None)
-    if isinstance(priors, Mapping) and columns is not None:  # by class name, as the command's --priors NAME=VALUE
-        names, by_name = [str(c) for c in columns], {str(key): value for key, value in priors.items()}
+    scores, labels, names, order = table_inputs(scores, labels)
+    if isinstance(priors, Mapping) and names is not None:  # by class name, as the command's --priors NAME=VALUE
+        by_name = {str(key): value for key, value in priors.items()}
         if len(by_name) != len(priors) or sorted(by_name) != sorted(names):
             raise CalibInputError(
                 f"priors must name each class of scores once ({', '.join(names)}); got {list(priors)}"
             )
         priors = [by_name[name] for name in names]
-    scores, labels = table_inputs(scores, labels)
+    elif order is not None:  # given in the table's column order: each class's entry follows its class
+        priors = _in_class_order(priors, order)
+    if order is not None and costs is not None:
+        costs = {key: _in_class_order(matrix, order) for key, matrix in costs.items()}
     logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
     group_ids = None
     if groups is not None:
@@ -227,7 +234,7 @@ def evaluate(
                 f"{int(np.flatnonzero(missing)[0])}, counting from 0); fill them in (e.g. with 'unknown') or drop them"
             )
     chunks = [(logp, y, group_ids)]
-    return _evaluate(
+    summary = _evaluate(
         lambda: iter(chunks),
         n_classes=logp.shape[1],
         n_rows=y.size,
@@ -239,6 +246,17 @@ def evaluate(
         say=progress or (lambda _: None),
         whole_limit=settings.sample_limit,
     )
+    summary.class_names = names
+    return summary
+
+
+def _in_class_order(values, order: list[int]):
+    """``values`` (priors, or a cost matrix's rows) given in a table's column order, in class order; a
+    shape that does not fit is left for the checks that name it."""
+    if values is None:
+        return None
+    array = np.asarray(values)
+    return array[order] if array.ndim >= 1 and array.shape[0] == len(order) else values
 
 
 def evaluate_chunks(

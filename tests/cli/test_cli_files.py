@@ -81,11 +81,13 @@ def test_to_csv_with_its_default_index_column(tmp_path):
     assert json.loads(done.stdout)["n_classes"] == K
 
 
-def test_an_extra_feature_column_is_named_and_class_columns_select_the_scores(tmp_path):
+def test_an_extra_feature_column_is_left_out_with_a_note_and_class_columns_select_the_scores(tmp_path):
     probs, labels = _model()
     _frame(probs, labels).assign(age=np.linspace(18, 90, labels.size)).to_csv(tmp_path / "s.csv", index=False)
-    line = _one_error_line(run_calib("evaluate", "s.csv", "--quiet", cwd=tmp_path))
-    assert "['age']" in line and "--class-columns" in line and "--kind" not in line
+    done = run_calib("evaluate", "s.csv", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
+    assert "left out the numeric columns ['age'] (not numbered like the class columns" in done.stderr
+    assert any("['age']" in note for note in json.loads(done.stdout)["notes"])  # said in the JSON too
+    _assert_metrics(done, probs, labels)
     done = run_calib(
         "evaluate", "s.csv", "--class-columns", "class_*", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path
     )
@@ -397,7 +399,6 @@ def _bad_files(tmp_path: Path) -> dict[str, Path]:
         files[name] = tmp_path / name
         frame.to_csv(files[name], index=False)
 
-    put("feature.csv", _frame(probs, labels).assign(age=np.arange(labels.size)))
     put("rounded.csv", _frame(probs.round(3), labels))
     put("one_column.csv", pd.DataFrame({"p": probs[:, 0], "label": labels}))
     put("one_based.csv", _frame(probs, labels + 1))
@@ -413,7 +414,7 @@ def _bad_files(tmp_path: Path) -> dict[str, Path]:
 def test_every_fix_is_said_in_the_words_of_the_interface_that_shows_it(tmp_path):
     """The command names flags, never Python arguments; Python names arguments, never flags."""
     from calib.data.real import load_posteriors
-    from calib.validation import CalibInputError
+    from calib.validation import CalibInputError, CalibInputWarning
 
     python_words = re.compile(r"\b(kind|label_values|class_columns|label_column|positive_label|renormalize|"
                               r"scores_key|labels_key)=")  # fmt: skip
@@ -424,3 +425,10 @@ def test_every_fix_is_said_in_the_words_of_the_interface_that_shows_it(tmp_path)
             load_posteriors(path, kind="probs").logprobs()
         assert " --" not in str(caught.value), (name, str(caught.value))
         assert "--" in caught.value.cli_message or caught.value.cli_message == str(caught.value), name
+    # Notes too: a feature column left out says how to keep it, each in its interface's words.
+    _frame(*_model()).assign(age=np.arange(_model()[1].size)).to_csv(tmp_path / "feature.csv", index=False)
+    note = run_calib("evaluate", "feature.csv", "--quiet", "--bootstrap", "0", cwd=tmp_path).stderr
+    assert "--class-columns" in note and not python_words.search(note), note
+    with pytest.warns(CalibInputWarning, match="class_columns=") as caught:
+        load_posteriors(tmp_path / "feature.csv", kind="probs")
+    assert all(" --" not in str(w.message) for w in caught)

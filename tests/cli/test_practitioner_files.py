@@ -341,12 +341,15 @@ def test_labels_minus_one_and_plus_one_get_advice_that_works(tmp_path):
     pd.DataFrame({"neg": 1 - p1, "pos": p1, "label": 2 * labels - 1}).to_csv(tmp_path / "svm.csv", index=False)
     line = _error(run_calib("evaluate", "svm.csv", "--quiet", cwd=tmp_path))
     assert "[-1, 1]" in line
-    done = run_calib("evaluate", "svm.csv", *_advised(line, "--positive-label"), "--json", "--quiet",
-                     "--bootstrap", "0", cwd=tmp_path)  # fmt: skip
+    advice = re.search(r"--label-values=\S+", line)[0]  # by name: each label's column
+    assert advice == "--label-values=-1=neg,1=pos", line
+    done = run_calib("evaluate", "svm.csv", advice, "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
     _assert_numbers(done, np.column_stack([1 - p1, p1]), labels)
-    done = run_calib("evaluate", "svm.csv", "--label-values=-1=neg,1=pos", "--json", "--quiet", "--bootstrap", "0",
+    # the positive label alone names no column: the second column by position, said in a note
+    done = run_calib("evaluate", "svm.csv", "--positive-label", "1", "--json", "--quiet", "--bootstrap", "0",
                      cwd=tmp_path)  # fmt: skip
     _assert_numbers(done, np.column_stack([1 - p1, p1]), labels)
+    assert any("by its position" in note for note in json.loads(done.stdout)["notes"])
 
 
 def test_a_missing_label_is_named_by_its_line(tmp_path):

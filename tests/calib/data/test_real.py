@@ -235,15 +235,28 @@ def _frame(n=30, seed=6):
     return frame, probs, labels
 
 
-def test_csv_columns_become_classes_in_column_order(tmp_path):
+def _in_name_order(probs, labels, names=("c", "a", "b")):
+    """The scores and labels of a table whose numeric labels are positions in the columns ``names``, with
+    the classes put in the order of their names (as load_table puts them)."""
+    order = np.argsort(names)
+    return probs[:, order], np.argsort(order)[labels]
+
+
+def test_csv_columns_become_classes_in_name_order_whatever_the_column_order(tmp_path):
     frame, probs, labels = _frame()
     path = tmp_path / "table.csv"
     frame.to_csv(path, index=False)
-    pset = load_table(path, kind="probs")
-    assert pset.class_names == ("c", "a", "b")
+    with pytest.warns(CalibInputWarning, match="0: c, 1: a, 2: b"):  # numbers onto names: positions, said
+        pset = load_table(path, kind="probs")
+    assert pset.class_names == ("a", "b", "c") and pset.given_order == (1, 2, 0)
     assert pset.name == "table"
+    probs, labels = _in_name_order(probs, labels)
     np.testing.assert_allclose(pset.scores, probs, rtol=1e-15, atol=0)
     np.testing.assert_array_equal(pset.labels, labels)
+    frame[["b", "label", "c", "a"]].assign(label=frame.label.map({0: "c", 1: "a", 2: "b"})).to_csv(path, index=False)
+    by_name = load_table(path, kind="probs")  # the same classes, written another way: the same set
+    np.testing.assert_array_equal(by_name.scores, pset.scores)
+    np.testing.assert_array_equal(by_name.labels, pset.labels)
 
 
 def test_csv_with_columns_abc(tmp_path):
@@ -318,6 +331,7 @@ def test_parquet_read_in_batches_keeps_pandas_index_and_missing_cells(tmp_path):
     frame, probs, labels = _frame(n=70_000, seed=9)
     frame.to_parquet(tmp_path / "big.parquet", index=False)
     big = load_table(tmp_path / "big.parquet", kind="probs")
+    probs, labels = _in_name_order(probs, labels)
     np.testing.assert_array_equal(big.scores, probs)
     np.testing.assert_array_equal(big.labels, labels)
     shuffled = frame.iloc[np.random.default_rng(0).permutation(70_000)[:500]]
@@ -344,7 +358,8 @@ def test_parquet_gives_the_same_set_as_csv(tmp_path):
     from_csv = load_table(tmp_path / "set.csv", kind="probs")
     from_parquet = load_table(tmp_path / "set.parquet", kind="probs")
     assert from_parquet.name == from_csv.name == "set"
-    assert from_parquet.class_names == from_csv.class_names == ("c", "a", "b")
+    assert from_parquet.class_names == from_csv.class_names == ("a", "b", "c")
+    probs, labels = _in_name_order(probs, labels)
     np.testing.assert_array_equal(from_parquet.labels, from_csv.labels)
     # the CSV text round trip may differ in the last bit; Parquet is exact
     np.testing.assert_allclose(from_parquet.scores, from_csv.scores, rtol=1e-15, atol=0)
@@ -379,10 +394,13 @@ def test_load_posteriors_dispatches_by_suffix(tmp_path):
     from_npy = load_posteriors(tmp_path / "s.npy", kind="probs", labels=tmp_path / "y.npy")
     from_csv = load_posteriors(tmp_path / "s.csv", kind="probs")
     from_pq = load_posteriors(tmp_path / "s.PARQUET", kind="probs")
-    for pset in (from_npz, from_npy, from_csv, from_pq):
+    for pset in (from_npz, from_npy):  # arrays without names: positions
         np.testing.assert_allclose(pset.scores, probs, rtol=1e-15, atol=0)
         np.testing.assert_array_equal(pset.labels, labels)
-    assert from_csv.class_names == from_pq.class_names == ("c", "a", "b")
+    for pset in (from_csv, from_pq):  # named columns: in the order of their names
+        np.testing.assert_allclose(pset.scores, _in_name_order(probs, labels)[0], rtol=1e-15, atol=0)
+        np.testing.assert_array_equal(pset.labels, _in_name_order(probs, labels)[1])
+    assert from_csv.class_names == from_pq.class_names == ("a", "b", "c")
     assert from_npz.class_names is None
 
 
