@@ -207,7 +207,6 @@ def test_a_sep_line_in_a_pipe(tmp_path, capsys):
 
 
 def test_an_xlsx_workbook_is_read_as_its_csv(tmp_path, capsys):
-    pytest.importorskip("openpyxl")
     frame = _frame()
     clean = _clean(frame, tmp_path, capsys)
     path = tmp_path / "scores.xlsx"
@@ -224,7 +223,6 @@ def test_an_xlsx_workbook_is_read_as_its_csv(tmp_path, capsys):
 
 
 def test_the_first_sheet_of_several_is_read_with_a_note(tmp_path, capsys):
-    pytest.importorskip("openpyxl")
     frame = _frame()
     clean = _clean(frame, tmp_path, capsys)
     path = tmp_path / "book.xlsx"
@@ -259,7 +257,6 @@ def test_without_openpyxl_the_error_says_how_to_read_the_workbook_and_its_fix_wo
 
 
 def test_a_damaged_workbook_and_old_formats_are_refused_with_a_fix(tmp_path, capsys):
-    pytest.importorskip("openpyxl")
     damaged = tmp_path / "damaged.xlsx"
     damaged.write_text("a,b,label\n0.2,0.8,1\n")
     code, _, err = _run(damaged, capsys=capsys)
