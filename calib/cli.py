@@ -676,6 +676,7 @@ def _compare(args) -> int:
             s = classes_in_order(s, first.class_names, where=f, reference=reference)
         if args.id_column:
             s = rows_in_order(s, _ids(first, reference), where=f, reference=reference)
+            _check_same_labels(first, s, reference, f, "by id")
         else:
             _check_paired_by_position(first, s, reference, f)
         sets[i] = s
@@ -701,10 +702,18 @@ def _check_paired_by_position(first: PosteriorSet, other: PosteriorSet, referenc
             f"{path} and {reference} hold their rows in another order (their ids differ): pair the rows by id with "
             "--id-column COLUMN ('Unnamed: 0' for the index pandas writes)"
         )
-    if not np.array_equal(other.labels, first.labels):
+    _check_same_labels(first, other, reference, path, "row by row")
+
+
+def _check_same_labels(first: PosteriorSet, other: PosteriorSet, reference: str, path: str, how: str) -> None:
+    """Systems are compared on one test set: the rows paired ``how`` must hold the same labels."""
+    differ = np.flatnonzero(other.labels != first.labels)
+    if differ.size:
+        advice = "pair them by id with --id-column, or " if how == "row by row" else ""
         raise CalibInputError(
-            f"{path}: its labels differ from those of {reference} row by row; compare systems on one test set "
-            "(rows in the same order, or paired with --id-column)"
+            f"{path}: the labels of {differ.size} rows paired {how} differ from those of {reference} (first at row "
+            f"{int(differ[0])} of {reference}, counting from 0); compare systems on one test set: {advice}check that "
+            "both files read their labels alike (--labels, --label-values)"
         )
 
 

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from calib.data.classes import ClassLayout
+from calib.data.classes import ClassLayout, two_columns
 from calib.data.formats import TEXT_FORMATS, read_text_table, text_options
-from calib.data.real import _index_column, _one_column_binary, table_layout
+from calib.data.real import _index_column, table_layout
 from calib.validation import (
     CalibInputError,
     CalibInputWarning,
@@ -281,7 +281,7 @@ class _ScoresOf:
                 "scores must be numbers"
             ) from None
         if len(self.columns) == 1:
-            scores = _one_column_binary(scores[:, 0], self.kind)
+            scores = two_columns(scores[:, 0], self.kind)
         return self.prepared(scores, path)
 
     def prepared(self, scores: np.ndarray, path: Path) -> np.ndarray:
@@ -410,7 +410,7 @@ class _TextSource:
 
         wanted = set(map(str, columns))
         options = {"sep": self.sep, "decimal": self.decimal, "encoding": "utf-8", "chunksize": CHUNK_ROWS}
-        options["skiprows"] = self.skip
+        options |= {"skiprows": self.skip, "skipinitialspace": True}  # as read_text_table reads the head
         with pd.read_csv(self.path, usecols=lambda c: str(c) in wanted, **options) as reader:
             yield from reader
 

@@ -46,7 +46,8 @@ from calib.validation import CalibInputError, CalibInputWarning, as_class_indice
 LABEL_VALUES = ("auto", "index", "names", "1-based")
 _GLOB = re.compile(r"[*?\[]")
 _DIGITS = re.compile(r"\d+$")
-_NUMBERED = re.compile(r"^(\D*?)(\d+)(\D*)$")
+_NUMBERED = re.compile(r"^(\D*?)(-?\d+)(\D*)$")
+_INTEGER = re.compile(r"-?\d+")
 _BOOLEAN_WORDS = {"false": 0, "true": 1}
 
 
@@ -59,16 +60,20 @@ def class_numbers(names) -> list[int] | None:
     ([0, 1, 10, 2], [1, 2])
     >>> class_numbers(["0.0", "1.0"]), class_numbers(["cat", "dog"]), class_numbers(["c1", "c01"])
     ([0, 1], None, None)
+    >>> class_numbers(["-1", "0", "1"]), class_numbers(["-1", "1"])  # scikit-learn's classes_ of -1 / +1 labels
+    ([-1, 0, 1], [-1, 1])
     """
     names = [str(n) for n in names]
     if len(names) < 2:
         return None
     prefix = _DIGITS.sub("", _common_prefix(names))
+    if prefix == "-":  # every name a negative number: the sign is the number's
+        prefix = ""
     rest = [n[len(prefix) :] for n in names]
     suffix = _common_prefix([r[::-1] for r in rest])[::-1]
     suffix = suffix[len(suffix) - len(suffix.lstrip("0123456789")) :] if suffix else ""
     middles = [r[: len(r) - len(suffix)] for r in rest]
-    if not all(m.isdigit() for m in middles):
+    if not all(_INTEGER.fullmatch(m) for m in middles):
         return None
     numbers = [int(m) for m in middles]
     return numbers if len(set(numbers)) == len(numbers) else None
@@ -235,17 +240,15 @@ def resolve_classes(
             "columns",
         )
     names = [str(c) for c in candidates]
-    codes = positive = None
+    codes = None
     if distinct is not None:
-        codes = _decoded(distinct, names, label_values, positive_label, path, notes)
+        named = class_columns is not None
+        codes = _label_indices(pd.Series(distinct), names, label_values, path, notes, named, frame)
     order = canonical_order(names)
     if len(names) == 2:
         positive = order[-1]
         if positive_label is not None:
             positive = _positive_column(positive_label, names, distinct, codes, label_values, path, notes)
-        if codes is not None and codes.dtype == bool:  # one-vs-rest: labels equal to the positive label
-            codes = np.where(codes, positive, 1 - positive)
-            notes.append(_negative_note(distinct, codes, positive, names, path))
         order = [1 - positive, positive]
     inverse = np.argsort(order)
     columns = tuple(candidates[i] for i in order)
@@ -314,6 +317,9 @@ def _left_out(candidates: list, distinct, path: Path, notes: list) -> list:
     names = [str(c) for c in candidates]
     if class_numbers(names) is not None:
         return candidates
+    words = [c for c in candidates if str(c).lower() in _BOOLEAN_WORDS]
+    if len(words) == 2 and _boolean_words([str(c) for c in words]) is not None and _are_booleans(distinct):
+        return _kept(candidates, words, "beside the true / false columns the labels name", path, notes)
     numbers = _label_numbers(distinct)
     if numbers is not None:
         family = _numbered_family(names)
@@ -327,9 +333,14 @@ def _left_out(candidates: list, distinct, path: Path, notes: list) -> list:
             return candidates
     else:
         return candidates
+    why = "not numbered like the class columns the labels name" if numbers is not None else "named by no label"
+    return _kept(candidates, kept, why, path, notes)
+
+
+def _kept(candidates: list, kept: list, why: str, path: Path, notes: list) -> list:
+    """``kept`` of the ``candidates``, with a note naming the others and the option that keeps them."""
     dropped = [c for c in candidates if c not in kept]
     if dropped:
-        why = "not numbered like the class columns the labels name" if numbers is not None else "named by no label"
         keep = " ".join(map(str, candidates))
         notes.append(
             (
@@ -340,6 +351,15 @@ def _left_out(candidates: list, distinct, path: Path, notes: list) -> list:
             )
         )
     return kept
+
+
+def _are_booleans(distinct) -> bool:
+    """Labels that are booleans, or the words true / false in any case."""
+    import pandas as pd
+
+    if pd.api.types.is_bool_dtype(distinct.dtype):
+        return True
+    return all(str(v).lower() in _BOOLEAN_WORDS for v in distinct)
 
 
 def _label_numbers(distinct) -> list[int] | None:
@@ -405,7 +425,7 @@ def _require_positive(codes: np.ndarray, distinct, positive_label, path: Path) -
 
 def _positive_column(positive_label, names: list[str], distinct, codes, label_values, path: Path, notes: list) -> int:
     """The column of two that ``positive_label`` names: as a column name, or as the class the labels equal
-    to it name; by position (the second) only when it names neither, with a note."""
+    to it name (without labels: as a label would name one); refused when it names none."""
     import pandas as pd
 
     if str(positive_label) in names:
@@ -420,17 +440,13 @@ def _positive_column(positive_label, names: list[str], distinct, codes, label_va
                 return int(_label_indices(pd.Series([as_label]), names, label_values, path, notes)[0])
             except CalibInputError:
                 continue
-    notes.append(
-        (
-            f"{path}: the positive label {positive_label!r} names neither class column ({', '.join(names)}), so the "
-            f"second column, {names[1]!r}, is read as the positive class by its position; name the column "
-            f"(positive_label={names[1]!r}) or map the labels (label_values={{label: column}})",
-            f"{path}: --positive-label {positive_label} names neither class column ({', '.join(names)}), so the "
-            f"second column, {names[1]!r}, is read as the positive class by its position; name the column "
-            f"(--positive-label {names[1]}) or map the labels (--label-values LABEL=COLUMN ...)",
-        )
+    listed = "" if distinct is None else " and the labels equal to it name no single class"
+    raise CalibInputError(
+        f"{path}: the positive label {positive_label!r} names no class column ({', '.join(names)}){listed}; give a "
+        "class column's name (positive_label=) or a label of the positive class",
+        cli_message=f"{path}: --positive-label {positive_label} names no class column ({', '.join(names)}){listed}; "
+        f"give a class column's name (--positive-label {names[1]}) or a label of the positive class",
     )
-    return 1
 
 
 def _label_forms(positive_label) -> list:
@@ -442,29 +458,11 @@ def _label_forms(positive_label) -> list:
     return forms
 
 
-def _decoded(distinct, names: list[str], label_values, positive_label, path: Path, notes: list) -> np.ndarray:
-    """The class index (into ``names``) of each distinct label; with ``positive_label`` (two classes),
-    labels that name no class are read one-vs-rest, returned as booleans (equal to the positive label)."""
-    import pandas as pd
-
-    try:
-        return _label_indices(pd.Series(distinct), names, label_values, path, notes)
-    except CalibInputError:
-        if positive_label is None or len(names) != 2:
-            raise
-    equal = _equal_to(distinct, positive_label)
-    _require_positive(equal, distinct, positive_label, path)
-    return equal
-
-
-def _negative_note(distinct, codes: np.ndarray, positive: int, names: list[str], path: Path) -> str:
-    others = sorted(map(str, np.asarray(distinct)[codes != positive]))
-    return f"{path}: labels {others[:5]} name no class column: read as the negative class, {names[1 - positive]!r}"
-
-
-def _label_indices(labels, names: list[str], label_values, path: Path, notes: list) -> np.ndarray:
+def _label_indices(labels, names: list[str], label_values, path: Path, notes: list, named=False, frame=None):
     """Labels (a pandas Series) as class indices into the columns ``names``, as the module docstring says;
-    a note when numbers are read as positions."""
+    a note when numbers are read as positions (which must then reach every column unless the columns were
+    ``named``: given with ``class_columns``; ``frame``, the table or its first rows, tells which columns
+    hold whole numbers only, for the advice)."""
     import pandas as pd
 
     if isinstance(label_values, dict):
@@ -484,6 +482,9 @@ def _label_indices(labels, names: list[str], label_values, path: Path, notes: li
     booleans = pd.api.types.is_bool_dtype(labels.dtype)
     if booleans and words is not None and label_values in ("auto", "names"):  # True / False as the words
         return np.asarray([words.index(int(v)) for v in labels], dtype=np.int64)
+    as_numbers = _label_numbers(labels) if words is not None and label_values == "auto" else None
+    if as_numbers is not None and set(as_numbers) <= {0, 1}:  # 0 / 1 against false / true columns: by meaning
+        return np.asarray([words.index(v) for v in as_numbers], dtype=np.int64)
     if booleans:
         labels = labels.astype(np.int64)
     numeric = pd.api.types.is_numeric_dtype(labels)
@@ -504,8 +505,10 @@ def _label_indices(labels, names: list[str], label_values, path: Path, notes: li
         _refuse_one_based_guess(values, names, path)
     indices = values - offset if offset else values
     _check_positions(indices, values, names, path)
+    pairs = ", ".join(f"{k + offset}: {n}" for k, n in enumerate(names[:6])) + (", ..." if len(names) > 6 else "")
     if label_values == "auto":  # numbers onto named columns: by position, which the user should see
-        pairs = ", ".join(f"{k}: {n}" for k, n in enumerate(names[:6])) + (", ..." if len(names) > 6 else "")
+        if not named:
+            _refuse_unlabelled_positions(indices, names, pairs, path, frame)
         said = f"{path}: labels are numbers and the class columns are names: label k is read as the k-th class column"
         fix = "if the labels encode the classes in another order, give the columns in that order"
         notes.append(
@@ -514,7 +517,45 @@ def _label_indices(labels, names: list[str], label_values, path: Path, notes: li
                 f"{said} ({pairs}); {fix} (--class-columns) or map them (--label-values LABEL=COLUMN)",
             )
         )
+    elif numbers is None:  # positions, as told: which column each is, since classes are listed by name
+        notes.append(f"{path}: labels are positions among the class columns as given ({pairs})")
     return indices
+
+
+def _refuse_unlabelled_positions(indices: np.ndarray, names: list[str], pairs: str, path: Path, frame) -> None:
+    """Numbers read as positions must label every column: a column no label reaches means the columns
+    hold something else than the classes in the labels' order (an id, a fold, a feature), or a class
+    without a sample; which one, only the user knows."""
+    reached = set(np.unique(indices).tolist())
+    if len(reached) == len(names):
+        return
+    whole = []
+    if frame is not None:  # ids, folds and counts hold whole numbers; scores hardly ever do
+        whole = [str(c) for c in frame.columns if str(c) in names and _whole_numbers(frame[c])]
+    others = [n for n in names if n not in whole] if whole and len(names) - len(whole) >= 2 else None
+    hint = f"; {whole} hold whole numbers only, like ids or folds" if whole else ""
+    problem = (
+        f"{path}: labels are the numbers {sorted(reached)[:6]}, read as positions among {len(names)} class columns "
+        f"({pairs}), and no label reaches {len(names) - len(reached)} of them{hint}: name the class columns in the "
+        "labels' order"
+    )
+    example = others or names
+    raise CalibInputError(
+        f"{problem} (class_columns={example}; id_column= for an id column) or map the labels (label_values="
+        "{label: column})",
+        cli_message=f"{problem} (--class-columns {' '.join(example)}; --id-column for an id column) or map the labels "
+        "(--label-values LABEL=COLUMN ...)",
+    )
+
+
+def _whole_numbers(values) -> bool:
+    """A numeric column whose values are all whole numbers."""
+    import pandas as pd
+
+    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return False
+    array = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    return bool(array.size) and bool(np.all(np.isfinite(array) & (array == np.round(array))))
 
 
 def _refuse_missing(labels, path: Path) -> None:
@@ -573,13 +614,16 @@ def _check_positions(indices: np.ndarray, values: np.ndarray, names: list[str], 
     shown = distinct[:5].tolist()
     if len(names) == 2 and distinct.size == 2:
         low, high = shown
+        first, second = sorted(names)
         fix = (
-            f"for a binary problem whose labels are {low} / {high}, map each label to its column by name: "
-            f"label_values={{{low!r}: {names[0]!r}, {high!r}: {names[1]!r}}} if column {names[1]!r} scores label {high}"
+            f"for a binary problem whose labels are {low} / {high}, map each label to the column that scores it: "
+            f"label_values={{{low!r}: {first!r}, {high!r}: {second!r}}} or label_values={{{low!r}: {second!r}, "
+            f"{high!r}: {first!r}}}, whichever is right"
         )
         cli = (
-            f"for a binary problem whose labels are {low} / {high}, map each label to its column by name: "
-            f"--label-values={low}={names[0]},{high}={names[1]} if column {names[1]!r} scores label {high}"
+            f"for a binary problem whose labels are {low} / {high}, map each label to the column that scores it: "
+            f"--label-values={low}={first},{high}={second} or --label-values={low}={second},{high}={first}, "
+            "whichever is right"
         )
     else:
         fix = "map each label to its class column with label_values={label: column}"
@@ -607,16 +651,18 @@ def _listed(names: list[str]) -> str:
     return ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
 
 
-def table_inputs(scores, labels):
+def table_inputs(scores, labels, *, kind="probs", class_columns=None, label_values="auto", positive_label=None):
     """``scores`` and ``labels`` of a Python call, a table's columns read as class names as the command
     reads a file's.
 
     ``scores`` may be a pandas DataFrame, an Arrow table, or any table that offers the Arrow stream
     (``__arrow_c_stream__``: polars, DuckDB results) or the dataframe interchange protocol
-    (``__dataframe__``); its columns are the classes, matched to the labels and ordered by
-    :func:`resolve_classes` (by name, as for a file; numbers onto other names by position, with a
-    warning). Labels with an index (a Series) must have the table's index, so rows cannot pair up
-    wrongly; Arrow arrays are read as their values. Arrays are returned unchanged. O(N K) time.
+    (``__dataframe__``); its columns are matched to the labels and ordered by :func:`resolve_classes`,
+    with the options of :func:`calib.data.real.load_table` (by name, as for a file: numeric columns that
+    are plainly not classes left out, numbers onto other names by position; each with a warning, kept
+    in the layout's ``notes``). Labels with an index (a Series) must have the table's index, so rows
+    cannot pair up wrongly; Arrow arrays are read as their values. Arrays are returned unchanged, and
+    the table options are then refused. O(N K) time.
 
     Parameters
     ----------
@@ -624,25 +670,36 @@ def table_inputs(scores, labels):
         The scores; a table's column names are its classes.
     labels : array_like, pandas.Series or Arrow array of shape (N,), optional
         The true classes: indices, or names of the table's columns.
+    kind : {"probs", "logprobs", "logits"}
+        What the scores hold (for a binary table of one column, the positive class's).
+    class_columns, label_values, positive_label
+        As for :func:`calib.data.real.load_table`.
 
     Returns
     -------
     tuple
         For a table: (scores as an array with its columns in class order, labels as class indices, the
-        class names, and ``order``: the table's column of each class, to put anything given in the
-        table's column order, such as priors, in class order); (scores, labels, None, None) otherwise.
+        :class:`ClassLayout`, whose ``given_order`` puts anything given in the table's column order, such
+        as priors, in class order); (scores, labels, None) otherwise.
 
     Examples
     --------
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"dog": [0.2, 0.7], "cat": [0.8, 0.3]})
-    >>> scores, labels, names, order = table_inputs(frame, ["cat", "dog"])
-    >>> names, labels.tolist(), scores[:, 0].tolist(), order
-    (('cat', 'dog'), [0, 1], [0.8, 0.3], [1, 0])
+    >>> scores, labels, layout = table_inputs(frame, ["cat", "dog"])
+    >>> layout.names, labels.tolist(), scores[:, 0].tolist(), layout.given_order
+    (('cat', 'dog'), [0, 1], [0.8, 0.3], (1, 0))
     """
     frame = _as_frame(scores)
     if frame is None or labels is None:
-        return scores, labels, None, None
+        told = {"class_columns": class_columns, "positive_label": positive_label}
+        told = [name for name, value in told.items() if value is not None] + ["label_values"] * (label_values != "auto")
+        if told:
+            raise CalibInputError(
+                f"{', '.join(told)}: for the columns of a table (a pandas DataFrame or an Arrow table); scores is an "
+                f"array, whose columns are the classes in order: drop {'it' if len(told) == 1 else 'them'}"
+            )
+        return scores, labels, None
     import pandas as pd
 
     labels = _as_values(labels)
@@ -653,17 +710,36 @@ def table_inputs(scores, labels):
             "(labels.loc[scores.index]) or pass labels.to_numpy() if the rows are in the same order"
         )
     series = pd.Series(np.asarray(labels)) if label_index is None else labels.reset_index(drop=True)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CalibInputWarning)
-        layout = resolve_classes(frame, Path("scores"), labels=series, class_columns=list(frame.columns))
-    for warning in caught:
-        message = str(warning.message)
-        if "labels are numbers" in message:  # the fix in the words of a Python call with a table
-            message = message.split(" (class_columns=)")[0].replace("give the columns", "reorder the columns")
-            message += " (scores[[...]]) or give the labels as class names"
-        warnings.warn(message, CalibInputWarning, stacklevel=3)
-    values = frame[list(layout.columns)].to_numpy()
-    return values, layout.classes_of(series), layout.names, list(layout.given_order)
+    layout = resolve_classes(
+        frame,
+        Path("scores"),
+        labels=series,
+        class_columns=class_columns,
+        label_values=label_values,
+        positive_label=positive_label,
+    )
+    at = list(frame.columns)
+    values = frame.iloc[:, [at.index(column) for column in layout.columns]].to_numpy()  # names may be booleans
+    if layout.one_column:
+        values = two_columns(values[:, 0].astype(np.float64), kind)
+    return values, layout.classes_of(series), layout
+
+
+def two_columns(score: np.ndarray, kind: str) -> np.ndarray:
+    """The two columns (negative, positive) of a binary table that holds one: the positive class's
+    probability, log-probability or logit ``score`` (N,) of ``kind``.
+
+    Examples
+    --------
+    >>> two_columns(np.array([0.25]), "probs").tolist(), two_columns(np.array([2.0]), "logits").tolist()
+    ([[0.75, 0.25]], [[0.0, 2.0]])
+    """
+    if kind == "probs":
+        return np.column_stack([1.0 - score, score])
+    if kind == "logprobs":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.column_stack([np.log1p(-np.exp(score)), score])
+    return np.column_stack([np.zeros_like(score), score])
 
 
 def _as_frame(scores):

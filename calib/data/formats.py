@@ -136,18 +136,20 @@ def read_text_table(path: Path, fmt: str, *, sep: str | None = None, decimal: st
 
     source = path if stat.S_ISREG(path.stat().st_mode) else seekable_source(path)
     sep, skip = text_options(source, fmt, sep, compression=compression_of(path))
-    if not isinstance(sep, str) or not sep or not isinstance(decimal, str) or len(decimal) != 1 or decimal == sep:
+    # decimal may equal sep: a comma-separated file's decimal commas are then in quoted cells ("0,65").
+    if not isinstance(sep, str) or not sep or not isinstance(decimal, str) or len(decimal) != 1:
         raise CalibInputError(
-            f"sep must be a non-empty string and decimal one character other than sep; got sep={sep!r}, "
-            f"decimal={decimal!r}",
-            cli_message=f"--sep must be a non-empty string and --decimal one character other than it; got --sep "
-            f"{sep!r}, --decimal {decimal!r}",
+            f"sep must be a non-empty string and decimal one character; got sep={sep!r}, decimal={decimal!r}",
+            cli_message=f"--sep must be a non-empty string and --decimal one character; got --sep {sep!r}, "
+            f"--decimal {decimal!r}",
         )
 
     def read(**options):
         if isinstance(source, io.BytesIO):
             source.seek(0)
-        options = {"sep": sep, "encoding": "utf-8", "skiprows": skip, "compression": compression_of(path)} | options
+        # skipinitialspace: "no, yes, label" (a space after each separator) names "yes", not " yes".
+        options = {"sep": sep, "encoding": "utf-8", "skiprows": skip, "compression": compression_of(path),
+                   "skipinitialspace": True} | options  # fmt: skip
         return pd.read_csv(source, **options)
 
     _check_separator(read(nrows=0).columns, path, sep)  # the header alone first

@@ -17,13 +17,14 @@ from __future__ import annotations
 import re
 import warnings
 import zipfile
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from calib._internal.files import atomic_write
-from calib.data.classes import ClassLayout, resolve_classes
+from calib.data.classes import ClassLayout, resolve_classes, two_columns
 from calib.data.formats import (
     TEXT_FORMATS,
     file_format,
@@ -176,7 +177,8 @@ def _numeric_array(read, where: str) -> np.ndarray:
     except ValueError as exc:  # numpy refuses object arrays without allow_pickle, and bad headers
         if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
             raise CalibInputError(
-                f"{where} holds Python objects (e.g. None), not numbers; save a numeric array"
+                f"{where} holds Python objects (e.g. None, or strings kept as objects), not numbers or text; save "
+                "a numeric array, or text labels as text (numpy.save(path, labels.astype(str)))"
             ) from exc
         raise CalibInputError(f"{where} is not a readable numpy array ({exc}); write it again") from exc
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
@@ -185,7 +187,16 @@ def _numeric_array(read, where: str) -> np.ndarray:
 
 def _load_npy(path, what: str) -> np.ndarray:
     path = require_readable(path, what)
-    return _numeric_array(lambda: np.load(seekable_source(path), allow_pickle=False), f"{what} {path}")
+    source = seekable_source(path)
+    with open(source, "rb") if isinstance(source, Path) else nullcontext(source) as stream:
+        magic = stream.read(6)
+        stream.seek(0)
+    if magic != b"\x93NUMPY":  # numpy would try it as a pickle and speak of Python objects
+        raise CalibInputError(
+            f"{what} {path} is not a .npy file (numpy's format); save the array with numpy.save(path, array), or give "
+            "a table with a label column"
+        )
+    return _numeric_array(lambda: np.load(source, allow_pickle=False), f"{what} {path}")
 
 
 def _archive_array(data, key: str, path) -> np.ndarray:
@@ -371,16 +382,6 @@ def _index_column(frame, path: Path, id_column):
     return frame, None
 
 
-def _one_column_binary(score: np.ndarray, kind: str) -> np.ndarray:
-    """Two columns (negative, positive) from the positive class's probability, log-probability or logit."""
-    if kind == "probs":
-        return np.column_stack([1.0 - score, score])
-    if kind == "logprobs":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.column_stack([np.log1p(-np.exp(score)), score])
-    return np.column_stack([np.zeros_like(score), score])
-
-
 def table_layout(
     frame,
     path: Path,
@@ -539,7 +540,7 @@ def load_table(
     scores = frame[columns].to_numpy(dtype=np.float64)
     labels = layout.classes_of(frame[label_column]) if has_labels else None
     if layout.one_column:
-        scores = _one_column_binary(scores[:, 0], kind)
+        scores = two_columns(scores[:, 0], kind)
     scores = _prepared(scores, kind, scale, renormalize, path, columns)
     ids = frame[id_column].to_numpy() if id_column is not None else index_ids
     groups = None if group_column is None else _groups(frame[group_column], path)

@@ -124,6 +124,14 @@ class Summary:
     # The classes' names in the order of the scores' columns, where a table named them (else None).
     class_names: tuple[str, ...] | None = None
 
+    @property
+    def positive_class(self) -> str | None:
+        """Of two classes, the positive one (the second: the positive-class ECE and CORP are of it), by name
+        where a table named them, else "1"; None for more classes."""
+        if self.n_classes != 2:
+            return None
+        return self.class_names[1] if self.class_names else "1"
+
     def as_records(self) -> list[dict]:
         """One dict per metric (name, value, low, high), e.g. for a CSV."""
         return [{"metric": k, "value": m.value, "low": m.low, "high": m.high} for k, m in self.metrics.items()]
@@ -141,6 +149,9 @@ def evaluate(
     group_column: str = "group",
     progress: Callable[[str], None] | None = None,
     overwrite: bool = False,
+    class_columns=None,
+    label_values="auto",
+    positive_label=None,
     **options,
 ) -> Summary:
     """Every registered metric of a set of posteriors with intervals, calibrator evidence and CORP.
@@ -163,10 +174,10 @@ def evaluate(
     Parameters
     ----------
     scores : array or pandas DataFrame of shape (N, K)
-        Posteriors of kind ``kind``; a DataFrame's columns name the classes
-        (:func:`calib.data.classes.table_inputs`).
-    labels : array or pandas Series of shape (N,)
-        True classes in [0, K), or names of the DataFrame's columns.
+        Posteriors of kind ``kind``; a table's (a pandas DataFrame's, an Arrow table's) columns name the
+        classes, matched and ordered as a file's are (:func:`calib.data.classes.table_inputs`).
+    labels : array, pandas Series or Arrow array of shape (N,)
+        True classes in [0, K), or names of the table's columns.
     kind : {"probs", "logprobs", "logits"}
         What ``scores`` hold; nothing is guessed from the values.
     settings : EvaluationSettings, optional
@@ -187,6 +198,10 @@ def evaluate(
         Receives progress messages.
     overwrite : bool
         ``scores`` is a float64 array the caller no longer needs: validated in its own memory.
+    class_columns, label_values, positive_label
+        For a table: its class columns, what its labels hold and its positive class, as for
+        :func:`calib.load_posteriors` (the summary's ``class_names``, ``positive_class`` and ``notes`` say
+        what was decided).
     **options
         Single fields of :class:`~calib.evaluation.settings.EvaluationSettings` (``n_boot=50``).
 
@@ -209,7 +224,9 @@ def evaluate(
     (0.752, True)
     """
     settings = _settings(settings, options)
-    scores, labels, names, order = table_inputs(scores, labels)
+    scores, labels, layout = table_inputs(scores, labels, kind=kind, class_columns=class_columns,
+                                          label_values=label_values, positive_label=positive_label)  # fmt: skip
+    names = None if layout is None else layout.names
     if isinstance(priors, Mapping) and names is not None:  # by class name, as the command's --priors NAME=VALUE
         by_name = {str(key): value for key, value in priors.items()}
         if len(by_name) != len(priors) or sorted(by_name) != sorted(names):
@@ -217,10 +234,10 @@ def evaluate(
                 f"priors must name each class of scores once ({', '.join(names)}); got {list(priors)}"
             )
         priors = [by_name[name] for name in names]
-    elif order is not None:  # given in the table's column order: each class's entry follows its class
-        priors = _in_class_order(priors, order)
-    if order is not None and costs is not None:
-        costs = {key: _in_class_order(matrix, order) for key, matrix in costs.items()}
+    elif layout is not None:  # given in the table's column order: each class's entry follows its class
+        priors = _in_class_order(priors, layout.given_order)
+    if layout is not None and isinstance(costs, Mapping):  # anything else is refused below, naming the form
+        costs = {key: _in_class_order(matrix, layout.given_order) for key, matrix in costs.items()}
     logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
     group_ids = None
     if groups is not None:
@@ -247,16 +264,18 @@ def evaluate(
         whole_limit=settings.sample_limit,
     )
     summary.class_names = names
+    if layout is not None:  # how the table's columns and labels were read, where it was not by name
+        summary.notes[:0] = [str(note) for note in layout.notes]
     return summary
 
 
-def _in_class_order(values, order: list[int]):
+def _in_class_order(values, order):
     """``values`` (priors, or a cost matrix's rows) given in a table's column order, in class order; a
     shape that does not fit is left for the checks that name it."""
     if values is None:
         return None
     array = np.asarray(values)
-    return array[order] if array.ndim >= 1 and array.shape[0] == len(order) else values
+    return array[list(order)] if array.ndim >= 1 and array.shape[0] == len(order) else values
 
 
 def evaluate_chunks(

@@ -345,11 +345,13 @@ def test_labels_minus_one_and_plus_one_get_advice_that_works(tmp_path):
     assert advice == "--label-values=-1=neg,1=pos", line
     done = run_calib("evaluate", "svm.csv", advice, "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
     _assert_numbers(done, np.column_stack([1 - p1, p1]), labels)
-    # the positive label alone names no column: the second column by position, said in a note
-    done = run_calib("evaluate", "svm.csv", "--positive-label", "1", "--json", "--quiet", "--bootstrap", "0",
+    # the positive label alone names no column, and neither do the labels: refused with the same mapping
+    line = _error(run_calib("evaluate", "svm.csv", "--positive-label", "1", "--quiet", cwd=tmp_path))
+    assert "--label-values=-1=neg,1=pos" in line
+    done = run_calib("evaluate", "svm.csv", advice, "--positive-label", "1", "--json", "--quiet", "--bootstrap", "0",
                      cwd=tmp_path)  # fmt: skip
     _assert_numbers(done, np.column_stack([1 - p1, p1]), labels)
-    assert any("by its position" in note for note in json.loads(done.stdout)["notes"])
+    assert json.loads(done.stdout)["positive_class"] == "pos"
 
 
 def test_a_missing_label_is_named_by_its_line(tmp_path):

@@ -286,7 +286,7 @@ def test_labels_that_are_not_class_names_are_rejected(tmp_path):
 
 def test_csv_without_label_column_names_it_and_lists_columns(tmp_path):
     path = tmp_path / "nolabel.csv"
-    path.write_text("a,b,c,target\n0.2,0.3,0.5,2\n")
+    path.write_text("a,b,c,target\n0.2,0.3,0.5,c\n")
     with pytest.raises(CalibInputError, match="no label column 'label'") as info:
         load_table(path, kind="probs")
     assert "['a', 'b', 'c', 'target']" in str(info.value)

@@ -408,8 +408,12 @@ def test_a_dataframes_columns_are_its_classes_by_name_in_any_order():
     numbered = pd.DataFrame(probs[:, [2, 0, 3, 1]], columns=[2, 0, 3, 1])  # a pivot's numbers, out of order
     metrics = evaluate(numbered, y, kind="probs", n_boot=0, calibrators=()).metrics
     assert metrics["NCE"].value == pytest.approx(reference["NCE"].value, rel=1e-12)
-    with pytest.warns(CalibInputWarning, match=r"label k is read as the k-th column \(0: mu, 1: zeta"):
-        evaluate(shuffled, y, kind="probs", n_boot=0, calibrators=())
+    with pytest.warns(CalibInputWarning, match=r"label k is read as the k-th class column \(0: mu, 1: zeta"):
+        positional = evaluate(shuffled, y, kind="probs", n_boot=0, calibrators=())
+    assert positional.notes and "0: mu, 1: zeta" in positional.notes[0]  # said in the summary too
+    mapped = evaluate(shuffled, y, kind="probs", n_boot=0, calibrators=(),
+                      label_values={0: "alpha", 1: "beta", 2: "mu", 3: "zeta"})  # the advised mapping, by name
+    assert mapped.metrics["NCE"].value == pytest.approx(reference["NCE"].value, rel=1e-12) and not mapped.notes
 
 
 def test_labels_whose_index_is_not_the_dataframes_are_refused_and_the_advised_alignment_runs():
