@@ -51,7 +51,7 @@ class OwnSet:
     ``file``: the posteriors (relative to the repository, or absolute); ``kind``: what its scores hold;
     ``labels``: the label column of a table (``calib evaluate --labels``); ``class_columns``: the score
     columns (``--class-columns``; default every numeric column but the labels); ``labels_file``: the labels
-    of ``.npy`` scores (``--labels-file``); ``calibration_file`` (with ``calibration_labels_file`` for
+    of ``.npy`` scores, or of a table in place of its label column (``--labels-file``); ``calibration_file`` (with ``calibration_labels_file`` for
     ``.npy``): a held-out split of the same classifier, in the same layout; ``label_values``: what a table's
     labels hold (``--label-values``: ``index``, ``names``, ``1-based``, or label -> class column);
     ``positive_label``: a binary table's positive label (``--positive-label``); ``scale``, ``renormalize``,
@@ -142,12 +142,11 @@ def load(name: str, split: str = "test") -> PosteriorSet:
     options: dict = {"scale": spec.scale, "renormalize": spec.renormalize}
     if fmt == "npz":
         options |= {"scores_key": spec.scores_key, "labels_key": spec.labels_key}
-    if fmt in ("npz", "npy"):
-        if labels_file is not None:
-            options["labels"] = resolve(labels_file)
-        elif fmt == "npy":
-            raise error(name, labels_key, f"{path} holds scores only: give the .npy file of its labels")
-    else:
+    if labels_file is not None:  # a table's label column too, as --labels-file replaces it
+        options["labels"] = resolve(labels_file)
+    elif fmt == "npy":
+        raise error(name, labels_key, f"{path} holds scores only: give the .npy file of its labels")
+    if fmt not in ("npz", "npy"):
         options |= {
             "label_column": spec.labels,
             "class_columns": spec.class_columns,
