@@ -51,11 +51,12 @@ class OwnSet:
     ``file``: the posteriors (relative to the repository, or absolute); ``kind``: what its scores hold;
     ``labels``: the label column of a table (``calib evaluate --labels``); ``class_columns``: the score
     columns (``--class-columns``; default every numeric column but the labels); ``labels_file``: the labels
-    of ``.npy`` scores, or of a table in place of its label column (``--labels-file``); ``calibration_file`` (with ``calibration_labels_file`` for
-    ``.npy``): a held-out split of the same classifier, in the same layout; ``label_values``: what a table's
-    labels hold (``--label-values``: ``index``, ``names``, ``1-based``, or label -> class column);
-    ``positive_label``: a binary table's positive label (``--positive-label``); ``scale``, ``renormalize``,
-    ``sep``, ``decimal``, ``scores_key``, ``labels_key``, ``format``: as the options of those names;
+    of ``.npy`` scores, or of a table in place of its label column (``--labels-file``); ``calibration_file``
+    (with ``calibration_labels_file`` for ``.npy``): a held-out split of the same classifier, in the same
+    layout; ``label_values``: what a table's labels hold (``--label-values``: ``index``, ``names``,
+    ``1-based``, or label -> class column); ``positive_label``: a binary table's positive class
+    (``--positive-label``); ``scale``, ``renormalize``, ``sep``, ``decimal``, ``scores_key``, ``labels_key``,
+    ``format``: as the options of those names;
     ``sha256``: the checksum ``file`` must have; ``label``: the set's name in tables (default: the config
     file's name).
     """
