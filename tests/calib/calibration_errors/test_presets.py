@@ -1,6 +1,7 @@
 """ECE presets of other libraries (calib.calibration_errors.presets), checked on hand-computed cases and against
 the libraries."""
 
+import dataclasses
 from importlib.metadata import version
 
 import numpy as np
@@ -84,11 +85,86 @@ def test_multiclass_presets_use_the_top_label_confidence():
 def test_default_bins_and_unknown_preset():
     assert {name: estimator.n_bins for name, (_, estimator) in PRESETS.items()} == {
         "survey": 10, "sklearn": 5, "netcal": 10, "torchmetrics": 15, "uncertainty_calibration": 15,
+        "kull2019": 14,
     }  # fmt: skip
     with pytest.raises(CalibInputError, match="preset must be one of"):
         ece_preset("pycalib")
     with pytest.raises(CalibInputError, match="norm must be one of"):
         ece_preset("survey", norm="l3")
+
+
+def _kull_digitize_classwise(probs, labels, bins=15, power=1):
+    """Class-wise ECE by the rule of Kull et al. (2019)'s released code, written here from its description:
+    per class j, bin q_j by np.digitize on np.linspace(0, 1, bins), weigh each non-empty bin's
+    |mean score - frequency of "label is j"| ** power by its count / N, add; then average over the classes."""
+    n, k = probs.shape
+    edges = np.linspace(0.0, 1.0, bins)
+    per_class = []
+    for j in range(k):
+        score, hit = probs[:, j], (labels == j).astype(float)
+        ids = np.digitize(score, edges)
+        per_class.append(
+            sum(np.count_nonzero(ids == b) / n * abs(score[ids == b].mean() - hit[ids == b].mean()) ** power
+                for b in np.unique(ids))
+        )  # fmt: skip
+    return float(np.mean(per_class)), per_class
+
+
+def _kull_cases(k, seed, n=600):
+    """Random K-class posteriors with scores of exactly 1.0, exactly on linspace(0, 1, 15) edges, and one ulp
+    below k / 14 (where linspace's edges 5, 9, 10 and 13 lie: those go to the upper bin by linspace edges but
+    to the lower one by exact edges k / 14)."""
+    rng = np.random.default_rng(seed)
+    probs = rng.dirichlet(np.full(k, 0.3), size=n)
+    probs[:40] = np.eye(k)[rng.integers(0, k, 40)]  # one-hot rows: scores 1.0 and 0.0
+    special = np.r_[np.linspace(0, 1, 15)[1:-1], np.nextafter(np.arange(1, 14) / 14, 0.0)]
+    values = rng.choice(special, size=200)
+    rows = np.zeros((200, k))
+    rows[:, 0], rows[:, 1] = values, 1.0 - values
+    probs[40:240] = np.take_along_axis(rows, np.argsort(rng.random((200, k)), axis=1), axis=1)  # shuffled
+    labels = np.array([rng.choice(k, p=p) for p in probs])
+    labels[:20] = (labels[:20] + rng.integers(1, k, 20)) % k  # a score of 1.0 with the wrong label
+    sure = (probs.max(axis=1) >= 13 / 14) & (probs.max(axis=1) < 1)
+    labels[sure] = probs[sure].argmax(axis=1)  # the bin below 1.0 under-confident, p = 1 over-confident
+    return probs, labels
+
+
+@pytest.mark.parametrize(("k", "seed"), [(2, 0), (3, 1), (5, 2), (10, 3)])
+def test_kull2019_preset_matches_digitize_on_linspace(k, seed):
+    probs, labels = _kull_cases(k, seed)
+    assert (probs == 1.0).sum() >= 40 and np.isin(probs, np.linspace(0, 1, 15)[1:-1]).sum() > 50
+    expected, per_class = _kull_digitize_classwise(probs, labels)
+    preset = ece_preset("kull2019")
+    assert preset(probs, labels, kind="probs") == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    bins = preset.reliability(probs, labels, kind="probs")
+    assert len(bins) == k
+    for j, class_bins in enumerate(bins):  # the same 15 bins, sample for sample, and each class's ECE
+        ids = np.digitize(probs[:, j], np.linspace(0, 1, 15)) - 1
+        np.testing.assert_array_equal(class_bins.counts, np.bincount(ids, minlength=15))
+        assert class_bins.counts[14] == np.count_nonzero(probs[:, j] == 1.0)
+        assert class_bins.ece() == pytest.approx(per_class[j], rel=1e-12, abs=1e-15)
+    squared = ece_preset("kull2019", norm="squared")(probs, labels, kind="probs")
+    assert squared == pytest.approx(_kull_digitize_classwise(probs, labels, power=2)[0], rel=1e-12, abs=1e-15)
+    # each of the preset's choices matters on these scores: exact edges k / 14, the lower bin on an
+    # edge, p = 1 in the last bin, calib's edge tolerance or the top-label target each change the ECE
+    base = PRESETS["kull2019"][1]
+    for change in (
+        {"edges": "exact"}, {"closed": "right"}, {"one_in_extra_bin": False}, {"edge_tolerance": 1e-12},
+        {"target": "top_label" if k > 2 else "binary"},
+    ):  # fmt: skip
+        other = dataclasses.replace(base, **change)(probs, labels, kind="probs")
+        assert abs(other - expected) > 1e-9, change
+
+
+def test_kull2019_preset_on_the_worked_example():
+    # class 1 bins as torchmetrics (1.0 alone): 0.33; class 0 scores 0.55, 0.5, 0.45, 0.05, 0.0 against
+    # outcomes 0, 1, 0, 0, 1: [0, 0.1) = {0.05, 0}: 0.475; [0.4, 0.5) = {0.45}: 0.45; [0.5, 0.6) = {0.5, 0.55}:
+    # 0.025 -> (2 0.475 + 0.45 + 2 0.025) / 5 = 0.29; mean 0.31
+    scores = _binary(P)
+    per_class = [b.ece() for b in ece_preset("kull2019", n_bins=10).reliability(scores, Y, kind="probs")]
+    assert per_class == pytest.approx([0.29, 0.33], abs=1e-12)
+    assert ece_preset("kull2019", n_bins=10)(scores, Y, kind="probs") == pytest.approx(0.31, abs=1e-12)
+    assert _kull_digitize_classwise(scores, np.array(Y), bins=11)[0] == pytest.approx(0.31, abs=1e-12)
 
 
 def test_sklearn_preset_matches_calibration_curve():
