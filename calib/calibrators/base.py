@@ -9,6 +9,10 @@ produced in ``_fitted_fields``: the attributes, with the type, shape and range o
 predictions read besides ``n_classes_``. Saving writes them as plain numbers; loading checks a
 file against that declaration before it sets a single attribute.
 
+Every fit records how many parameters it fitted (``n_parameters_``, from the subclass's
+``_n_parameters``) on how many rows (``n_fit_rows_``), and says so with a CalibInputWarning when
+that is more than one parameter per :data:`ROWS_PER_PARAMETER` rows; a saved model keeps both.
+
 A calibrator that maps log-posteriors (``log_scale``) treats exact zero probabilities as
 :mod:`calib.calibrators.zeros` describes: the base class smooths the scores before ``_fit`` and
 ``_transform`` see them (and gives a zero met only at prediction a finite log-posterior), so both
@@ -18,8 +22,10 @@ receive finite log-posteriors and use them unclipped; it keeps ``zero_smoothing_
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import inspect
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,17 +38,26 @@ from calib.calibrators.zeros import (
     zero_loss_share,
     zero_smoothing,
 )
-from calib.validation import CalibInputError, as_logprobs, check_inputs
+from calib.validation import CalibInputError, CalibInputWarning, as_logprobs, check_inputs
+
+# A fit with more than one parameter per ROWS_PER_PARAMETER calibration rows warns that the calibrator may
+# fit noise in its rows. Ten rows per parameter is a rule of thumb, the usual guide for logistic-type
+# regressions (which most calibrators are), not a published threshold for calibration maps: Silva Filho et
+# al. (2023), Sects. 5.4.1-5.4.4, say only that a single parameter (temperature scaling) guards against
+# overfitting small data sets with many classes, and that matrix scaling and Dirichlet calibration, with
+# about K^2 parameters, can overfit them. The count is of the parameters the fit sets (``_n_parameters``),
+# not an effective number: a penalty (ODIR, ``reg``) does not lower it.
+ROWS_PER_PARAMETER = 10
 
 
 @dataclass(frozen=True)
 class FittedField:
     """The form of one fitted attribute, as saved and checked by :mod:`calib.calibrators.persistence`.
 
-    ``kind`` is "float", "bool", "str" or "array". Arrays have a ``shape`` (None: any length from 1,
+    ``kind`` is "float", "int", "bool", "str" or "array". Arrays have a ``shape`` (None: any length from 1,
     for sizes set by the training data) and a ``dtype`` ("float64" or "int64"). ``finite``: floats
     (scalar or array) must be finite; False where fitting itself can give NaN or an infinity.
-    ``low`` and ``high``: the closed range every float (scalar or array entry) must lie in, where
+    ``low`` and ``high``: the closed range every number (scalar or array entry) must lie in, where
     the model's meaning bounds it (a scale is positive, a probability in [0, 1]); ``increasing``: a
     1-D array must be non-decreasing (bin edges, thresholds). ``choices``: the values a string may take.
     """
@@ -62,6 +77,16 @@ ZERO_FIELDS = {
     "zero_smoothing_": FittedField("float", low=0.0, high=1.0),
     "zero_loss_share_": FittedField("float", low=0.0, high=1.0),
 }
+# The size of every fit, saved by every calibrator that can be saved: the parameters it fitted and the rows
+# it fitted them on (0 in a model file written before it was recorded, format version 3 or earlier).
+SIZE_FIELDS = {
+    "n_parameters_": FittedField("int", low=0),
+    "n_fit_rows_": FittedField("int", low=0),
+}
+
+# True while a calibrator's fit runs: a calibrator fitted inside another's fit (OneVsRest's per-class
+# models, DirichletCalibratorCV's refit) records its size but leaves the warning to the outer fit.
+_FITTING = contextvars.ContextVar("calib_calibrator_fitting", default=False)
 
 
 class Calibrator:
@@ -130,18 +155,36 @@ class Calibrator:
 
     def fit(self, scores, labels, *, kind: str, overwrite: bool = False):
         """Learn the transform from posteriors ``scores`` and integer ``labels``. ``overwrite``: ``scores``
-        is a float64 array the caller no longer needs, validated and worked on in its own memory."""
+        is a float64 array the caller no longer needs, validated and worked on in its own memory.
+
+        Sets ``n_parameters_`` (the parameters fitted; None for a calibrator that does not count them)
+        and ``n_fit_rows_`` (N), and gives a :class:`calib.validation.CalibInputWarning` when
+        ``n_parameters_`` exceeds N / :data:`ROWS_PER_PARAMETER`."""
         logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
         self._check_classes(logp)
         self.n_classes_ = logp.shape[1]
+        outermost = not _FITTING.get()
+        token = _FITTING.set(True)
+        try:
+            self._fit_checked(logp, y)
+        finally:
+            _FITTING.reset(token)
+        self.n_fit_rows_ = int(y.size)
+        self.n_parameters_ = self._n_parameters()
+        if outermost:
+            warn_if_many_parameters(self)
+        return self
+
+    def _fit_checked(self, logp: np.ndarray, y: np.ndarray) -> None:
+        """``_fit`` on validated log-posteriors, after the zero treatment of a calibrator on log-posteriors."""
         if not self.log_scale:
             self._fit(logp, y)
-            return self
+            return
         self.zero_smoothing_ = zero_smoothing(logp)
         self.zero_loss_share_ = 0.0
         if not self.zero_smoothing_:
             self._fit(logp, y)
-            return self
+            return
         zero_on_true = np.isneginf(logp[np.arange(y.size), y])
         smoothed = smooth_zeros(logp, self.zero_smoothing_)
         kept = smoothed.copy() if zero_on_true.any() else None  # _fit may overwrite its input
@@ -151,7 +194,6 @@ class Calibrator:
             warn_if_dominant(
                 self.zero_loss_share_, int(zero_on_true.sum()), y.size, self.zero_smoothing_, type(self).__name__
             )
-        return self
 
     def predict_log_proba(self, scores, *, kind: str, overwrite: bool = False) -> np.ndarray:
         """Calibrated log-posteriors, shape (N, K). ``overwrite``: as for :meth:`fit`."""
@@ -185,6 +227,16 @@ class Calibrator:
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
         raise NotImplementedError
 
+    def _n_parameters(self) -> int | None:
+        """The number of parameters the fit set, from the fitted attributes (``n_classes_`` is set):
+        those the optimizer or the counts determine, not those fixed by the map's form (a reference
+        class's zero bias). None: the calibrator does not count them, and its fits never warn."""
+        return None
+
+    # What lowers the parameter count of this calibrator without changing the method, for the warning
+    # of a fit with many parameters for its rows (e.g. a penalty); "" when it has no such setting.
+    fewer_parameters = ""
+
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
@@ -195,9 +247,10 @@ class Calibrator:
         raise NotImplementedError(f"{type(self).__name__} cannot be saved")
 
     def _saved_fields(self) -> dict[str, FittedField]:
-        """Every fitted attribute a saved model holds: the subclass's ``_fitted_fields``, and for a
-        calibrator on log-posteriors the zero treatment's (``ZERO_FIELDS``)."""
-        return self._fitted_fields() | (ZERO_FIELDS if self.log_scale else {})
+        """Every fitted attribute a saved model holds: the subclass's ``_fitted_fields``, for a
+        calibrator on log-posteriors the zero treatment's (``ZERO_FIELDS``), and the size of the fit
+        (``SIZE_FIELDS``)."""
+        return self._fitted_fields() | (ZERO_FIELDS if self.log_scale else {}) | SIZE_FIELDS
 
     def _fitted_state(self) -> dict[str, object]:
         """The values of the ``_fitted_fields``, in their declared form. Override when an attribute is
@@ -209,6 +262,46 @@ class Calibrator:
         checked against ``_fitted_fields`` already."""
         for name, value in state.items():
             setattr(self, name, value)
+
+
+def warn_if_many_parameters(model: Calibrator) -> None:
+    """A CalibInputWarning when ``model``'s fit set more than one parameter per :data:`ROWS_PER_PARAMETER`
+    of its ``n_fit_rows_`` rows, naming the calibrator and both numbers, and what has fewer parameters:
+    temperature (1) and DP (K) scaling where they have fewer, the calibrator's own penalty or setting
+    (``fewer_parameters``), or more rows. The command line's wording names ``--method``."""
+    from calib.calibrators.registry import CALIBRATORS  # the registry imports this module
+
+    p, n, k = model.n_parameters_, model.n_fit_rows_, model.n_classes_
+    if p is None or p * ROWS_PER_PARAMETER <= n:
+        return
+    smallest = (("TemperatureScaling", "temperature", 1), ("AffineCalibrator", "dp", k))
+    fewer = [(cls, method, count) for cls, method, count in smallest if count < p]
+    python, command = [], []
+    if fewer:
+        what = "a calibrator with fewer parameters, "
+        python.append(what + " or ".join(f"{cls} ({_parameters(count)})" for cls, _, count in fewer))
+        command.append(what + " or ".join(f"--method {method} ({_parameters(count)})" for _, method, count in fewer))
+    if model.fewer_parameters:
+        python.append(model.fewer_parameters)
+        command.append(f"(from Python) {model.fewer_parameters}")
+    more = "more calibration rows"
+    size = (
+        f" fitted {_parameters(p)} on {n} calibration rows, more than one per {ROWS_PER_PARAMETER} rows (a rule of "
+        "thumb), so it may fit noise in them; check it on held-out data, or use "
+    )
+    methods = [method for method, cls in CALIBRATORS.items() if cls is type(model)]
+    named = f"--method {methods[0]}" if methods else type(model).__name__
+    warnings.warn(
+        CalibInputWarning(
+            type(model).__name__ + size + "; or ".join([*python, more]),
+            cli_message=named + size + "; or ".join([*command, more]),
+        ),
+        stacklevel=3,
+    )
+
+
+def _parameters(count: int) -> str:
+    return f"{count} parameter" + ("" if count == 1 else "s")
 
 
 def _same_value(value, default) -> bool:

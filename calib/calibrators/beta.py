@@ -139,6 +139,10 @@ class BetaCalibrator(Calibrator):
             x = np.column_stack([ln_s - ln_1ms, ones])
         return LogisticObjective(x, targets)
 
+    def _n_parameters(self) -> int:
+        """a, b and c for "abm"; two for "ab" (a, b) and "am" (a, c)."""
+        return 3 if self.parameters == "abm" else 2
+
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         ln_s, ln_1ms = _log_features(logp)
         return binary_log_sigmoid(self.a_ * ln_s - self.b_ * ln_1ms + self.c_)

@@ -146,6 +146,14 @@ class DirichletCalibrator(Calibrator):
             weight_start=np.eye(k),
         )
 
+    fewer_parameters = (
+        "the ODIR penalty, DirichletCalibrator(reg_lambda=..., reg_mu=...), or DirichletCalibratorCV to choose it"
+    )
+
+    def _n_parameters(self) -> int:
+        """W and b, K^2 + K (the loss is flat along K + 1 of those directions without a penalty)."""
+        return self.n_classes_ * (self.n_classes_ + 1)
+
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         return log_softmax_rows(logp @ self.coef_.T + self.intercept_, overwrite=True)
 
@@ -208,6 +216,12 @@ class DirichletCalibratorCV(Calibrator):
         if self.mus is None:
             return [(lam, lam) for lam in lambdas]
         return [(lam, mu) for lam in lambdas for mu in _check_grid(self.mus, "mus")]
+
+    fewer_parameters = "a grid of larger penalties (lambdas=..., mus=...)"
+
+    def _n_parameters(self) -> int:
+        """Those of the refitted :class:`DirichletCalibrator` (the penalties chosen by cross-validation aside)."""
+        return self.calibrator_.n_parameters_
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         return self.calibrator_._transform(logp)

@@ -121,6 +121,12 @@ class HistogramBinning(Calibrator):
             self.bin_values_ = positives / self.counts_
         self.prior_ = float(labels.mean())
 
+    fewer_parameters = "fewer bins, HistogramBinning(n_bins=...)"
+
+    def _n_parameters(self) -> int:
+        """One per bin that holds a training sample (its fraction of positives)."""
+        return int(np.count_nonzero(self.counts_))
+
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         p1 = np.exp(logp[:, 1])
         ids = bin_ids_from_edges(p1, self.edges_, closed=self.closed_)

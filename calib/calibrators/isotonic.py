@@ -81,6 +81,10 @@ class IsotonicCalibrator(Calibrator):
         self._check_clip()
         self.X_thresholds_, self.y_thresholds_ = isotonic_thresholds(_log_odds(logp), labels.astype(np.float64))
 
+    def _n_parameters(self) -> int:
+        """One per constant piece of the fit: the distinct values of ``y_thresholds_``."""
+        return distinct_levels(self.y_thresholds_)
+
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         p1 = interpolate(self.X_thresholds_, self.y_thresholds_, _log_odds(logp))
         # Clip both components (1 - 1e-30 == 1 in float64, so clipping p1 alone cannot keep q0 > 0).
@@ -184,6 +188,11 @@ def interpolate(x_thresholds: np.ndarray, y_thresholds: np.ndarray, x: np.ndarra
     if x_thresholds.size == 1:
         return np.repeat(y_thresholds, x.size)
     return np.interp(np.clip(x, x_thresholds[0], x_thresholds[-1]), x_thresholds, y_thresholds)
+
+
+def distinct_levels(y_thresholds: np.ndarray) -> int:
+    """The number of distinct values of non-decreasing ``y_thresholds`` (the pieces of an isotonic fit)."""
+    return int(np.count_nonzero(np.diff(y_thresholds))) + 1 if y_thresholds.size else 0
 
 
 def _log_odds(logp: np.ndarray) -> np.ndarray:

@@ -168,6 +168,11 @@ class VectorScaling(Calibrator):
             features = logp
         return log_softmax_rows(self.coef_ * features + self.intercept_, overwrite=True)
 
+    def _n_parameters(self) -> int:
+        """K weights and K - 1 biases (2K - 1); 2 (K - 1) on the survey's log-ratios, where w_K is fixed."""
+        k = self.n_classes_
+        return 2 * (k - 1) if self.features_ == "last_class_ratios" else 2 * k - 1
+
     def _fitted_fields(self) -> dict[str, FittedField]:
         k = self.n_classes_
         choices = ("last_class_ratios",) if self._reference() else ("clr", "log_posteriors")
@@ -257,6 +262,12 @@ class MatrixScaling(Calibrator):
             weight_target=target,
             weight_start=target,
         )
+
+    fewer_parameters = "a ridge penalty toward the identity, MatrixScaling(reg=...) with reg > 0"
+
+    def _n_parameters(self) -> int:
+        """The K (K - 1) free entries of W and the K - 1 free biases: K^2 - 1."""
+        return self.n_classes_**2 - 1
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         return log_softmax_rows(reference_log_ratios(logp) @ self.coef_.T + self.intercept_, overwrite=True)

@@ -91,6 +91,11 @@ class OneVsRest(Calibrator):
                 model = self.calibrator.clone()
                 self.estimators_[j] = model.fit(_one_vs_rest(logp, j), positive.astype(np.int64), kind="logprobs")
 
+    def _n_parameters(self) -> int | None:
+        """The sum over the per-class models (a constant counts none); None if one does not count its own."""
+        counts = [model.n_parameters_ for model in self.estimators_ if model is not None]
+        return None if None in counts else int(sum(counts))
+
     def _class_log_proba(self, logp: np.ndarray, j: int) -> np.ndarray:
         """log p_j: the class-j model's positive-class log-probability (or the constant's log)."""
         model = self.estimators_[j]

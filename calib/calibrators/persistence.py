@@ -3,7 +3,7 @@
 A pickled model runs code as it is read, before anything can check what it is; a calibrator file
 holds only JSON values. It is one object (UTF-8, sorted keys, indent 1) with
 
-- ``format`` ("calib-calibrator"), ``format_version`` (3) and ``calib_version`` (the calib-repro
+- ``format`` ("calib-calibrator"), ``format_version`` (4) and ``calib_version`` (the calib-repro
   release that wrote it: a file from a newer release is read with a warning);
 - ``method``: the ``calib calibrate --method`` name, and ``class``: the class it stands for;
 - ``init``: the constructor parameters (``get_params()``): numbers, strings, booleans, null, lists;
@@ -12,9 +12,12 @@ holds only JSON values. It is one object (UTF-8, sorted keys, indent 1) with
   to the classes by name; ``kind``: what the training scores were ("probs", "logprobs", "logits",
   or null);
 - ``fitted``: every attribute the fit set, as the class declares them in ``_fitted_fields``
-  (:mod:`calib.calibrators.base`): floats and booleans as JSON values, strings, and arrays as
+  (:mod:`calib.calibrators.base`): floats, integers and booleans as JSON values, strings, and arrays as
   ``{"data": nested lists, "dtype": "float64" or "int64", "shape": [...]}``, each checked against its
-  declared type, shape and range (a scale is positive, a probability lies in [0, 1], bin edges increase).
+  declared type, shape and range (a scale is positive, a probability lies in [0, 1], bin edges increase);
+  among them the size of the fit, ``n_parameters_`` (the parameters fitted, which must be the count of
+  the fitted state) and ``n_fit_rows_`` (the calibration rows), so that a model with more than one
+  parameter per :data:`calib.calibrators.base.ROWS_PER_PARAMETER` rows says so in its file too.
 
 Files of format version 1 (no class names, no kind, no zero treatment) are still read: their
 calibrators never smoothed zeros (``zero_smoothing_`` = 0). Files of versions 1 and 2 predate the
@@ -22,7 +25,8 @@ recorded gradient norm (``gradient_norm_``, read as NaN: not recorded) and the c
 a vector-scaling file of those versions without ``last_class_reference`` holds the map on the
 uncentred log-posteriors, softmax(w ⊙ ln s + b), and is read as that (``features_`` =
 "log_posteriors"); one with it, the survey's (``features_`` = "last_class_ratios"). Version 3 files
-hold ``features_`` themselves. A vector-scaling file without the
+hold ``features_`` themselves. Files of versions 1 to 3 predate the size of the fit: ``n_parameters_`` is
+counted from their fitted state, and ``n_fit_rows_`` is 0 (not recorded). A vector-scaling file without the
 ``last_class_reference`` parameter was written when the survey's definition (log-ratios to the last
 class) was the only one, and is read as such. A file larger than MAX_FILE_BYTES is
 refused before it is parsed.
@@ -52,12 +56,12 @@ from pathlib import Path
 import numpy as np
 
 from calib._internal.files import atomic_write
-from calib.calibrators.base import Calibrator, FittedField
+from calib.calibrators.base import SIZE_FIELDS, Calibrator, FittedField
 from calib.calibrators.registry import CALIBRATORS, SAVABLE
 from calib.validation import KINDS, CalibInputError, CalibInputWarning
 
 FORMAT = "calib-calibrator"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 # The largest model file read: a matrix or Dirichlet calibrator of 1500 classes (2.25 million floats)
 # takes about 50 MB. Parsing JSON takes about ten times a file's size in memory.
 MAX_FILE_BYTES = 64 * 2**20
@@ -70,7 +74,7 @@ _KEYS = {
     2: ("calib_version", "class", "class_names", "fitted", "format", "format_version", "init", "kind", "method")
     + ("n_classes",),
 }
-_KEYS[3] = _KEYS[2]
+_KEYS[3] = _KEYS[4] = _KEYS[2]
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _DTYPES = {"float64": np.float64, "int64": np.int64}
 _INT64 = np.iinfo(np.int64)
@@ -155,10 +159,11 @@ def save_calibrator(
     >>> saved = json.loads(path.read_text(encoding="utf-8"))
     >>> saved["class"], saved["n_classes"]
     ('TemperatureScaling', 3)
-    >>> sorted(saved["fitted"])
-    ['bias_', 'converged_', 'gradient_norm_', 'scale_', 'zero_loss_share_', 'zero_smoothing_']
-    >>> saved["fitted"]["scale_"] == model.scale_
-    True
+    >>> sorted(saved["fitted"])  # doctest: +NORMALIZE_WHITESPACE
+    ['bias_', 'converged_', 'gradient_norm_', 'n_fit_rows_', 'n_parameters_', 'scale_', 'zero_loss_share_',
+     'zero_smoothing_']
+    >>> saved["fitted"]["scale_"] == model.scale_, saved["fitted"]["n_parameters_"], saved["fitted"]["n_fit_rows_"]
+    (True, 1, 100)
     >>> folder.cleanup()
     """
     if Path(path).suffix.lower() != ".json":
@@ -431,12 +436,21 @@ def _build(document: object) -> SavedCalibrator:
         fitted = fitted | {"zero_smoothing_": 0.0, "zero_loss_share_": 0.0}
     if file_version < 3:
         fitted = fitted | _before_version_3(method, init, fields, fitted)
+    if file_version < 4:  # the size of the fit was not recorded: counted from the state below, rows unknown
+        fields = {name: field for name, field in fields.items() if name not in SIZE_FIELDS}
     _check_keys(set(fitted), set(fields), f"fitted attributes of {cls.__name__}")
     state = {name: _decode(fitted[name], field, f"fitted.{name}") for name, field in fields.items()}
+    size = {name: state.pop(name, 0) for name in SIZE_FIELDS}
     try:
         model._restore_fitted_state(state)
     except CalibInputError as exc:
         raise CalibInputError(f"fitted: {exc}") from exc
+    counted = model._n_parameters()
+    if file_version >= 4 and size["n_parameters_"] != counted:
+        raise CalibInputError(
+            f"fitted.n_parameters_ is {size['n_parameters_']}, but the fitted attributes hold {counted} parameters"
+        )
+    model.n_parameters_, model.n_fit_rows_ = counted, size["n_fit_rows_"]
     return SavedCalibrator(model, method, names, kind, document["calib_version"])
 
 
@@ -490,6 +504,10 @@ def _encode(value: object, field: FittedField, name: str) -> object:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (float, np.floating)):
             raise CalibInputError(f"{name} must be a float; got {value!r}")
         value = float(value)
+    elif field.kind == "int":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise CalibInputError(f"{name} must be an integer; got {value!r}")
+        value = int(value)
     elif field.kind == "bool":
         if not isinstance(value, (bool, np.bool_)):
             raise CalibInputError(f"{name} must be a boolean; got {value!r}")
@@ -511,6 +529,10 @@ def _decode(data: object, field: FittedField, name: str) -> object:
     """A fitted attribute from its JSON form, checked against its declared ``field``."""
     if field.kind == "float":
         value = _float_from_json(data, name)
+    elif field.kind == "int":
+        if isinstance(data, bool) or not isinstance(data, int) or not _INT64.min <= data <= _INT64.max:
+            raise CalibInputError(f"{name} must be a 64-bit integer; got {_short(data)}")
+        value = data
     elif field.kind == "bool":
         if not isinstance(data, bool):
             raise CalibInputError(f"{name} must be true or false; got {_short(data)}")
@@ -574,7 +596,7 @@ def _check_value(value: object, field: FittedField, name: str) -> None:
             raise CalibInputError(f"{name} has shape {list(value.shape)}, expected {_shape_text(field.shape)}")
     if field.kind in ("float", "array") and field.finite and not np.all(np.isfinite(value)):
         raise CalibInputError(f"{name} must be finite (no NaN or infinity)")
-    if field.kind in ("float", "array"):
+    if field.kind in ("float", "int", "array"):
         _check_range(np.asarray(value), field, name)
 
 

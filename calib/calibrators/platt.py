@@ -109,6 +109,10 @@ class PlattCalibrator(Calibrator):
         """The training objective on features [t, 1] (exposed for gradient checks)."""
         return LogisticObjective(np.column_stack([self._feature(logp), np.ones(logp.shape[0])]), targets)
 
+    def _n_parameters(self) -> int:
+        """The slope and the intercept."""
+        return 2
+
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         return binary_log_sigmoid(self.coef_ * self._feature(logp) + self.intercept_)
 

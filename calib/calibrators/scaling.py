@@ -136,6 +136,10 @@ class AffineCalibrator(Calibrator):
         self.scale_ = float(theta[0] / problem.spread)
         self.bias_ = np.concatenate([[0.0], theta[1:]]) if self.bias else np.zeros(k)
 
+    def _n_parameters(self) -> int:
+        """alpha, and with ``bias`` the K - 1 free entries of beta (beta_0 = 0)."""
+        return 1 + (self.n_classes_ - 1 if self.bias else 0)
+
     def _fitted_fields(self) -> dict[str, FittedField]:
         return {
             "scale_": FittedField("float", low=SAVED_SCALES[0], high=SAVED_SCALES[1]),

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from calib.calibrators.base import Calibrator
+from calib.calibrators.isotonic import distinct_levels
 from calib.validation import CalibInputError, Choice, check, check_positive_int
 
 if TYPE_CHECKING:
@@ -67,6 +68,10 @@ class MeanReplacement(Calibrator):
 
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
         self.confidence_ = float(np.mean(logp.argmax(axis=1) == labels))
+
+    def _n_parameters(self) -> int:
+        """a_hat."""
+        return 1
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         n, k = logp.shape
@@ -147,6 +152,10 @@ class _NetcalOneVsAll(Calibrator):
             if k == 2 or positive.any():
                 self.models_[j] = self._fit_binary(p[:, j], positive)
 
+    def _n_parameters(self) -> int:
+        """The sum over the fitted binary models of :meth:`_binary_parameters`."""
+        return sum(self._binary_parameters(model) for model in self.models_ if model is not None)
+
     def predict_unnormalized_proba(self, scores, *, kind: str) -> np.ndarray:
         """The per-class outputs c_j before row normalisation, shape (N, K); 0 for classes not fitted.
 
@@ -180,6 +189,9 @@ class _NetcalOneVsAll(Calibrator):
         pass
 
     def _fit_binary(self, p: np.ndarray, positive: np.ndarray):
+        raise NotImplementedError
+
+    def _binary_parameters(self, model) -> int:
         raise NotImplementedError
 
     def _predict_binary(self, model, p: np.ndarray) -> np.ndarray:
@@ -231,6 +243,10 @@ class OneVsAllHistogramBinning(_NetcalOneVsAll):
             values = np.where(counts > 0, hits / counts, midpoints)
         return _Histogram(edges, values, counts)
 
+    def _binary_parameters(self, model: _Histogram) -> int:
+        """One per bin that holds a calibration sample (the midpoints of empty bins are not fitted)."""
+        return int(np.count_nonzero(model.counts))
+
     def _predict_binary(self, model: _Histogram, p: np.ndarray) -> np.ndarray:
         ids = np.clip(np.digitize(p, model.edges, right=True) - 1, 0, model.values.size - 1)
         return model.values[ids]
@@ -251,6 +267,10 @@ class OneVsAllIsotonic(_NetcalOneVsAll):
 
         model = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
         return model.fit(p, positive.astype(np.float64))
+
+    def _binary_parameters(self, model: IsotonicRegression) -> int:
+        """One per constant piece of the fit, as :class:`calib.calibrators.isotonic.IsotonicCalibrator` counts them."""
+        return distinct_levels(model.y_thresholds_)
 
     def _predict_binary(self, model: IsotonicRegression, p: np.ndarray) -> np.ndarray:
         return model.predict(p)

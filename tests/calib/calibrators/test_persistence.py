@@ -127,7 +127,7 @@ def test_the_file_is_plain_json_with_sorted_keys_indent_1(tmp_path, case):
     text = path.read_bytes().decode("utf-8")
     document = _strict_json(text)
     assert text == json.dumps(document, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
-    assert document["format"] == "calib-calibrator" and document["format_version"] == 3
+    assert document["format"] == "calib-calibrator" and document["format_version"] == 4
     assert document["calib_version"] == version("calib-repro")
     assert document["method"] == method and document["class"] == type(model).__name__
     assert document["init"] == model.get_params(deep=False) and document["n_classes"] == k
@@ -143,6 +143,8 @@ def test_the_layout_of_a_dp_file(tmp_path):
         "bias_": {"data": [0.0, model.bias_[1]], "dtype": "float64", "shape": [2]},
         "converged_": True,
         "gradient_norm_": model.gradient_norm_,
+        "n_fit_rows_": 300,
+        "n_parameters_": 2,
         "scale_": model.scale_,
         "zero_loss_share_": 0.0,
         "zero_smoothing_": 0.0,
@@ -282,7 +284,7 @@ def _delete(*keys):
 EDITS = [
     ("another object", "dp", 3, lambda d: d.clear() or d.update({"0": 1}), "format is None"),
     ("format", "dp", 3, _set("format", "calib-model"), "format is 'calib-model'"),
-    ("newer version", "dp", 3, _set("format_version", 4), "upgrade calib"),
+    ("newer version", "dp", 3, _set("format_version", 5), "upgrade calib"),
     ("version as bool", "dp", 3, _set("format_version", True), "format_version is True"),
     ("version as float", "dp", 3, _set("format_version", 1.0), "format_version is 1.0"),
     ("extra key", "dp", 3, _set("comment", "hi"), "unexpected ['comment']"),

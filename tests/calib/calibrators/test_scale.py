@@ -155,10 +155,11 @@ def test_a_converged_fit_records_a_gradient_within_the_tolerance(make):
 
 
 def _as_version_2(document: dict) -> dict:
-    """A version 3 file as format version 2 wrote it: no gradient norm, no features_."""
+    """A version 4 file as format version 2 wrote it: no gradient norm, no features_, no size of the fit."""
     document = json.loads(json.dumps(document))
     document["format_version"] = 2
-    document["fitted"].pop("gradient_norm_")
+    for name in ("gradient_norm_", "n_parameters_", "n_fit_rows_"):
+        document["fitted"].pop(name)
     document["fitted"].pop("features_", None)
     return document
 

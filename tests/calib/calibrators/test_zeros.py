@@ -113,7 +113,7 @@ def test_a_version_1_model_file_is_read_without_smoothing(tmp_path):
     document = json.loads((tmp_path / "t.json").read_text())
     for key in ("class_names", "kind"):
         del document[key]
-    for key in ("zero_smoothing_", "zero_loss_share_"):
+    for key in ("zero_smoothing_", "zero_loss_share_", "n_parameters_", "n_fit_rows_"):
         del document["fitted"][key]
     document["format_version"] = 1
     (tmp_path / "v1.json").write_text(json.dumps(document))
