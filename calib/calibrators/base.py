@@ -49,6 +49,10 @@ from calib.validation import CalibInputError, CalibInputWarning, as_logprobs, ch
 # not an effective number: a penalty (ODIR, ``reg``) does not lower it.
 ROWS_PER_PARAMETER = 10
 
+# Each calibrator class's name on the command line (--method), filled in by calib.calibrators.registry, the
+# one declaration of those names (which imports this module; this one does not import it back).
+METHOD_NAMES: dict[type, str] = {}
+
 
 @dataclass(frozen=True)
 class FittedField:
@@ -269,13 +273,12 @@ def warn_if_many_parameters(model: Calibrator) -> None:
     of its ``n_fit_rows_`` rows, naming the calibrator and both numbers, and what has fewer parameters:
     temperature (1) and DP (K) scaling where they have fewer, the calibrator's own penalty or setting
     (``fewer_parameters``), or more rows. The command line's wording names ``--method``."""
-    from calib.calibrators.registry import CALIBRATORS  # the registry imports this module
-
     p, n, k = model.n_parameters_, model.n_fit_rows_, model.n_classes_
     if p is None or p * ROWS_PER_PARAMETER <= n:
         return
-    smallest = (("TemperatureScaling", "temperature", 1), ("AffineCalibrator", "dp", k))
-    fewer = [(cls, method, count) for cls, method, count in smallest if count < p]
+    methods = {cls.__name__: method for cls, method in METHOD_NAMES.items()}
+    smallest = (("TemperatureScaling", 1), ("AffineCalibrator", k))
+    fewer = [(cls, methods.get(cls, cls), count) for cls, count in smallest if count < p]
     python, command = [], []
     if fewer:
         what = "a calibrator with fewer parameters, "
@@ -289,8 +292,7 @@ def warn_if_many_parameters(model: Calibrator) -> None:
         f" fitted {_parameters(p)} on {n} calibration rows, more than one per {ROWS_PER_PARAMETER} rows (a rule of "
         "thumb), so it may fit noise in them; check it on held-out data, or use "
     )
-    methods = [method for method, cls in CALIBRATORS.items() if cls is type(model)]
-    named = f"--method {methods[0]}" if methods else type(model).__name__
+    named = f"--method {METHOD_NAMES[type(model)]}" if type(model) in METHOD_NAMES else type(model).__name__
     warnings.warn(
         CalibInputWarning(
             type(model).__name__ + size + "; or ".join([*python, more]),

@@ -8,7 +8,7 @@ itself.
 
 from __future__ import annotations
 
-from calib.calibrators.base import Calibrator
+from calib.calibrators.base import METHOD_NAMES, Calibrator
 from calib.calibrators.beta import BetaCalibrator
 from calib.calibrators.dirichlet import DirichletCalibrator, DirichletCalibratorCV
 from calib.calibrators.histogram import HistogramBinning
@@ -34,6 +34,9 @@ CALIBRATORS: dict[str, type[Calibrator]] = {
     "ova_isotonic": OneVsAllIsotonic,
     "mean_replacement": MeanReplacement,
 }
+
+for _name, _class in CALIBRATORS.items():  # the command-line names the base class's warnings use
+    METHOD_NAMES.setdefault(_class, _name)
 
 # The calibrators a model file may hold (calib.calibrators.persistence) and `calib calibrate --method` fits.
 SAVABLE = ("dp", "temperature", "vector", "matrix", "dirichlet", "beta", "isotonic", "histogram")
