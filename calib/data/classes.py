@@ -6,26 +6,28 @@ a table (a whole file, its chunks, a Dask partition, a DataFrame or Arrow table 
 Class columns. Columns named with ``class_columns`` (``--class-columns``) are the classes; patterns
 ("prob_*") and the default take *numbered* columns (one integer in every name, with the same text
 around it: ``c0, c1, c10``, ``prob_1 .. prob_K``, ``0.0, 1.0``) in the order of their numbers. By
-default every numeric column but the labels, ids and groups is a candidate, and two kinds of column
+default every numeric column but the labels, ids and groups is a candidate, and three kinds of column
 are left out, each named in a note: numeric columns outside the numbered family that the labels name
-(``fold`` beside ``p0, p1`` with labels 0 / 1), and, for text labels, numeric columns that no label
-names (``is_test`` beside ``cat, dog``); ``class_columns`` keeps them.
+(``fold`` beside ``p0, p1`` with labels 0 / 1), columns beside the ``true`` / ``false`` columns that
+boolean labels name, and, for text labels, numeric columns that no label names (``is_test`` beside
+``cat, dog``); ``class_columns`` keeps them.
 
 Labels. Text labels are class names (column names; ``true`` / ``false`` in any case for columns so
 named). Numeric labels and numbered columns: label v is the class whose column carries v; labels that
 are not among the numbers are refused with the fix (``label_values="index"`` or ``"1-based"``).
 Booleans (a Parquet or pandas bool column, or ``true`` / ``false`` that pandas parsed) are the words
-they stand for when the columns are so named, else the numbers 0 / 1. Numeric labels with other
-names are positions: label k is the k-th class column, and a note names each class's column.
-Categories are read as their values. ``label_values`` can always say explicitly: ``"index"``,
-``"names"``, ``"1-based"``, or a mapping from label to column.
+they stand for when the columns are so named, else the numbers 0 / 1; labels 0 / 1 name ``false`` /
+``true`` columns by meaning. Numeric labels with other names are positions: label k is the k-th class
+column, and a note names each class's column; positions that leave a column unreached (an id, a fold)
+are refused, unless ``class_columns`` named the columns. Categories are read as their values.
+``label_values`` can always say explicitly: ``"index"``, ``"names"``, ``"1-based"``, or a mapping from
+label to column.
 
 Class order. Once matched, classes are put in one order that depends on their names only, never on
 how the file orders its columns: by the numbers numbered columns carry, ``false`` before ``true``,
 else by name. For two classes the positive class comes second: the one ``positive_label`` names (as
 a column name, or as a label names a class), else the later in that order (as scikit-learn's
-``classes_[1]``). Only where nothing names it (``positive_label`` is a label that names no column, as
--1 / +1 against ``neg, pos``) is the positive class taken by position, with a note.
+``classes_[1]``); a ``positive_label`` that names no class is refused, never read as a position.
 
 pandas is imported inside the functions that read table columns: matching .npy / .npz inputs does not load it.
 """
@@ -430,7 +432,7 @@ def _positive_column(positive_label, names: list[str], distinct, codes, label_va
 
     if str(positive_label) in names:
         return names.index(str(positive_label))
-    if codes is not None and codes.dtype != bool:
+    if codes is not None:
         classes = set(codes[_equal_to(distinct, positive_label)].tolist())
         if len(classes) == 1:
             return classes.pop()
