@@ -148,6 +148,31 @@ def as_logprobs(scores, kind: str, name: str = "scores", *, overwrite: bool = Fa
     return log_softmax_rows(arr, overwrite=overwrite and arr.flags.writeable)
 
 
+def as_finite_logits(scores, name: str = "scores", *, overwrite: bool = False) -> np.ndarray:
+    """Return logits ``scores`` as they are, a float64 (N, K) matrix of finite reals, for the maps that act
+    on the logits themselves (Guo et al. (2017)'s vector and matrix scaling), where a -inf has no image.
+
+    ``overwrite``: a float64 array the caller no longer needs is returned itself, else a copy (callers
+    may work in the returned memory).
+
+    Examples
+    --------
+    >>> as_finite_logits([[0.0, 2.5]]).tolist()
+    [[0.0, 2.5]]
+    """
+    arr, _ = _checked(scores, "logits", name)
+    if np.isneginf(arr).any():
+        rows = np.flatnonzero(np.isneginf(arr).any(axis=1))[:5].tolist()
+        raise CalibInputError(
+            f"{name} holds -inf logits (first rows: {rows}), which a map of the logits themselves cannot take; "
+            "give finite logits, or say kind='logprobs' (log-softmax of the logits) to fit on log-posteriors",
+            cli_message=f"{name} holds -inf logits (first rows: {rows}), which a map of the logits themselves "
+            "cannot take; give finite logits, or give log-posteriors (--kind logprobs)",
+        )
+    owned = arr is not scores or (overwrite and arr.flags.writeable)  # a conversion made a new array
+    return arr if owned else np.array(arr, copy=True)
+
+
 def check_scores(scores, kind: str, name: str = "scores") -> None:
     """Refuse ``scores`` that :func:`as_logprobs` would refuse, with the same CalibInputError naming ``name``
     (e.g. the file they were read from), without computing the log-posteriors: O(N K) time, O(N) memory

@@ -2,7 +2,7 @@
 
 from calib.calibrators.base import Calibrator
 from calib.calibrators.beta import BetaCalibrator
-from calib.calibrators.dirichlet import DirichletCalibrator, DirichletCalibratorCV
+from calib.calibrators.dirichlet import DirichletCalibrator
 from calib.calibrators.folds import fold_ids
 from calib.calibrators.histogram import HistogramBinning
 from calib.calibrators.isotonic import IsotonicCalibrator
@@ -18,6 +18,7 @@ from calib.calibrators.protocols import (
     train_on_test,
 )
 from calib.calibrators.scaling import AffineCalibrator, TemperatureScaling
+from calib.calibrators.selection import choose_calibrator, compare_calibrators
 from calib.calibrators.trivial import (
     MeanReplacement,
     OneVsAllHistogramBinning,
@@ -30,7 +31,6 @@ __all__ = [
     "BetaCalibrator",
     "Calibrator",
     "DirichletCalibrator",
-    "DirichletCalibratorCV",
     "HistogramBinning",
     "IsotonicCalibrator",
     "MatrixScaling",
@@ -39,6 +39,8 @@ __all__ = [
     "TemperatureScaling",
     "VectorScaling",
     "calibrate",
+    "choose_calibrator",
+    "compare_calibrators",
     "cross_validate",
     "cross_validated_folds",
     "fold_ids",

@@ -2,7 +2,11 @@
 
 Inputs are posteriors of a named ``kind`` ("probs", "logprobs" or "logits"); outputs are
 normalized posteriors. Subclasses implement ``_fit(logp, labels)`` and ``_transform(logp)`` on
-validated float64 log-posteriors: a fresh array each time, which they own and may overwrite.
+validated float64 log-posteriors: a fresh array each time, which they own and may overwrite. A
+calibrator whose map acts on logits as given (Guo et al. (2017)'s vector and matrix scaling: logits
+z and z + c 1 have the same posteriors but not the same image) says so by ``fits_logits``; given
+``kind="logits"`` it receives the finite logits themselves in ``_fit_logits``, and once fitted that
+way (``_fitted_on_logits``) its ``_transform`` receives logits too and other kinds are refused.
 
 A calibrator that can be saved (:mod:`calib.calibrators.persistence`) declares what fitting
 produced in ``_fitted_fields``: the attributes, with the type, shape and range of each, that its
@@ -38,7 +42,14 @@ from calib.calibrators.zeros import (
     zero_loss_share,
     zero_smoothing,
 )
-from calib.validation import CalibInputError, CalibInputWarning, as_logprobs, check_inputs
+from calib.validation import (
+    CalibInputError,
+    CalibInputWarning,
+    as_finite_logits,
+    as_labels,
+    as_logprobs,
+    check_inputs,
+)
 
 # A fit with more than one parameter per ROWS_PER_PARAMETER calibration rows warns that the calibrator may
 # fit noise in its rows. Ten rows per parameter is a rule of thumb, the usual guide for logistic-type
@@ -89,7 +100,7 @@ SIZE_FIELDS = {
 }
 
 # True while a calibrator's fit runs: a calibrator fitted inside another's fit (OneVsRest's per-class
-# models, DirichletCalibratorCV's refit) records its size but leaves the warning to the outer fit.
+# models, a cross-validated penalty's fold fits) records its size but leaves the warning to the outer fit.
 _FITTING = contextvars.ContextVar("calib_calibrator_fitting", default=False)
 
 
@@ -164,13 +175,20 @@ class Calibrator:
         Sets ``n_parameters_`` (the parameters fitted; None for a calibrator that does not count them)
         and ``n_fit_rows_`` (N), and gives a :class:`calib.validation.CalibInputWarning` when
         ``n_parameters_`` exceeds N / :data:`ROWS_PER_PARAMETER`."""
-        logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
-        self._check_classes(logp)
-        self.n_classes_ = logp.shape[1]
+        if kind == "logits" and self.fits_logits():
+            x = as_finite_logits(scores, overwrite=overwrite)
+            y = as_labels(labels, x.shape[0], x.shape[1])
+        else:
+            x, y = check_inputs(scores, labels, kind, overwrite=overwrite)
+        self._check_classes(x)
+        self.n_classes_ = x.shape[1]
         outermost = not _FITTING.get()
         token = _FITTING.set(True)
         try:
-            self._fit_checked(logp, y)
+            if kind == "logits" and self.fits_logits():
+                self._fit_logits_checked(x, y)
+            else:
+                self._fit_checked(x, y)
         finally:
             _FITTING.reset(token)
         self.n_fit_rows_ = int(y.size)
@@ -199,6 +217,26 @@ class Calibrator:
                 self.zero_loss_share_, int(zero_on_true.sum()), y.size, self.zero_smoothing_, type(self).__name__
             )
 
+    def _fit_logits_checked(self, logits: np.ndarray, y: np.ndarray) -> None:
+        """``_fit_logits`` on validated finite logits (no zeros to treat: a logit is never -inf here)."""
+        if self.log_scale:
+            self.zero_smoothing_ = 0.0
+            self.zero_loss_share_ = 0.0
+        self._fit_logits(logits, y)
+
+    def fits_logits(self) -> bool:
+        """Whether ``fit`` given ``kind="logits"`` learns a map of the logits themselves (e.g. Guo et al.
+        (2017)'s vector and matrix scaling, whose maps are not functions of the posteriors alone) and
+        passes them to ``_fit_logits`` unnormalized; by default every calibrator maps the posteriors."""
+        return False
+
+    def _fit_logits(self, logits: np.ndarray, labels: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _fitted_on_logits(self) -> bool:
+        """Whether the fitted map acts on logits as given (so predictions need ``kind="logits"``)."""
+        return False
+
     def predict_log_proba(self, scores, *, kind: str, overwrite: bool = False) -> np.ndarray:
         """Calibrated log-posteriors, shape (N, K). ``overwrite``: as for :meth:`fit`."""
         return self._transform(self._fitted_input(scores, kind, overwrite=overwrite))
@@ -207,6 +245,21 @@ class Calibrator:
         """``scores`` as log-posteriors, after checking that the calibrator is fitted for their K."""
         if not hasattr(self, "n_classes_"):
             raise CalibInputError(f"{type(self).__name__} is not fitted yet: call fit(scores, labels, kind=...) first")
+        if self._fitted_on_logits():
+            if kind != "logits":
+                raise CalibInputError(
+                    f"{type(self).__name__} was fitted on logits as given, and its map acts on the logits themselves "
+                    f"(the same posteriors as other logits can calibrate differently); give it logits of the same "
+                    f"model with kind='logits', not kind={kind!r}",
+                    cli_message=f"this {type(self).__name__} was fitted on logits as given, and its map acts on the "
+                    f"logits themselves; give it logits of the same model (--kind logits), not {kind}",
+                )
+            logits = as_finite_logits(scores, overwrite=overwrite)
+            if logits.shape[1] != self.n_classes_:
+                raise CalibInputError(
+                    f"scores have {logits.shape[1]} classes but the calibrator was fitted on {self.n_classes_}"
+                )
+            return logits
         logp = as_logprobs(scores, kind, overwrite=overwrite)
         if logp.shape[1] != self.n_classes_:
             raise CalibInputError(

@@ -3,7 +3,7 @@
 A pickled model runs code as it is read, before anything can check what it is; a calibrator file
 holds only JSON values. It is one object (UTF-8, sorted keys, indent 1) with
 
-- ``format`` ("calib-calibrator"), ``format_version`` (4) and ``calib_version`` (the calib-repro
+- ``format`` ("calib-calibrator"), ``format_version`` (5) and ``calib_version`` (the calib-repro
   release that wrote it: a file from a newer release is read with a warning);
 - ``method``: the ``calib calibrate --method`` name, and ``class``: the class it stands for;
 - ``init``: the constructor parameters (``get_params()``): numbers, strings, booleans, null, lists;
@@ -28,7 +28,12 @@ uncentred log-posteriors, softmax(w ⊙ ln s + b), and is read as that (``featur
 hold ``features_`` themselves. Files of versions 1 to 3 predate the size of the fit: ``n_parameters_`` is
 counted from their fitted state, and ``n_fit_rows_`` is 0 (not recorded). A vector-scaling file without the
 ``last_class_reference`` parameter was written when the survey's definition (log-ratios to the last
-class) was the only one, and is read as such. A file larger than MAX_FILE_BYTES is
+class) was the only one, and is read as such. Files of versions 1 to 4 predate the maps of Guo et al. (2017) on
+logits as given (version 5): their vector scaling is read as the method its ``features_`` names
+("vector_clr", "dirichlet_diagonal" or "vector_log_ratios"), their matrix scaling (the survey's, on log-ratios to
+the last class, with a ridge ``reg`` toward the identity) as "matrix_log_ratios" with that ridge
+(``penalty="l2", normalized=False``), and their Dirichlet calibrator with the penalty it was fitted with (given,
+not cross-validated). A file larger than MAX_FILE_BYTES is
 refused before it is parsed.
 
 Floats are written as their ``repr`` (as :mod:`json` does), which reads back as the same float64,
@@ -56,12 +61,14 @@ from pathlib import Path
 import numpy as np
 
 from calib._internal.files import atomic_write
+from calib._internal.json_values import json_float
 from calib.calibrators.base import SIZE_FIELDS, Calibrator, FittedField
 from calib.calibrators.registry import CALIBRATORS, SAVABLE
+from calib.calibrators.registry import METHODS as METHOD_PARAMS
 from calib.validation import KINDS, CalibInputError, CalibInputWarning
 
 FORMAT = "calib-calibrator"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 # The largest model file read: a matrix or Dirichlet calibrator of 1500 classes (2.25 million floats)
 # takes about 50 MB. Parsing JSON takes about ten times a file's size in memory.
 MAX_FILE_BYTES = 64 * 2**20
@@ -75,6 +82,7 @@ _KEYS = {
     + ("n_classes",),
 }
 _KEYS[3] = _KEYS[4] = _KEYS[2]
+_KEYS[5] = (*_KEYS[2], "cross_validation")
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _DTYPES = {"float64": np.float64, "int64": np.int64}
 _INT64 = np.iinfo(np.int64)
@@ -94,6 +102,7 @@ class SavedCalibrator:
     class_names: tuple[str, ...] | None
     kind: str | None
     calib_version: str
+    cross_validation: dict | None = None
 
 
 def save_calibrator(
@@ -103,6 +112,7 @@ def save_calibrator(
     method: str,
     class_names: list[str] | tuple[str, ...] | None = None,
     kind: str | None = None,
+    cross_validation: dict | None = None,
 ) -> None:
     """Write a fitted calibrator to a JSON file that holds numbers only (see the module docstring).
 
@@ -132,6 +142,10 @@ def save_calibrator(
         matched to them by name (``calib calibrate --model``).
     kind : {"probs", "logprobs", "logits"}, optional
         What the training scores were, for the record.
+    cross_validation : dict, optional
+        The record of a cross-validated comparison of the calibrator with the raw scores and other
+        calibrators (:meth:`calib.calibrators.selection.Comparison.as_record`): plain JSON values, kept
+        as they are and shown by ``calib calibrate --model``.
 
     Returns
     -------
@@ -175,6 +189,9 @@ def save_calibrator(
     cls = METHODS[method]
     if type(model) is not cls:
         raise CalibInputError(f"model is a {type(model).__name__}, but method {method!r} saves a {cls.__name__}")
+    _check_method_params(method, model.get_params(deep=False), "model")
+    if cross_validation is not None and not _is_plain_record(cross_validation):
+        raise CalibInputError("cross_validation must be a JSON object of plain values (numbers, strings, lists)")
     if not hasattr(model, "n_classes_"):
         raise CalibInputError(f"model ({cls.__name__}) is not fitted yet: call fit(scores, labels, kind=...) first")
     names = _checked_class_names(class_names, model.n_classes_)
@@ -204,6 +221,7 @@ def save_calibrator(
         "class_names": None if names is None else list(names),
         "kind": kind,
         "fitted": fitted,
+        "cross_validation": cross_validation,
     }
     # allow_nan=False: the file stays plain JSON (non-finite values are strings by now).
     text = json.dumps(document, sort_keys=True, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
@@ -401,6 +419,9 @@ def _build(document: object) -> SavedCalibrator:
     if not isinstance(document["calib_version"], str):
         raise CalibInputError(f"calib_version must be a string; got {_short(document['calib_version'])}")
     method = document["method"]
+    if file_version < 5 and method in ("vector", "matrix", "dirichlet"):
+        document = _before_version_5(document)
+        method = document["method"]
     if not isinstance(method, str) or method not in METHODS:
         raise CalibInputError(f"unknown method {_short(method)}; known: {sorted(METHODS)}")
     cls = METHODS[method]
@@ -409,9 +430,11 @@ def _build(document: object) -> SavedCalibrator:
     init = document["init"]
     if not isinstance(init, dict):
         raise CalibInputError(f"init must be an object of {cls.__name__}'s parameters; got {_short(init)}")
-    if method == "vector" and "last_class_reference" not in init:  # written when the survey's was the only one
-        init = init | {"last_class_reference": True}
     _check_keys(set(init), set(cls().get_params(deep=False)), f"init keys ({cls.__name__}'s parameters)")
+    _check_method_params(method, init, "init")
+    record = document.get("cross_validation")
+    if record is not None and not _is_plain_record(record):
+        raise CalibInputError("cross_validation must be null or an object of plain values")
     for name, value in init.items():
         if not _is_plain(value):
             raise CalibInputError(f"init.{name} must be a number, string, boolean, null or a list; got {_short(value)}")
@@ -451,20 +474,69 @@ def _build(document: object) -> SavedCalibrator:
             f"fitted.n_parameters_ is {size['n_parameters_']}, but the fitted attributes hold {counted} parameters"
         )
     model.n_parameters_, model.n_fit_rows_ = counted, size["n_fit_rows_"]
-    return SavedCalibrator(model, method, names, kind, document["calib_version"])
+    return SavedCalibrator(model, method, names, kind, document["calib_version"], record)
 
 
 def _before_version_3(method: str, init: dict, fields: dict[str, FittedField], fitted: dict) -> dict[str, object]:
-    """The attributes a file of format version 1 or 2 lacks: no gradient norm was recorded (NaN), and
-    a vector-scaling file holds the survey's map or, without ``last_class_reference`` (the default
-    then), the map on the uncentred log-posteriors. Attributes the file holds are not replaced (a
-    version 2 file that holds them is refused as an unexpected key by the check that follows)."""
+    """The attribute a file of format version 1 or 2 lacks: no gradient norm was recorded (NaN). (Their
+    vector scaling's ``features_`` is :func:`_before_version_5`'s.) Attributes the file holds are not
+    replaced (a version 2 file that holds them is refused as an unexpected key by the check that follows)."""
     added: dict[str, object] = {}
     if "gradient_norm_" in fields and "gradient_norm_" not in fitted:
         added["gradient_norm_"] = "nan"
-    if method == "vector" and "features_" not in fitted:
-        added["features_"] = "last_class_ratios" if init.get("last_class_reference") is True else "log_posteriors"
     return added
+
+
+def _before_version_5(document: dict) -> dict:
+    """A file of format version 1 to 4 as version 5 writes the same map: its method named for its features,
+    the parameters of today's classes for the penalty it was fitted with, and the fitted attributes that
+    record the penalty. A file whose parts are not as those versions wrote them is returned unchanged, to be
+    refused by the checks that follow."""
+    init, fitted, method = document.get("init"), document.get("fitted"), document["method"]
+    if not isinstance(init, dict) or not isinstance(fitted, dict):
+        return document
+    if method == "vector":
+        reference = init.get("last_class_reference", True) is True  # absent: the survey's was the only one
+        features = fitted.get("features_")
+        if document.get("format_version") in (1, 2):
+            features = "last_class_ratios" if reference else "log_posteriors"
+            fitted = fitted | {"features_": features}
+        renamed = {
+            "clr": "vector_clr",
+            "log_posteriors": "dirichlet_diagonal",
+            "last_class_ratios": "vector_log_ratios",
+        }
+        if features not in renamed or set(init) - {"last_class_reference"}:
+            return document
+        return document | {"method": renamed[features], "init": {"features": features}, "fitted": fitted}
+    if method == "matrix":
+        if set(init) != {"reg"}:
+            return document
+        penalty = {"features": "last_class_ratios", "reg_lambda": init["reg"], "reg_mu": 0.0, "penalty": "l2"}
+        new_init = _default_init("matrix_log_ratios") | penalty | {"normalized": False}
+        record = {"features_": "last_class_ratios"} | _given_penalty(init["reg"], 0.0)
+        return document | {"method": "matrix_log_ratios", "init": new_init, "fitted": fitted | record}
+    if set(init) != {"reg_lambda", "reg_mu"}:
+        return document
+    new_init = _default_init("dirichlet") | init
+    record = {"features_": "log_posteriors"} | _given_penalty(init["reg_lambda"], fitted.get("reg_mu_"))
+    return document | {"init": new_init, "fitted": fitted | record}
+
+
+def _default_init(method: str) -> dict[str, object]:
+    """The constructor parameters of ``method`` as a file writes them (tuples as lists)."""
+    params = CALIBRATORS[method]().get_params(deep=False)
+    return {name: list(value) if isinstance(value, tuple) else value for name, value in params.items()}
+
+
+def _given_penalty(lam: object, mu: object) -> dict[str, object]:
+    """The fitted attributes of a penalty that was given, not cross-validated."""
+    return {
+        "reg_lambda_": lam,
+        "reg_mu_": mu,
+        "cv_grid_": {"data": [[lam, mu]], "dtype": "float64", "shape": [1, 2]},
+        "cv_losses_": {"data": ["nan"], "dtype": "float64", "shape": [1]},
+    }
 
 
 def _checked_class_names(names: object, k: int, what: str = "class_names") -> tuple[str, ...] | None:
@@ -485,13 +557,42 @@ def _check_keys(found: set[str], expected: set[str], what: str) -> None:
         raise CalibInputError(f"{what}: {', '.join(parts)}")
 
 
+def _check_method_params(method: str, params: dict, what: str) -> None:
+    """Refuse parameters that make the class another method than ``method``: the features its map acts on
+    (e.g. a VectorScaling with features="clr" saved as "vector", which names the map on logits as given).
+    Other parameters a method sets are defaults (the survey's matrix scaling is unpenalized by default)."""
+    cls, method_params = METHOD_PARAMS[method]
+    defaults = cls().get_params(deep=False)
+    if "features" not in defaults:
+        return
+    expected, given = method_params.get("features", defaults["features"]), params.get("features")
+    if given != expected:
+        others = [
+            m for m, (c, p) in METHOD_PARAMS.items() if c is cls and p.get("features", defaults["features"]) == given
+        ]
+        hint = f"; that is method {others[0]!r}" if others else ""
+        raise CalibInputError(
+            f"{what} has features={_short(given)}, but method {method!r} has features={expected!r}{hint}"
+        )
+
+
+def _is_plain_record(record: object) -> bool:
+    """Whether ``record`` is a dict of str keys whose values are plain (:func:`_is_plain`) or such dicts."""
+    if not isinstance(record, dict):
+        return False
+    return all(
+        isinstance(key, str) and (_is_plain_record(value) if isinstance(value, dict) else _is_plain(value))
+        for key, value in record.items()
+    )
+
+
 def _is_plain(value: object) -> bool:
     """Whether ``value`` is None, a bool, int, str or finite float, or a list of such (nested): a JSON
     value that reads back as itself. Iterative, so a deeply nested list cannot exhaust the stack."""
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, list):
+        if isinstance(item, list | tuple):  # a tuple is written as a list
             stack.extend(item)
         elif not (item is None or isinstance(item, (int, str)) or (isinstance(item, float) and math.isfinite(item))):
             return False  # (a bool is an int)
@@ -516,11 +617,11 @@ def _encode(value: object, field: FittedField, name: str) -> object:
         raise CalibInputError(f"{name} must be a numpy array; got {type(value).__name__}")
     _check_value(value, field, name)
     if field.kind == "float":
-        return _json_float(value)
+        return json_float(value)
     if field.kind == "array":
         data = value.tolist()  # Python floats and ints, which json writes exactly
         if value.dtype == np.float64 and not np.all(np.isfinite(value)):
-            data = _map_leaves(data, _json_float)
+            data = _map_leaves(data, json_float)
         return {"data": data, "dtype": field.dtype, "shape": list(value.shape)}
     return value
 
@@ -611,10 +712,6 @@ def _check_range(value: np.ndarray, field: FittedField, name: str) -> None:
         raise CalibInputError(f"{name} must lie in {bounds}; found {found:.6g}")
     if field.increasing and np.any(np.diff(value) < 0):
         raise CalibInputError(f"{name} must be non-decreasing")
-
-
-def _json_float(x: float) -> float | str:
-    return x if math.isfinite(x) else ("nan" if math.isnan(x) else ("inf" if x > 0 else "-inf"))
 
 
 def _float_from_json(data: object, name: str) -> float:

@@ -14,15 +14,26 @@ import numpy as np
 
 from calib.calibrators.base import Calibrator
 from calib.calibrators.folds import fold_ids
-from calib.validation import CalibInputError, check_inputs
+from calib.validation import CalibInputError, as_finite_logits, as_labels, check_inputs
 
 PROTOCOLS = ("tt", "xv")
 
 
+def model_input(calibrator: Calibrator, scores, labels, kind: str, *, overwrite: bool = False):
+    """(x, labels, x_kind): the scores as ``calibrator`` fits them, once validated for every fold: logits as given
+    (``x_kind`` "logits") for a calibrator that maps the logits themselves (:meth:`Calibrator.fits_logits`),
+    else log-posteriors ("logprobs")."""
+    if kind == "logits" and calibrator.fits_logits():
+        x = as_finite_logits(scores, overwrite=overwrite)
+        return x, as_labels(labels, x.shape[0], x.shape[1]), "logits"
+    logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
+    return logp, y, "logprobs"
+
+
 def train_on_test(calibrator: Calibrator, scores, labels, *, kind: str) -> np.ndarray:
     """tt: fit on (scores, labels) and return the calibrated log-posteriors of the same scores."""
-    logp, y = check_inputs(scores, labels, kind)
-    return calibrator.clone().fit(logp, y, kind="logprobs").predict_log_proba(logp, kind="logprobs")
+    x, y, x_kind = model_input(calibrator, scores, labels, kind)
+    return calibrator.clone().fit(x, y, kind=x_kind).predict_log_proba(x, kind=x_kind)
 
 
 def held_out(calibrator: Calibrator, train_scores, train_labels, test_scores, *, kind: str) -> np.ndarray:
@@ -84,7 +95,7 @@ def cross_validated_folds(
     caller no longer needs, validated in its own memory. Each fold's training and test rows are fresh
     copies that the model validates and works on in place.
     """
-    logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
+    x, y, x_kind = model_input(calibrator, scores, labels, kind, overwrite=overwrite)
     if folds is None:
         folds = fold_ids(y, n_folds=n_folds, seed=seed, groups=groups, stratified=stratified)
     else:
@@ -94,9 +105,9 @@ def cross_validated_folds(
     for fold in np.unique(folds):
         test = folds == fold
         train = ~test
-        model = calibrator.clone().fit(logp[train], y[train], kind="logprobs", overwrite=True)
+        model = calibrator.clone().fit(x[train], y[train], kind=x_kind, overwrite=True)
         del train
-        yield test, model.predict_log_proba(logp[test], kind="logprobs", overwrite=True)
+        yield test, model.predict_log_proba(x[test], kind=x_kind, overwrite=True)
 
 
 def calibrate(

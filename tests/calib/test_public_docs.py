@@ -207,5 +207,5 @@ def test_an_incomplete_docstring_is_reported(docstring, is_class, parameters, pr
 def test_parameters_are_read_from_the_signature():
     assert signature_names(calib.bootstrap)[:2] == ["statistic", "*arrays"]
     assert signature_names(calib.load_posteriors)[-1] == "**options"
-    assert signature_names(calib.MatrixScaling) == ["reg"]
-    assert signature_names(calib.VectorScaling) == ["last_class_reference"]
+    assert signature_names(calib.MatrixScaling)[:4] == ["features", "reg_lambda", "reg_mu", "penalty"]
+    assert signature_names(calib.VectorScaling) == ["features"]

@@ -639,7 +639,7 @@ CALIBRATORS = [  # (name, constructor, K of its base data, options)
     *((name, getattr(cal, name), 3, {}) for name in ("AffineCalibrator", "TemperatureScaling", "VectorScaling")),
     *((name, getattr(cal, name), 3, {}) for name in ("MatrixScaling", "DirichletCalibrator", "MeanReplacement")),
     *((name, getattr(cal, name), 2, {}) for name in ("BetaCalibrator", "IsotonicCalibrator", "PlattCalibrator")),
-    ("DirichletCalibratorCV", partial(cal.DirichletCalibratorCV, lambdas=(0.01, 1.0), n_folds=3), 3, {}),
+    ("DirichletCalibrator(cv)", partial(cal.DirichletCalibrator, lambdas=(0.01, 1.0), n_folds=3), 3, {}),
     ("OneVsAllHistogramBinning", cal.OneVsAllHistogramBinning, 3, opt("n_bins")),
     ("OneVsAllIsotonic", cal.OneVsAllIsotonic, 3, {}),
     ("OneVsRest(IsotonicCalibrator)", partial(cal.OneVsRest, cal.IsotonicCalibrator()), 3, {}),

@@ -14,7 +14,6 @@ from calib.calibrators import (
     AffineCalibrator,
     BetaCalibrator,
     DirichletCalibrator,
-    DirichletCalibratorCV,
     HistogramBinning,
     IsotonicCalibrator,
     MatrixScaling,
@@ -55,18 +54,27 @@ def test_the_scaling_calibrators_count_the_free_parameters_of_their_maps(k):
     expected = {
         TemperatureScaling(): 1,
         AffineCalibrator(): k,  # alpha and K - 1 biases
-        VectorScaling(): 2 * k - 1,
-        VectorScaling(last_class_reference=True): 2 * (k - 1),
-        MatrixScaling(): k * k - 1,
+        VectorScaling(): 2 * k - 1,  # on the logits as given
+        VectorScaling(features="clr"): 2 * k - 1,
+        VectorScaling(features="last_class_ratios"): 2 * (k - 1),
+        MatrixScaling(): k * k + k,  # on the logits as given
+        MatrixScaling(features="last_class_ratios", reg_lambda=0): k * k - 1,
         DirichletCalibrator(): k * k + k,
+        DirichletCalibrator(reference_row=True, normalized=False): k * k - 1,  # dirichletcal's form: last row 0
         MeanReplacement(): 1,
     }
     logp = scores - np.logaddexp.reduce(scores, axis=1, keepdims=True)
     for model, count in expected.items():
         model, _ = _fit_quietly(model, scores, labels)
         assert (model.n_parameters_, model.n_fit_rows_) == (count, 400), model
-        if hasattr(model, "_objective"):  # the softmax maps: the length of the optimizer's parameter vector
-            assert model._objective(logp, labels).start().size == count, model
+        if isinstance(model, VectorScaling):  # the softmax maps: the length of the optimizer's parameter vector
+            assert model._objective(scores if model.features_ == "logits" else logp, labels).start().size == count
+        elif hasattr(model, "_objective"):
+            feats = model._features(scores if model.features_ == "logits" else logp, model.features_)
+            if model.features_ == "last_class_ratios":  # z_K = 0 is left out of the fit
+                feats = feats[:, :-1]
+            problem = model._objective(feats, labels, model.reg_lambda_, model.reg_mu_)
+            assert problem.start().size == count, model
 
 
 def test_the_binary_calibrators_count_their_parameters_bins_and_pieces():
@@ -96,9 +104,10 @@ def test_nested_fits_count_inside_and_warn_once_outside():
     inner = [m.n_parameters_ for m in model.estimators_]
     assert model.n_parameters_ == sum(inner) > 6 and all(m.n_fit_rows_ == 60 for m in model.estimators_)
     assert len(size_notes) == 1 and str(size_notes[0].message).startswith("OneVsRest fitted")
-    cv, size_notes = _fit_quietly(DirichletCalibratorCV(lambdas=(0.01, 1.0), n_folds=3), scores, labels)
-    assert cv.n_parameters_ == cv.calibrator_.n_parameters_ == 20
-    assert len(size_notes) == 1 and str(size_notes[0].message).startswith("DirichletCalibratorCV fitted 20 parameters")
+    # the cross-validation's fold fits (2 x 3 of them) count inside, and only the refit on all rows warns
+    cv, size_notes = _fit_quietly(DirichletCalibrator(lambdas=(0.01, 1.0), n_folds=3, patience=None), scores, labels)
+    assert cv.n_parameters_ == 20 and np.isfinite(cv.cv_losses_).all() and cv.cv_losses_.size == 2
+    assert len(size_notes) == 1 and str(size_notes[0].message).startswith("DirichletCalibrator fitted 20 parameters")
     assert OneVsAllHistogramBinning(n_bins=5).fit(scores, labels, kind="logits").n_parameters_ <= 4 * 5
 
 
@@ -112,7 +121,7 @@ def test_the_warning_comes_past_one_parameter_per_ten_rows_and_names_what_has_fe
     message, cli = str(note.message), note.message.cli_message
     assert message.startswith("DirichletCalibrator fitted 12 parameters on 119 calibration rows, more than one per 10")
     assert "TemperatureScaling (1 parameter) or AffineCalibrator (3 parameters)" in message
-    assert "DirichletCalibrator(reg_lambda=..., reg_mu=...)" in message and "more calibration rows" in message
+    assert "a larger penalty (reg_lambda=..., or reg_lambda='cv'" in message and "more calibration rows" in message
     assert cli.startswith("--method dirichlet fitted 12 parameters on 119 calibration rows")
     assert "--method temperature (1 parameter) or --method dp (3 parameters)" in cli
     assert note.filename == __file__  # said at the caller's fit
@@ -143,7 +152,7 @@ def test_a_saved_model_records_the_size_of_its_fit(tmp_path):
     path = tmp_path / "model.json"
     save_calibrator(model, path, method="dirichlet")
     document = json.loads(path.read_text(encoding="utf-8"))
-    assert document["format_version"] == 4
+    assert document["format_version"] == 5
     assert (document["fitted"]["n_parameters_"], document["fitted"]["n_fit_rows_"]) == (20, 150)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # loading does not refit, so it does not warn again
@@ -153,6 +162,11 @@ def test_a_saved_model_records_the_size_of_its_fit(tmp_path):
     old = json.loads(json.dumps(document))
     old["format_version"] = 3
     del old["fitted"]["n_parameters_"], old["fitted"]["n_fit_rows_"]
+    # ... and the Dirichlet calibrator of those versions: a given penalty, no record of its choice
+    del old["cross_validation"]
+    old["init"] = {"reg_lambda": model.reg_lambda_, "reg_mu": model.reg_mu_}
+    for name in ("features_", "reg_lambda_", "cv_grid_", "cv_losses_"):
+        del old["fitted"][name]
     (tmp_path / "v3.json").write_text(json.dumps(old), encoding="utf-8")
     loaded, _ = load_calibrator(tmp_path / "v3.json")
     assert (loaded.n_parameters_, loaded.n_fit_rows_) == (20, 0)

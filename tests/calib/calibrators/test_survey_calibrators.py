@@ -19,7 +19,6 @@ from calib.calibrators import (
     AffineCalibrator,
     BetaCalibrator,
     DirichletCalibrator,
-    DirichletCalibratorCV,
     HistogramBinning,
     IsotonicCalibrator,
     MatrixScaling,
@@ -27,11 +26,10 @@ from calib.calibrators import (
     PlattCalibrator,
     TemperatureScaling,
     VectorScaling,
-    fold_ids,
 )
-from calib.calibrators.matrix_scaling import WhitenedWeights
 from calib.calibrators.platt import platt_targets, softplus_pair
 from calib.calibrators.scaling import _AffineObjective
+from calib.calibrators.softmax_regression import WhitenedWeights
 from calib.validation import CalibInputError
 
 # Minimizers compared with other points of their family: exact in theory, float rounding of a
@@ -238,7 +236,16 @@ def _distorted(n=20_000, seed=5):
     return true, log_softmax(true @ _A.T + _C, axis=1), y
 
 
-@pytest.mark.parametrize("calibrator", [MatrixScaling(), DirichletCalibrator()], ids=["matrix", "dirichlet"])
+@pytest.mark.parametrize(
+    "calibrator",
+    [
+        MatrixScaling(features="last_class_ratios", reg_lambda=0),
+        MatrixScaling(reg_lambda=0),  # on the log-posteriors of logprobs: Dirichlet calibration
+        DirichletCalibrator(reg_lambda=0),
+        DirichletCalibrator(reg_lambda=0, reference_row=True),
+    ],
+    ids=["matrix survey", "matrix", "dirichlet", "dirichlet reference row"],
+)
 def test_matrix_scaling_and_dirichlet_undo_a_known_linear_distortion(calibrator):
     true, scores, y = _distorted()
     model = clone(calibrator).fit(scores, y, kind="logprobs")
@@ -254,7 +261,7 @@ def test_matrix_scaling_and_dirichlet_undo_a_known_linear_distortion(calibrator)
 
 def test_dirichlet_recovers_the_inverse_distortion_matrix():
     _, scores, y = _distorted()
-    model = DirichletCalibrator().fit(scores, y, kind="logprobs")
+    model = DirichletCalibrator(reg_lambda=0).fit(scores, y, kind="logprobs")
     # Identified up to W + 1 v^T: compare the differences of rows to the reference row.
     w_true = np.linalg.inv(_A)
     np.testing.assert_allclose(model.coef_ - model.coef_[-1], w_true - w_true[-1], atol=0.05)
@@ -277,7 +284,7 @@ def test_dirichlet_objective_is_cross_entropy_plus_odir_penalty():
     rng = np.random.default_rng(6)
     w, b = rng.normal(size=(3, 3)), rng.normal(size=3)
     lam, mu = 0.7, 0.2
-    problem = DirichletCalibrator()._objective(scores, y, lam, mu)
+    problem = _dirichlet(3)._objective(scores, y, lam, mu)
     by_hand = _ce(log_softmax(scores @ w.T + b, axis=1), y)
     by_hand += lam / 6 * np.sum(w[~np.eye(3, dtype=bool)] ** 2) + mu / 3 * np.sum(b**2)
     assert problem.loss_grad(np.concatenate([w.ravel(), b]))[0] == pytest.approx(by_hand, rel=1e-12)
@@ -286,45 +293,63 @@ def test_dirichlet_objective_is_cross_entropy_plus_odir_penalty():
     assert model.reg_mu_ == 0.3
 
 
-def test_identity_start_reproduces_the_input():
+def _dirichlet(k: int, **params) -> DirichletCalibrator:
+    """A DirichletCalibrator set for K classes, whose ``_objective`` (exposed for such checks) can be built."""
+    model = DirichletCalibrator(**params)
+    model.n_classes_ = k
+    return model
+
+
+def _problem(model, x: np.ndarray, y: np.ndarray, lam: float = 0.0, mu: float = 0.0):
+    """The objective ``model`` minimizes on log-posteriors ``x`` for its form (``features``), with (lam, mu) for
+    the penalized maps."""
+    k = x.shape[1]
+    if isinstance(model, VectorScaling):
+        model = clone(model)
+        model.features_ = "log_posteriors" if model.features == "logits" else model.features
+        return model._objective(x, y)
+    model = clone(model)
+    model.n_classes_ = k
+    features = model._features_fitted(on_logits=False)
+    feats = model._features(x, features)
+    return model._objective(feats[:, :-1] if features == "last_class_ratios" else feats, y, lam, mu)
+
+
+FORMS = {
+    "vector": VectorScaling(),
+    "vector clr": VectorScaling(features="clr"),
+    "vector survey": VectorScaling(features="last_class_ratios"),
+    "matrix survey": MatrixScaling(features="last_class_ratios"),
+    "dirichlet": DirichletCalibrator(),
+    "dirichlet reference row": DirichletCalibrator(reference_row=True),
+}
+
+
+@pytest.mark.parametrize("name", list(FORMS))
+def test_identity_start_reproduces_the_input(name):
     _, scores, y = _distorted(300)
-    for model in (VectorScaling(), MatrixScaling(), DirichletCalibrator()):
-        problem = model._objective(scores, y)
-        assert problem.loss_grad(problem.start())[0] == pytest.approx(_ce(scores, y), rel=1e-12)
+    problem = _problem(FORMS[name], scores, y)
+    assert problem.loss_grad(problem.start())[0] == pytest.approx(_ce(scores, y), rel=1e-12)
 
 
-def test_dirichlet_cv_scores_match_a_manual_cross_validation():
-    true, scores, y = _distorted(3000, seed=7)
-    lambdas = (1e-3, 1e2)
-    model = DirichletCalibratorCV(lambdas=lambdas, n_folds=3, seed=1).fit(scores, y, kind="logprobs")
-    folds = fold_ids(y, n_folds=3, seed=1)
-    for lam in lambdas:
-        held = np.empty_like(scores)
-        for f in range(3):
-            test = folds == f
-            fit = DirichletCalibrator(reg_lambda=lam).fit(scores[~test], y[~test], kind="logprobs")
-            held[test] = fit.predict_log_proba(scores[test], kind="logprobs")
-        assert model.cv_scores_[(lam, lam)] == pytest.approx(_ce(held, y), abs=1e-7)
-    # The data need the off-diagonal terms, so the weak penalty wins; the refit is the plain fit.
-    assert (model.reg_lambda_, model.reg_mu_) == (1e-3, 1e-3)
-    refit = DirichletCalibrator(reg_lambda=1e-3).fit(scores, y, kind="logprobs")
-    np.testing.assert_allclose(
-        model.predict_proba(scores, kind="logprobs"), refit.predict_proba(scores, kind="logprobs"), atol=1e-9
-    )
+# (The cross-validation of the penalty is checked against a manual one in test_many_classes.py.)
 
 
 def test_dirichlet_cv_full_grid_over_lambda_and_mu():
     _, scores, y = _distorted(1500, seed=8)
-    model = DirichletCalibratorCV(lambdas=(0.01, 1.0), mus=(0.0, 10.0), n_folds=3).fit(scores, y, kind="logprobs")
-    assert set(model.cv_scores_) == {(0.01, 0.0), (0.01, 10.0), (1.0, 0.0), (1.0, 10.0)}
-    best = min(model.cv_scores_, key=model.cv_scores_.get)
-    assert (model.reg_lambda_, model.reg_mu_) == best
+    model = DirichletCalibrator(lambdas=(0.01, 1.0), mus=(0.0, 10.0), n_folds=3, patience=None)
+    model.fit(scores, y, kind="logprobs")
+    assert model.cv_grid_.tolist() == [[0.01, 0.0], [0.01, 10.0], [1.0, 0.0], [1.0, 10.0]]
+    assert model.cv_losses_.shape == (4,) and np.isfinite(model.cv_losses_).all()
+    best = model.cv_grid_[np.argmin(model.cv_losses_)]
+    assert (model.reg_lambda_, model.reg_mu_) == tuple(best)
 
 
 def test_the_surveys_vector_scaling_with_two_classes_is_platt_scaling():
     t, y = _platt_data(5000, seed=9)
     x = _binary_from_log_odds(t)
-    vector = VectorScaling(last_class_reference=True).fit(x, y, kind="logprobs").predict_proba(x, kind="logprobs")
+    survey = VectorScaling(features="last_class_ratios")
+    vector = survey.fit(x, y, kind="logprobs").predict_proba(x, kind="logprobs")
     platt = PlattCalibrator().fit(x, y, kind="logprobs").predict_proba(x, kind="logprobs")
     affine = AffineCalibrator().fit(x, y, kind="logprobs").predict_proba(x, kind="logprobs")
     np.testing.assert_allclose(vector, platt, atol=1e-8)
@@ -340,7 +365,7 @@ def test_vector_scaling_recovers_per_class_scales_and_biases():
     d, e = np.array([2.0, 0.5, 1.0]), np.array([0.4, -0.3, 0.0])
     z = true - true[:, -1:]
     scores = log_softmax(d * z + e, axis=1)
-    model = VectorScaling(last_class_reference=True).fit(scores, y, kind="logprobs")
+    model = VectorScaling(features="last_class_ratios").fit(scores, y, kind="logprobs")
     problem = model._objective(scores, y)
     theta_true = np.concatenate([1 / d[:2], -e[:2] / d[:2]])
     se = np.sqrt(np.diag(np.linalg.inv(problem.hessian(theta_true))) / y.size)
@@ -356,17 +381,25 @@ def test_vector_scaling_with_two_classes_is_platt_scaling_on_the_log_odds():
     # Platt scaling on t (Platt (2000)), however the scores were distorted.
     t, y = _platt_data(5000, seed=9)
     x = _binary_from_log_odds(0.6 * t + 0.3 * np.abs(t))
-    model = VectorScaling().fit(x, y, kind="logprobs")
+    model = VectorScaling(features="clr").fit(x, y, kind="logprobs")
     platt = PlattCalibrator().fit(x, y, kind="logprobs").predict_proba(x, kind="logprobs")
     assert model.converged_ and model.features_ == "clr"
     np.testing.assert_allclose(model.predict_proba(x, kind="logprobs"), platt, atol=1e-8)
 
 
-def test_vector_scaling_does_not_depend_on_the_order_of_the_classes():
+def test_vector_scaling_and_dirichlet_do_not_depend_on_the_order_of_the_classes():
+    # ... but for the forms with a reference class: the survey's log-ratios to the last class, and ODIR on W with
+    # its last row fixed at 0 (dirichletcal's default), whose penalty measures every row relative to that one.
     _, scores, y = _distorted(3000)
     order = np.array([2, 0, 1])
     position = np.argsort(order)  # class k of the scores is column position[k] of the reordered scores
-    for model, invariant in ((VectorScaling(), True), (VectorScaling(last_class_reference=True), False)):
+    for model, invariant in (
+        (VectorScaling(), True),
+        (VectorScaling(features="clr"), True),
+        (VectorScaling(features="last_class_ratios"), False),
+        (DirichletCalibrator(reg_lambda=3.0), True),
+        (DirichletCalibrator(reg_lambda=3.0, reference_row=True, normalized=False), False),
+    ):
         direct = clone(model).fit(scores, y, kind="logprobs").predict_proba(scores, kind="logprobs")
         reordered = clone(model).fit(scores[:, order], position[y], kind="logprobs")
         moved = reordered.predict_proba(scores[:, order], kind="logprobs")[:, position]
@@ -376,8 +409,9 @@ def test_vector_scaling_does_not_depend_on_the_order_of_the_classes():
 def test_matrix_scaling_ridge_pulls_toward_identity():
     _, scores, y = _distorted(3000)
     dist = []
-    for reg in (0.0, 0.1, 1e4):
-        coef = MatrixScaling(reg=reg).fit(scores, y, kind="logprobs").coef_
+    for reg in (0.0, 0.1, 1e4):  # the survey's matrix scaling with a ridge reg * ||W - I||^2 (format version 4's reg)
+        model = MatrixScaling(features="last_class_ratios", reg_lambda=reg, reg_mu=0.0, penalty="l2", normalized=False)
+        coef = model.fit(scores, y, kind="logprobs").coef_
         dist.append(np.sum((coef[:, :2] - np.eye(3)[:, :2]) ** 2))
     assert dist[0] >= dist[1] >= dist[2]
     assert dist[2] < 1e-4
@@ -494,9 +528,13 @@ def _objectives():
         "beta-abm": BetaCalibrator("abm")._objective(x2, y.astype(float)),
         "beta-ab": BetaCalibrator("ab")._objective(x2, y.astype(float)),
         "beta-am": BetaCalibrator("am")._objective(x2, y.astype(float)),
-        "vector": VectorScaling()._objective(x3, y3),
-        "matrix": MatrixScaling()._objective(x3, y3, 0.3),
-        "dirichlet": DirichletCalibrator()._objective(x3, y3, 0.5, 0.2),
+        "vector": _problem(VectorScaling(), x3, y3),
+        "vector clr": _problem(VectorScaling(features="clr"), x3, y3),
+        "vector survey": _problem(VectorScaling(features="last_class_ratios"), x3, y3),
+        "matrix": _problem(MatrixScaling(features="last_class_ratios", penalty="l2", normalized=False), x3, y3, 0.3),
+        "matrix l2": _problem(MatrixScaling(penalty="l2"), x3, y3, 0.3, 0.1),
+        "dirichlet": _problem(DirichletCalibrator(), x3, y3, 0.5, 0.2),
+        "dirichlet reference row": _problem(DirichletCalibrator(reference_row=True), x3, y3, 0.5, 0.2),
     }
 
 
@@ -547,13 +585,24 @@ def test_affine_derivatives_match_the_direct_loss_and_finite_differences(bias, p
             assert np.linalg.norm(hess - numeric_hess) < 1e-5 * np.linalg.norm(hess)
 
 
-@pytest.mark.parametrize("make", [lambda: DirichletCalibrator(reg_lambda=0.1), MatrixScaling, VectorScaling])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: DirichletCalibrator(reg_lambda=0.1),  # penalized: RowCurvature's coordinates
+        lambda: DirichletCalibrator(reg_lambda=0.1, reference_row=True, normalized=False),
+        lambda: MatrixScaling(features="last_class_ratios", reg_lambda=0),  # unpenalized: WhitenedWeights'
+        lambda: VectorScaling(features="clr"),
+        VectorScaling,
+    ],
+    ids=["odir", "odir reference row", "matrix survey", "vector clr", "dirichlet diagonal"],
+)
 def test_lbfgs_path_for_many_parameters_agrees_with_newton(monkeypatch, make):
-    import calib.calibrators.matrix_scaling as ms
+    import calib.calibrators.softmax_regression as ms
 
     _, scores, y = _distorted(2000, seed=20)
     newton = make().fit(scores, y, kind="logprobs")
-    monkeypatch.setattr(ms, "NEWTON_MAX_PARAMS", 0)  # force scipy's L-BFGS-B (whitened for a full W)
+    # force scipy's L-BFGS-B (in preconditioned coordinates for a full W)
+    monkeypatch.setattr(ms, "NEWTON_MAX_PARAMS", 0)
     lbfgs = make().fit(scores, y, kind="logprobs")
     assert lbfgs.converged_
     np.testing.assert_allclose(
@@ -590,14 +639,22 @@ def test_binary_only_calibrators_reject_three_classes():
     [
         (BetaCalibrator("abc"), r"parameters must be one of abm, ab, am; got 'abc'"),
         (PlattCalibrator(smooth_targets="yes"), "smooth_targets must be True or False"),
-        (MatrixScaling(reg=-1.0), "reg must be a finite number >= 0"),
+        (MatrixScaling(reg_lambda=-1.0), "reg_lambda must be a finite number >= 0"),
+        (MatrixScaling(reg_lambda="CV"), "reg_lambda must be a finite number >= 0"),
+        (MatrixScaling(penalty="ridge"), "penalty must be one of"),
+        (MatrixScaling(features="clr"), "features must be 'logits' or 'last_class_ratios'"),
+        (VectorScaling(features="centred"), "features must be one of"),
+        (DirichletCalibrator(reference_row="yes"), "reference_row must be True or False"),
+        (DirichletCalibrator(normalized=1), "normalized must be True or False"),
+        (DirichletCalibrator(patience=0), "patience must be an integer >= 1"),
         (DirichletCalibrator(reg_lambda=-0.1), "reg_lambda must be a finite number >= 0"),
         (DirichletCalibrator(reg_lambda=float("nan")), "reg_lambda must be a finite number >= 0"),
-        (DirichletCalibrator(reg_mu=-2), "reg_mu must be a finite number >= 0"),
-        (DirichletCalibratorCV(lambdas=()), "lambdas must be a non-empty sequence"),
-        (DirichletCalibratorCV(lambdas=(1.0, -1.0)), "lambdas must be a non-empty sequence"),
-        (DirichletCalibratorCV(mus=("x",)), "mus must be a non-empty sequence"),
-        (DirichletCalibratorCV(n_folds=1), "n_folds must be an integer >= 2"),
+        (DirichletCalibrator(reg_lambda=0.0, reg_mu=-2), "reg_mu must be a finite number >= 0"),
+        (DirichletCalibrator(reg_mu=-2), "reg_mu must be a finite number >= 0"),  # with lambda by cross-validation
+        (DirichletCalibrator(lambdas=()), "lambdas must be a non-empty sequence"),
+        (DirichletCalibrator(lambdas=(1.0, -1.0)), "lambdas must be a non-empty sequence"),
+        (DirichletCalibrator(mus=("x",)), "mus must be a non-empty sequence"),
+        (DirichletCalibrator(n_folds=1), "n_folds must be an integer >= 2"),
         (OneVsRest("isotonic"), "calibrator must be a calib Calibrator instance"),
     ],
 )
@@ -612,9 +669,12 @@ def test_clone_keeps_parameters():
         PlattCalibrator(smooth_targets=True),
         BetaCalibrator("am"),
         VectorScaling(),
-        MatrixScaling(reg=0.5),
+        VectorScaling(features="clr"),
+        MatrixScaling(reg_lambda=0.5, penalty="l2"),
+        MatrixScaling(features="last_class_ratios", reg_lambda=0),
         DirichletCalibrator(reg_lambda=0.1, reg_mu=0.2),
-        DirichletCalibratorCV(lambdas=(0.1, 1.0), mus=(0.5,), n_folds=3, seed=4),
+        DirichletCalibrator(lambdas=(0.1, 1.0), mus=(0.5,), n_folds=3, seed=4, patience=None),
+        DirichletCalibrator(reference_row=True, normalized=False),
         OneVsRest(BetaCalibrator("ab")),
     ):
         copy = clone(model)
@@ -629,7 +689,13 @@ def test_exact_zero_posteriors_keep_fits_finite():
     p[:50, 0] = 0.0
     p[:50] /= p[:50].sum(axis=1, keepdims=True)
     y = _draw_labels(rng, p)
-    for model in (VectorScaling(), MatrixScaling(), DirichletCalibrator(reg_lambda=0.01)):
+    for model in (
+        VectorScaling(),
+        VectorScaling(features="clr"),
+        MatrixScaling(),
+        MatrixScaling(features="last_class_ratios", reg_lambda=0),
+        DirichletCalibrator(reg_lambda=0.01),
+    ):
         out = model.fit(p, y, kind="probs").predict_log_proba(p, kind="probs")
         assert np.all(np.isfinite(out)) and np.all(np.isfinite(model.coef_))
     pb = np.column_stack([p[:, 0], 1 - p[:, 0]])

@@ -1,0 +1,266 @@
+"""The full linear softmax maps, softmax(W x + b), with a quadratic penalty whose weight is given or chosen
+by cross-validation: the common part of matrix scaling (:class:`calib.calibrators.matrix_scaling.MatrixScaling`,
+x the logits) and Dirichlet calibration (:class:`calib.calibrators.dirichlet.DirichletCalibrator`, x the
+log-posteriors).
+
+Penalties (``penalty``), with W of shape (K, d) and the weights lambda, mu >= 0:
+
+- ``"odir"``, Off-Diagonal and Intercept Regularisation (Kull et al. (2019), Sect. 4, "ODIR"):
+  lambda / (K (K - 1)) sum_{i != j} W_ij^2 + mu / K sum_j b_j^2. The diagonal of W is free, so a
+  strong penalty leaves one weight per class on its own feature (vector scaling without biases).
+- ``"l2"``: lambda / (K d) sum_ij (W - I)_ij^2 + mu / K sum_j b_j^2, a ridge toward the identity map
+  (the uncalibrated scores), diagonal included; a strong penalty leaves the scores as they are.
+
+``normalized=False`` drops the divisions by K (K - 1), K d and K. ``reference_row=True`` fixes the last
+row of W and the last bias at 0 and penalizes the other rows as they are; with ``normalized=False``
+that is the default of the authors' package dirichletcal (0.5.3, ``ref_row=True, reg_norm=False``),
+whose penalty therefore depends on which class comes last (each row is measured relative to it). The
+paper's formula, above, is the default here: it leaves the predictions and the penalty unchanged
+when the classes are permuted.
+
+Choice by cross-validation (``reg_lambda="cv"``): the grid ``lambdas`` (with ``mus``, or with mu fixed at
+``reg_mu`` when it is given, or mu = lambda when both are None) is scored by the mean held-out log-loss
+over stratified, shuffled, seeded folds (:func:`calib.calibrators.folds.fold_ids`), as Kull et al. (2019)
+tune the ODIR weights (their Sect. 5.1: by cross-validated log-loss). Within each fold the grid is fitted
+in the order given, each fit starting from the previous one's solution, so a grid from the strongest
+penalty to the weakest walks a regularization path whose fits are each a small step. The walk stops once
+``patience`` grid points in a row have a mean held-out loss above the best so far (None: the whole grid): past the
+minimum of a path the loss only grows as the penalty weakens, and the weakest penalties are the
+slowest fits (measured on a CIFAR-100 network, 5000 rows: 0.5 s a fold at lambda = 1e5, no
+convergence in 5000 iterations at lambda = 1). The lowest mean wins (ties: the first in grid order)
+and the map is refitted on all rows with it. The grid and its losses are kept (``cv_grid_``,
+``cv_losses_``, NaN where the walk stopped before).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from calib._internal.rows import log_softmax_rows
+from calib.calibrators.base import Calibrator, FittedField
+from calib.calibrators.folds import fold_ids
+from calib.calibrators.softmax_regression import (
+    SoftmaxObjective,
+    check_nonnegative,
+    fit_softmax,
+    minimize_objective,
+)
+from calib.validation import CalibInputError, check_positive_int
+
+PENALTIES = ("odir", "l2")
+# The default grid of lambda (mu = lambda), strongest first: the normalized penalties weigh each entry of W
+# by about lambda / K^2, and the weights that help grow with K (chosen by the cross-validation: 10 on CIFAR-10
+# networks, 1e5 on CIFAR-100 ones, 5000 calibration rows; README, "Many classes"), so the grid spans nine decades.
+DEFAULT_LAMBDAS = (1e7, 1e6, 1e5, 1e4, 1e3, 1e2, 1e1, 1.0, 1e-1, 1e-2)
+DEFAULT_FOLDS = 5
+
+
+class PenalizedSoftmaxMap(Calibrator):
+    """softmax(W x + b) on features x of the scores, with a penalty of given or cross-validated weight.
+
+    Subclasses say which features x are (``_features``), the weight rows the map fits and its identity
+    (``_objective_form``); this class fits, cross-validates, predicts and saves. Parameters are those
+    of the subclasses (``reg_lambda``, ``reg_mu``, ``penalty``, ``lambdas``, ``mus``, ``n_folds``,
+    ``seed``, ``reference_row``, ``normalized``); see the module docstring.
+    """
+
+    log_scale = True
+
+    # -- what the subclasses define -----------------------------------------------------------------------------
+
+    def _features(self, x: np.ndarray, features: str) -> np.ndarray:
+        """The K features the map multiplies (``features_``), from log-posteriors or logits ``x``; of
+        log-ratios to the last class the last is 0, and the fit leaves it out."""
+        raise NotImplementedError
+
+    def _features_fitted(self, on_logits: bool) -> str:
+        """The ``features_`` of a fit on logits as given (``on_logits``) or on log-posteriors."""
+        raise NotImplementedError
+
+    # -- fitting ---------------------------------------------------------------------------------------------------
+
+    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
+        self._fit_on(logp, labels, self._features_fitted(on_logits=False))
+
+    def _fit_logits(self, logits: np.ndarray, labels: np.ndarray) -> None:
+        self._fit_on(logits, labels, self._features_fitted(on_logits=True))
+
+    def _fit_on(self, x: np.ndarray, labels: np.ndarray, features: str) -> None:
+        self.features_ = features
+        feats = self._features(x, features)
+        if features == "last_class_ratios":  # z_K = 0 carries nothing to fit
+            feats = feats[:, :-1]
+        if _is_cv(self.reg_lambda):
+            grid = self._grid()
+            losses = self._cross_validated_losses(feats, labels, grid)
+            lam, mu = grid[int(np.nanargmin(losses))]
+            self.cv_grid_, self.cv_losses_ = np.array(grid, dtype=np.float64), losses
+        else:
+            lam, mu = self._given_penalty()
+            self.cv_grid_, self.cv_losses_ = np.array([[lam, mu]]), np.array([np.nan])
+        self.reg_lambda_, self.reg_mu_ = lam, mu
+        problem = self._objective(feats, labels, lam, mu)
+        theta, self.converged_, self.gradient_norm_ = fit_softmax(problem, type(self).__name__, identity_first=True)
+        self._set_map(problem, theta)
+
+    def _set_map(self, problem: SoftmaxObjective, theta: np.ndarray) -> None:
+        k = self.n_classes_
+        self.coef_ = np.zeros((k, k))
+        self.coef_[:, : problem.d] = problem.weights(theta)
+        self.intercept_ = problem.biases(theta)
+
+    def _cross_validated_losses(self, feats: np.ndarray, labels: np.ndarray, grid) -> np.ndarray:
+        """Mean held-out log-loss of each grid point (NaN past the point where the walk stopped); each fold
+        walks the grid in order from warm starts."""
+        folds = fold_ids(labels, n_folds=check_positive_int(self.n_folds, "n_folds", minimum=2), seed=self.seed)
+        patience = self._patience()
+        tests = [folds == fold for fold in np.unique(folds)]
+        thetas: list[np.ndarray | None] = [None] * len(tests)
+        losses = np.full(len(grid), np.nan)
+        rises = 0
+        for g, (lam, mu) in enumerate(grid):
+            total = 0.0
+            for f, test in enumerate(tests):
+                problem = self._objective(feats[~test], labels[~test], lam, mu)
+                if thetas[f] is None:
+                    thetas[f], _, _ = fit_softmax(problem, type(self).__name__, identity_first=True)
+                else:
+                    thetas[f], _ = minimize_objective(problem, thetas[f])
+                weights, biases = problem.weights(thetas[f]), problem.biases(thetas[f])
+                held = log_softmax_rows(feats[test] @ weights.T + biases, overwrite=True)
+                total -= held[np.arange(held.shape[0]), labels[test]].sum()
+            losses[g] = total / labels.size
+            rises = rises + 1 if g and losses[g] > np.nanmin(losses[:g]) else 0
+            if patience is not None and rises >= patience:
+                break
+        return losses
+
+    def _objective(self, feats: np.ndarray, labels: np.ndarray, lam: float, mu: float) -> SoftmaxObjective:
+        """The penalized mean log-loss of softmax(W x + b) on ``feats`` (exposed for gradient checks)."""
+        k, d = self.n_classes_, feats.shape[1]
+        penalty = self._penalty()
+        reference = self._reference_row()
+        normalized = self._normalized()
+        identity = np.eye(k)[:, :d]
+        free_rows = np.arange(k) < k - 1 if reference else None
+        free_bias = np.arange(k) < k - 1 if (reference or d < k) else None
+        if penalty == "odir":
+            weight_scale = lam / (k * (k - 1)) if normalized else lam
+            weight_penalty = weight_scale * (1.0 - identity) if lam > 0 else None
+            target = np.zeros((k, d))
+        else:
+            weight_scale = lam / (k * d) if normalized else lam
+            weight_penalty = np.full((k, d), weight_scale) if lam > 0 else None
+            target = identity
+        bias_scale = mu / k if normalized else mu
+        start = identity - identity[-1] if reference else identity
+        return SoftmaxObjective(
+            feats,
+            labels,
+            k,
+            free_bias=free_bias,
+            free_rows=free_rows,
+            weight_penalty=weight_penalty,
+            weight_target=target,
+            bias_penalty=np.full(k, bias_scale) if mu > 0 else None,
+            weight_start=start,
+        )
+
+    # -- parameters ------------------------------------------------------------------------------------------------
+
+    def _grid(self) -> list[tuple[float, float]]:
+        lambdas = check_grid(self.lambdas, "lambdas")
+        if self.reg_mu is not None:  # mu given: fixed while lambda is chosen
+            if self.mus is not None:
+                raise CalibInputError("give reg_mu (mu fixed) or mus (a grid of mu), not both")
+            mu = check_nonnegative(self.reg_mu, "reg_mu")
+            return [(lam, mu) for lam in lambdas]
+        if self.mus is None:
+            return [(lam, lam) for lam in lambdas]
+        return [(lam, mu) for lam in lambdas for mu in check_grid(self.mus, "mus")]
+
+    def _patience(self) -> int | None:
+        return None if self.patience is None else check_positive_int(self.patience, "patience")
+
+    def _given_penalty(self) -> tuple[float, float]:
+        lam = check_nonnegative(self.reg_lambda, "reg_lambda")
+        mu = lam if self.reg_mu is None else check_nonnegative(self.reg_mu, "reg_mu")
+        return lam, mu
+
+    def _penalty(self) -> str:
+        if self.penalty not in PENALTIES:
+            raise CalibInputError(f"penalty must be one of {PENALTIES}; got {self.penalty!r}")
+        return self.penalty
+
+    def _reference_row(self) -> bool:
+        return _boolean(self.reference_row, "reference_row")
+
+    def _normalized(self) -> bool:
+        return _boolean(self.normalized, "normalized")
+
+    def _check_parameters(self) -> None:
+        """Every parameter, before a fit or a load: a CalibInputError naming the first bad one."""
+        self._penalty()
+        self._reference_row()
+        self._normalized()
+        if _is_cv(self.reg_lambda):
+            self._grid()
+            self._patience()
+            check_positive_int(self.n_folds, "n_folds", minimum=2)
+        else:
+            self._given_penalty()
+
+    # -- predicting and saving -------------------------------------------------------------------------------------
+
+    def _fitted_on_logits(self) -> bool:
+        return getattr(self, "features_", None) == "logits"
+
+    def _transform(self, x: np.ndarray) -> np.ndarray:
+        return log_softmax_rows(self._features(x, self.features_) @ self.coef_.T + self.intercept_, overwrite=True)
+
+    def _n_parameters(self) -> int:
+        """The fitted entries of W and the free biases: K^2 + K on K features (the loss is flat along K + 1
+        of those directions without a penalty), K^2 - 1 with a reference row or on K - 1 log-ratios."""
+        k = self.n_classes_
+        d = k - 1 if self.features_ == "last_class_ratios" else k
+        rows = k - 1 if self._reference_row() else k
+        biases = k - 1 if (self._reference_row() or d < k) else k
+        return rows * d + biases
+
+    def _fitted_fields(self) -> dict[str, FittedField]:
+        self._check_parameters()
+        k = self.n_classes_
+        return {
+            "coef_": FittedField("array", (k, k)),
+            "intercept_": FittedField("array", (k,)),
+            "features_": FittedField("str", choices=tuple(dict.fromkeys(map(self._features_fitted, (True, False))))),
+            "reg_lambda_": FittedField("float", low=0.0),
+            "reg_mu_": FittedField("float", low=0.0),
+            "cv_grid_": FittedField("array", (None, 2), low=0.0),
+            "cv_losses_": FittedField("array", (None,), finite=False),
+            "converged_": FittedField("bool"),
+            "gradient_norm_": FittedField("float", low=0.0, finite=False),
+        }
+
+    fewer_parameters = "a larger penalty (reg_lambda=..., or reg_lambda='cv' to choose it by cross-validation)"
+
+
+def _is_cv(value) -> bool:
+    return isinstance(value, str) and value == "cv"
+
+
+def _boolean(value, name: str) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise CalibInputError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
+
+
+def check_grid(values, name: str) -> list[float]:
+    """``values`` as a non-empty list of finite floats >= 0, or a CalibInputError naming ``name``."""
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise CalibInputError(f"{name} must be a non-empty sequence of finite numbers >= 0; got {values!r}") from exc
+    if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise CalibInputError(f"{name} must be a non-empty sequence of finite numbers >= 0; got {values!r}")
+    return [float(v) for v in arr]

@@ -1,0 +1,196 @@
+"""Whether a calibrator helps: its cross-validated log-loss beside the raw scores' and temperature scaling's,
+and the best of the applicable calibrators chosen by it.
+
+A calibrator is judged on rows it was not fitted on: the calibration rows are split into folds
+(stratified, shuffled, seeded: :func:`calib.calibrators.folds.fold_ids`), every candidate is fitted on
+all folds but one and scored on that one, on the same folds, and the mean held-out log-loss (the
+negative log-likelihood of the true class) is compared with that of the raw scores (no fit) and of
+temperature scaling (one parameter, Guo et al. (2017)), the baselines a calibrator with more
+parameters must beat to be worth them. A candidate that chooses its own penalty by cross-validation
+(matrix scaling, Dirichlet calibration) does so inside each outer fold, so its score is honest
+(nested cross-validation; Varma & Simon (2006)).
+
+The log-loss is the criterion because it is a strictly proper scoring rule (Gneiting & Raftery (2007)),
+the one the calibrators minimize; a lower held-out log-loss is a better probabilistic forecast on data
+like the calibration rows.
+
+Choosing (:func:`choose_calibrator`) by the lowest mean alone favours the candidates with many parameters,
+whose cross-validated loss is noisier and optimistic after a choice among several (measured: on a CIFAR-100
+network, 5000 rows, the lowest mean was matrix scaling, worse than temperature scaling on the 5000 test
+rows). The choice is therefore the one-standard-error rule (Breiman et al. (1984), Sect. 3.4.3; Hastie,
+Tibshirani & Friedman (2009), Sect. 7.10): the simplest candidate (the candidates come simplest first)
+whose mean held-out loss is within one standard error of the best one's, the standard error of the paired
+per-row difference of their held-out losses.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from calib._internal.json_values import json_float
+from calib.calibrators.folds import fold_ids
+from calib.calibrators.protocols import cross_validated_folds
+from calib.calibrators.registry import CALIBRATORS, make_calibrator
+from calib.validation import CalibInputError, CalibInputWarning, check_inputs
+
+# The calibrators `calib calibrate --method auto` chooses among, simplest first (a tie goes to the first).
+AUTO_CANDIDATES = {
+    "binary": ("temperature", "dp", "beta", "isotonic", "histogram"),
+    "multiclass": ("temperature", "dp", "vector", "matrix", "dirichlet"),
+}
+# The baselines every fitted calibrator is compared with.
+BASELINES = ("raw", "temperature")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Mean held-out log-loss of the raw scores ("raw") and of each calibrator, on the same folds, and the
+    per-row held-out losses they are means of (``rows``, for paired standard errors).
+
+    ``chosen``: the calibrator :func:`choose_calibrator` chose, else None; ``best``: the one with the lowest
+    mean, when a choice was made.
+    """
+
+    losses: dict[str, float]
+    n_folds: int
+    seed: int
+    rows: dict[str, np.ndarray] | None = None
+    chosen: str | None = None
+    best: str | None = None
+
+    def standard_error(self, first: str, second: str) -> float:
+        """The standard error of the mean paired difference of two entries' per-row held-out losses."""
+        diff = self.rows[first] - self.rows[second]
+        return float(np.std(diff, ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else math.inf
+
+    def worse_than_baselines(self, method: str) -> list[str]:
+        """The baselines ("raw", "temperature") whose held-out log-loss is lower than ``method``'s."""
+        own = self.losses[method]
+        return [name for name in BASELINES if name != method and name in self.losses and self.losses[name] < own]
+
+    def table(self) -> str:
+        """One line per entry, lowest loss first: name, mean held-out log-loss, and the chosen one marked."""
+        width = max(map(len, self.losses))
+        lines = []
+        for name, loss in sorted(self.losses.items(), key=lambda item: (math.isnan(item[1]), item[1])):
+            mark = "  <- chosen" if name == self.chosen else ""
+            lines.append(f"  {name:<{width}}  {loss:.6f}{mark}")
+        return "\n".join(lines)
+
+    def as_record(self) -> dict:
+        """The comparison as plain JSON values (non-finite losses as the strings "inf" and "nan")."""
+        return {
+            "criterion": "mean held-out log-loss",
+            "n_folds": self.n_folds,
+            "seed": self.seed,
+            "log_loss": {name: json_float(loss) for name, loss in self.losses.items()},
+            "chosen": self.chosen,
+            "lowest": self.best,
+            "rule": None if self.chosen is None else "one standard error: the simplest within one of the lowest",
+        }
+
+
+def compare_calibrators(
+    methods, scores, labels, *, kind: str, n_folds: int = 5, seed: int = 0, params: dict | None = None
+) -> Comparison:
+    """Cross-validated log-loss of each calibrator in ``methods`` and of the raw scores, on shared folds.
+
+    Parameters
+    ----------
+    methods : sequence of str
+        Registry names (:mod:`calib.calibrators.registry`), e.g. ``("temperature", "dirichlet")``.
+    scores : array_like of shape (N, K)
+        The calibration scores, of kind ``kind`` (logits reach the calibrators that map logits as given).
+    labels : array_like of shape (N,)
+        The true classes, integers in [0, K).
+    kind : {"probs", "logprobs", "logits"}
+        What ``scores`` hold.
+    n_folds, seed : int
+        The folds (stratified, shuffled, seeded).
+    params : dict, optional
+        Constructor parameters per method name, e.g. ``{"dirichlet": {"reg_lambda": 1.0}}``.
+
+    Returns
+    -------
+    Comparison
+        The mean held-out log-loss of "raw" and of each method. Warnings of the fold fits are not
+        repeated (the fit on all rows gives its own).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(size=(300, 3))
+    >>> labels = (logits + rng.gumbel(size=(300, 3))).argmax(axis=1)
+    >>> result = compare_calibrators(["temperature"], 3 * logits, labels, kind="logits")
+    >>> result.losses["temperature"] < result.losses["raw"]  # over-confident scores: temperature helps
+    True
+    """
+    logp, y = check_inputs(scores, labels, kind)
+    folds = fold_ids(y, n_folds=n_folds, seed=seed)
+    rows = {"raw": -logp[np.arange(y.size), y]}
+    del logp
+    params = params or {}
+    for method in methods:
+        model = make_calibrator(method, **params.get(method, {}))
+        held = np.empty(y.size)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CalibInputWarning)
+            for test, calibrated in cross_validated_folds(model, scores, y, kind=kind, folds=folds):
+                held[test] = -calibrated[np.arange(calibrated.shape[0]), y[test]]
+        rows[method] = held
+    losses = {name: float(np.mean(values)) for name, values in rows.items()}
+    return Comparison(losses, n_folds, seed, rows)
+
+
+def choose_calibrator(
+    scores, labels, *, kind: str, candidates=None, n_folds: int = 5, seed: int = 0
+) -> tuple[str, Comparison]:
+    """The simplest candidate within one standard error of the lowest cross-validated log-loss (module
+    docstring; :func:`compare_calibrators`), never one worse than temperature scaling (which is always a
+    candidate, and the simplest) on those folds.
+
+    Parameters
+    ----------
+    scores, labels, kind
+        As for :func:`compare_calibrators`.
+    candidates : sequence of str, optional
+        Registry names, simplest first; default :data:`AUTO_CANDIDATES` for two or more classes (those that
+        are binary only are dropped for K > 2). Temperature scaling is added first when missing.
+    n_folds, seed : int
+        The folds.
+
+    Returns
+    -------
+    (str, Comparison)
+        The chosen name and the comparison, with ``chosen`` and ``best`` set.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(size=(300, 3))
+    >>> labels = (logits + rng.gumbel(size=(300, 3))).argmax(axis=1)
+    >>> name, result = choose_calibrator(3 * logits, labels, kind="logits", candidates=["temperature", "dp"])
+    >>> name in ("temperature", "dp"), result.chosen == name
+    (True, True)
+    """
+    k = np.shape(scores)[1] if np.ndim(scores) == 2 else 0
+    if candidates is None:
+        candidates = AUTO_CANDIDATES["binary" if k == 2 else "multiclass"]
+    unknown = [name for name in candidates if name not in CALIBRATORS]
+    if unknown:
+        raise CalibInputError(f"unknown calibrators {unknown}; the calibrators are {', '.join(CALIBRATORS)}")
+    names = list(dict.fromkeys(["temperature", *candidates]))
+    names = [name for name in names if k == 2 or not CALIBRATORS[name].binary_only]
+    comparison = compare_calibrators(names, scores, labels, kind=kind, n_folds=n_folds, seed=seed)
+    losses = comparison.losses
+    best = min(names, key=lambda name: (math.isnan(losses[name]), losses[name], names.index(name)))
+    chosen = next(
+        name for name in names if losses[name] - losses[best] <= comparison.standard_error(name, best) or name == best
+    )
+    return chosen, Comparison(losses, n_folds, seed, comparison.rows, chosen, best)
