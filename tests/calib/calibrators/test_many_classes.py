@@ -111,7 +111,7 @@ def test_on_logits_the_maps_differ_from_those_on_the_log_posteriors_of_the_same_
         from_logits = on_logits.fit(z, labels, kind="logits").predict_proba(held_out, kind="logits")
         from_logp = on_logp.fit(logp, labels, kind="logprobs").predict_proba(held_logp, kind="logprobs")
         assert on_logp.features_ == "log_posteriors"
-        assert np.abs(from_logits - from_logp).max() > 1e-3  # measured: 0.10 to 0.24
+        assert np.abs(from_logits - from_logp).max() > 1e-3  # measured: 0.12 to 0.25
         same = same_map.fit(logp, labels, kind="logprobs").predict_proba(held_logp, kind="logprobs")
         np.testing.assert_allclose(from_logp, same, rtol=0, atol=1e-12)
 
