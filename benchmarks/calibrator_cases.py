@@ -165,7 +165,7 @@ def _vector_setup(logp, probs, labels):
             "netcal LogisticCalibration",
             lambda: netcal_scaling.LogisticCalibration().fit(probs, labels).transform(probs),
             torch=True,
-            note="another model: netcal scales log p, calib log(p / p_K) (survey eq. 14)",
+            note="the same model: on log-probabilities calib's vector scaling scales log p too",
         )
         if netcal_scaling
         else not_installed("netcal")
@@ -182,7 +182,8 @@ def _matrix_setup(logp, probs, labels):
         ),
         Peer("netcal", note="no matrix scaling (LogisticCalibration is vector scaling for K > 2)"),
     ]
-    return partial(fitted, MatrixScaling(), logp, labels, "logprobs"), peers
+    survey = MatrixScaling(features="last_class_ratios", reg_lambda=0.0)  # the peer's model: unpenalized
+    return partial(fitted, survey, logp, labels, "logprobs"), peers
 
 
 def _dirichlet_setup(logp, probs, labels):
@@ -193,9 +194,9 @@ def _dirichlet_setup(logp, probs, labels):
             note="= unregularized Dirichlet calibration",
             **same_optimum(labels),
         ),
-        Peer("dirichletcal", note="does not install (broken setup.py)"),
+        Peer("dirichletcal", note="does not install (broken setup.py); compared in the tests by stored fixtures"),
     ]
-    return partial(fitted, DirichletCalibrator(), logp, labels, "logprobs"), peers
+    return partial(fitted, DirichletCalibrator(reg_lambda=0.0), logp, labels, "logprobs"), peers
 
 
 MULTICLASS_SETUPS = {

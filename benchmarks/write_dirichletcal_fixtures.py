@@ -42,12 +42,10 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import json
 import logging
 import platform
 import re
 import sys
-import zipfile
 from importlib.metadata import version
 from pathlib import Path
 
@@ -463,25 +461,11 @@ def main() -> None:
     }
     print(f"peer source: {source}", file=sys.stderr)
     FIXTURES.mkdir(parents=True, exist_ok=True)
-    _write_json(FIXTURES / "dirichletcal.json", meta)
-    _write_npz(FIXTURES / "dirichletcal.npz", outputs)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from write_peer_fixtures import write_json, write_npz  # the one byte-stable writer of the fixtures
 
-
-def _write_json(path: Path, data: dict) -> None:
-    # json writes floats with repr, which reads back to the same double
-    path.write_text(json.dumps(data, indent=1) + "\n")
-    print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size} bytes)", file=sys.stderr)
-
-
-def _write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """np.savez_compressed with a fixed timestamp, so an unchanged peer rewrites identical bytes."""
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, array in arrays.items():
-            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            with archive.open(info, "w") as member:
-                np.lib.format.write_array(member, np.ascontiguousarray(array), allow_pickle=False)
-    print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size} bytes)", file=sys.stderr)
+    write_json(FIXTURES / "dirichletcal.json", meta)
+    write_npz(FIXTURES / "dirichletcal.npz", outputs)
 
 
 if __name__ == "__main__":

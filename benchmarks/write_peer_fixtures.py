@@ -175,8 +175,8 @@ def write_netcal_binning() -> None:
         "scale": BINNING_SCALE,
         "cases": cases,
     }
-    _write_json(FIXTURES / "netcal_binning.json", meta)
-    _write_npz(FIXTURES / "netcal_binning.npz", outputs)
+    write_json(FIXTURES / "netcal_binning.json", meta)
+    write_npz(FIXTURES / "netcal_binning.npz", outputs)
 
 
 def write_ece_presets() -> None:
@@ -243,7 +243,7 @@ def write_ece_presets() -> None:
             },
         },
     }
-    _write_json(FIXTURES / "ece_presets.json", meta)
+    write_json(FIXTURES / "ece_presets.json", meta)
 
 
 def _netcal_counts(metric, scores: np.ndarray, labels: np.ndarray) -> list[int]:
@@ -259,13 +259,14 @@ def _int_list(counts) -> list[int]:
     return rounded.astype(np.int64).tolist()
 
 
-def _write_json(path: Path, data: dict) -> None:
+def write_json(path: Path, data: dict) -> None:
+    """``data`` as indented JSON (shared by the fixture writers of benchmarks/)."""
     # json writes floats with repr, which reads back to the same double
     path.write_text(json.dumps(data, indent=1) + "\n")
     print(f"wrote {path.relative_to(FIXTURES.parents[2])} ({path.stat().st_size} bytes)", file=sys.stderr)
 
 
-def _write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     """np.savez_compressed with a fixed timestamp, so an unchanged peer rewrites identical bytes."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, array in arrays.items():

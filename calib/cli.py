@@ -1,7 +1,7 @@
 """The ``calib`` command: evaluate, calibrate and compare posteriors from files.
 
     calib evaluate FILE [input options] [--out DIR] [--json] [--bootstrap B]
-    calib calibrate --method dp --train FILE --apply FILE --out FILE.npz|.csv [--save-model MODEL.json]
+    calib calibrate --method dp|auto|... --train FILE --apply FILE --out FILE.npz|.csv [--save-model MODEL.json]
     calib calibrate --model MODEL.json --apply FILE --out FILE.npz|.csv
     calib compare FILE FILE ... [--names A B ...] [--id-column COLUMN]
     calib --version
@@ -34,6 +34,8 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
+
+from calib._internal.json_values import json_float
 
 # Arrow's default allocator keeps what it frees: after reading a Parquet table, about the table's size
 # again. The command reads its tables once, so it takes the system's allocator, which returns freed
@@ -293,14 +295,6 @@ def _as_option(message: str) -> str:
     return f"{SETTING_OPTIONS[field]} {rest}" if field in SETTING_OPTIONS else message
 
 
-def _json_number(value):
-    """A float as strict JSON: itself when finite, else "inf", "-inf" or "nan"."""
-    value = float(value)
-    if math.isfinite(value):
-        return value
-    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-
-
 def _strict_json(document) -> str:
     def clean(node):
         if isinstance(node, dict):
@@ -308,7 +302,7 @@ def _strict_json(document) -> str:
         if isinstance(node, list | tuple):
             return [clean(v) for v in node]
         if isinstance(node, float | np.floating):
-            return _json_number(node)
+            return json_float(node)
         if isinstance(node, np.integer):
             return int(node)
         return node
@@ -546,8 +540,9 @@ def _calibrate(args) -> int:
         raise UsageError("--model applies a saved calibrator: drop --method, --train and --save-model")
     if not args.model and (not args.train or not args.method):
         raise UsageError("give --method and --train FILE to fit a calibrator, or --model FILE to apply one")
-    if args.method and args.method not in METHODS:
-        raise UsageError(f"--method {args.method!r} is not a calibrator; use one of {', '.join(METHODS)}")
+    if args.method and args.method != "auto" and args.method not in METHODS:
+        raise UsageError(f"--method {args.method!r} is not a calibrator; use auto or one of {', '.join(METHODS)}")
+    penalty = _penalty_options(args)
     out = _output_file(args.out, "--out", CALIBRATED_SUFFIXES)
     saved = _output_file(args.save_model, "--save-model", (".json",)) if args.save_model else None
     outputs = {"--out": out} | ({"--save-model": saved} if saved else {})
@@ -556,29 +551,41 @@ def _calibrate(args) -> int:
     if args.model:
         with _Notes():
             model_file = read_calibrator(args.model)
-        model, names, fitted_kind = model_file.model, model_file.class_names, model_file.kind
+        model, names, fitted_kind, method = model_file.model, model_file.class_names, model_file.kind, model_file.method
         progress(f"loaded a {model_file.method} calibrator from {args.model}")
+        report = _fit_report(model, method, model_file.cross_validation)
     else:
         train = _load(args.train, args)
-        if METHODS[args.method].binary_only and train.n_classes != 2:
+        if args.method != "auto" and METHODS[args.method].binary_only and train.n_classes != 2:
             raise CalibInputError(
                 f"--method {args.method} is for two classes and --train {args.train} has {train.n_classes}; for "
-                "more classes use --method temperature, dp, vector, matrix or dirichlet"
+                "more classes use --method auto, temperature, dp, vector, matrix or dirichlet"
             )
-        _warn_about_training_data(train, args.method)
-        progress(f"fitting {args.method} on {args.train} ({train.n_samples} samples)")
+        method, comparison = _chosen_method(args, train, progress)
+        _warn_about_training_data(train, method)
+        progress(f"fitting {method} on {args.train} ({train.n_samples} samples)")
         with _Notes():
-            model = METHODS[args.method]().fit(train.logprobs(), train.labels, kind="logprobs", overwrite=True)
+            model = _method(method, penalty).fit(train.scores, train.labels, kind=train.kind)
         _note_zero_treatment(model, args.train)
+        comparison = _checked_against_baselines(args, train, method, penalty, comparison, progress)
         names, fitted_kind = train.class_names, train.kind
         del train
+        report = _fit_report(model, method, None if comparison is None else comparison.as_record())
+    progress(_fit_text(report))
     target = _load(args.apply, args, require_labels=False)
     target = _matched_to_model(target, names, fitted_kind, args, classes_in_order)
     if saved is not None:
-        save_calibrator(model, saved, method=args.method, class_names=names, kind=fitted_kind)
+        save_calibrator(
+            model,
+            saved,
+            method=method,
+            class_names=names,
+            kind=fitted_kind,
+            cross_validation=report["cross_validation"],
+        )
         progress(f"saved the calibrator to {saved}")
     with _Notes():
-        calibrated = model.predict_log_proba(target.logprobs(), kind="logprobs", overwrite=True)
+        calibrated = model.predict_log_proba(target.scores, kind=target.kind)
     if out.suffix.lower() == ".csv":
         _write_calibrated_csv(out, target, calibrated, args, atomic_write)
     else:
@@ -592,7 +599,166 @@ def _calibrate(args) -> int:
         atomic_write(out, lambda tmp: np.savez_compressed(tmp, **arrays))
     what = "calibrated posteriors" + ("" if target.labels is not None else " (no labels: scores only)")
     progress(f"wrote the {what} of {args.apply} to {out}")
+    if args.json:
+        print(json.dumps(report, sort_keys=True, indent=1, allow_nan=False))
     return 0
+
+
+# The command-line options of the penalized maps (calib.calibrators.penalized), by parameter name.
+PENALTY_OPTIONS = {"reg_lambda": "--reg-lambda", "reg_mu": "--reg-mu", "penalty": "--penalty"}
+
+
+def _penalty_options(args) -> dict[str, object]:
+    """The penalty parameters given on the command line, checked against the method they apply to."""
+    from calib.calibrators.penalized import PenalizedSoftmaxMap
+    from calib.calibrators.registry import CALIBRATORS
+
+    given = {name: getattr(args, name) for name in PENALTY_OPTIONS if getattr(args, name) is not None}
+    if not given:
+        return {}
+    if args.model or args.method == "auto" or not issubclass(CALIBRATORS[args.method], PenalizedSoftmaxMap):
+        options = " and ".join(PENALTY_OPTIONS[name] for name in given)
+        penalized = ", ".join(name for name, cls in CALIBRATORS.items() if issubclass(cls, PenalizedSoftmaxMap))
+        raise UsageError(f"{options} set the penalty of --method {penalized}; drop them for --method {args.method}")
+    for name in ("reg_lambda", "reg_mu"):
+        if name in given and given[name] != "cv":
+            try:
+                given[name] = float(given[name])
+            except ValueError:
+                raise UsageError(f"{PENALTY_OPTIONS[name]} must be a number >= 0 or cv; got {given[name]!r}") from None
+    if given.get("reg_mu") == "cv":
+        raise UsageError("--reg-mu must be a number >= 0 (with --reg-lambda cv, mu is chosen with lambda)")
+    return given
+
+
+def _method(method: str, penalty: dict[str, object]):
+    from calib.calibrators.registry import make_calibrator
+
+    return make_calibrator(method, **penalty)
+
+
+def _chosen_method(args, train: PosteriorSet, progress):
+    """(--method, None), or for --method auto the cross-validated best and its comparison."""
+    if args.method != "auto":
+        return args.method, None
+    from calib.calibrators.selection import choose_calibrator
+
+    folds = _folds(args, train)
+    if folds < 2:
+        raise CalibInputError(
+            f"--method auto chooses by cross-validation, which needs a class with at least 2 rows of --train "
+            f"{args.train}; name the method (--method temperature has one parameter)"
+        )
+    progress(f"choosing a calibrator by {folds}-fold cross-validated log-loss on {args.train}")
+    with _Notes():
+        chosen, comparison = choose_calibrator(
+            train.scores, train.labels, kind=train.kind, n_folds=folds, seed=args.seed
+        )
+    return chosen, comparison
+
+
+def _folds(args, train: PosteriorSet) -> int:
+    """--folds, or fewer when the largest class of --train has fewer rows (with a note)."""
+    from calib.calibrators.folds import usable_folds
+
+    folds = usable_folds(train.labels, args.folds)
+    if 2 <= folds < args.folds:
+        _note(f"cross-validating in {folds} folds, not {args.folds}: the largest class of --train has {folds} rows")
+    return folds
+
+
+def _checked_against_baselines(args, train: PosteriorSet, method: str, penalty: dict, comparison, progress):
+    """The comparison of the fitted method with the raw scores and temperature scaling (computed here unless
+    --method auto computed it), and a note when the method is worse than either on held-out folds."""
+    from calib.calibrators.selection import BASELINES, compare_calibrators
+
+    if comparison is None:
+        folds = _folds(args, train)
+        if folds < 2:
+            _note(
+                f"{method} is not checked against the raw scores and temperature scaling: cross-validation needs "
+                f"a class with at least 2 rows of --train {args.train}"
+            )
+            return None
+        progress(f"checking {method} against the raw scores and temperature scaling ({folds}-fold)")
+        methods = [name for name in (method, *BASELINES) if name != "raw"]
+        with _Notes():
+            comparison = compare_calibrators(
+                list(dict.fromkeys(methods)),
+                train.scores,
+                train.labels,
+                kind=train.kind,
+                n_folds=folds,
+                seed=args.seed,
+                params={method: penalty},
+            )
+    for name, reason in (comparison.failures or {}).items():
+        _note(f"{name} could not be cross-validated on --train {args.train}: {reason}")
+    worse = comparison.worse_than_baselines(method)
+    if worse:
+        named = {"raw": "the raw scores", "temperature": "temperature scaling"}
+        losses = ", ".join(f"{named[name]} {comparison.losses[name]:.6g}" for name in worse)
+        _note(
+            f"{method} is worse than {' and '.join(named[name] for name in worse)} on held-out folds of --train "
+            f"({comparison.n_folds}-fold cross-validated log-loss {comparison.losses[method]:.6g}; {losses}): prefer "
+            "--method temperature, or --method auto to choose by this test"
+        )
+    return comparison
+
+
+def _fit_report(model, method: str, cross_validation: dict | None) -> dict:
+    """What the fit did, as plain JSON values: the method, its size, convergence, penalty and comparison."""
+    report = {
+        "method": method,
+        "calibrator": type(model).__name__,
+        "n_parameters": getattr(model, "n_parameters_", None),
+        "n_fit_rows": getattr(model, "n_fit_rows_", None),
+        "cross_validation": cross_validation,
+    }
+    if hasattr(model, "converged_"):
+        report["converged"] = bool(model.converged_)
+        report["gradient_norm"] = json_float(float(model.gradient_norm_))
+    if hasattr(model, "reg_lambda_"):
+        report["penalty"] = {
+            "form": model.penalty,
+            "lambda": model.reg_lambda_,
+            "mu": model.reg_mu_,
+            "chosen_by_cross_validation": model.reg_lambda == "cv",
+            "grid": model.cv_grid_.tolist() if model.reg_lambda == "cv" else None,
+            "grid_log_loss": [json_float(float(v)) for v in model.cv_losses_] if model.reg_lambda == "cv" else None,
+        }
+    if hasattr(model, "features_"):
+        report["features"] = model.features_
+    return report
+
+
+def _fit_text(report: dict) -> str:
+    """The fit report in a few lines for stderr."""
+    count = report["n_parameters"]
+    lines = [f"{report['method']}: {count} parameter{'' if count == 1 else 's'} fitted on {report['n_fit_rows']} rows"]
+    if "features" in report:
+        lines[0] += f", on {report['features'].replace('_', ' ')}"
+    if "converged" in report:
+        state = "converged" if report["converged"] else "NOT converged"
+        norm = report["gradient_norm"]
+        lines.append(f"  {state} (largest gradient entry {norm if isinstance(norm, str) else f'{norm:.3g}'})")
+    if "penalty" in report:
+        pen = report["penalty"]
+        how = "chosen by cross-validation" if pen["chosen_by_cross_validation"] else "given"
+        lines.append(f"  {pen['form']} penalty lambda = {pen['lambda']:g}, mu = {pen['mu']:g} ({how})")
+    record = report["cross_validation"]
+    if record:
+        lines.append(f"  {record['n_folds']}-fold cross-validated log-loss on the training file:")
+        for name, loss in sorted(record["log_loss"].items(), key=lambda item: _sort_key(item[1])):
+            mark = "  <- chosen" if name == record.get("chosen") else ""
+            if name == record.get("lowest") and name != record.get("chosen"):
+                mark = "  (lowest; the choice is the simplest within one standard error of it)"
+            lines.append(f"    {name:<20} {loss if isinstance(loss, str) else f'{loss:.6f}'}{mark}")
+    return "\n".join(lines)
+
+
+def _sort_key(loss) -> float:
+    return float(loss) if not isinstance(loss, str) else (math.inf if loss != "-inf" else -math.inf)
 
 
 def _matched_to_model(target: PosteriorSet, names, fitted_kind, args, classes_in_order) -> PosteriorSet:
@@ -845,7 +1011,43 @@ def build_parser() -> argparse.ArgumentParser:
     ev.set_defaults(run=_evaluate)
 
     ca = commands.add_parser("calibrate", help="fit a calibrator on one file and apply it to another")
-    ca.add_argument("--method", help=f"the calibrator to fit and save: {', '.join(SAVABLE)}")
+    ca.add_argument(
+        "--method",
+        help=f"the calibrator to fit and save: {', '.join(SAVABLE)}; or auto, the cross-validated best of "
+        "temperature, dp, vector, matrix and dirichlet (two classes: temperature, dp, beta, isotonic, histogram)",
+    )
+    ca.add_argument(
+        "--reg-lambda",
+        dest="reg_lambda",
+        metavar="LAMBDA",
+        help="matrix / dirichlet: the weight of the penalty on W, a number >= 0 or cv (the default: chosen by "
+        "cross-validated log-loss)",
+    )
+    ca.add_argument(
+        "--reg-mu",
+        dest="reg_mu",
+        metavar="MU",
+        help="matrix / dirichlet: the weight of the penalty on the biases (default: equal to lambda)",
+    )
+    ca.add_argument(
+        "--penalty",
+        choices=("odir", "l2"),
+        help="matrix / dirichlet: odir (default) leaves the "
+        "diagonal of W free; l2 shrinks all of W toward the identity",
+    )
+    ca.add_argument(
+        "--folds",
+        type=int,
+        default=5,
+        help="cross-validation folds of the check against the raw "
+        "scores and temperature scaling, and of --method auto (default 5)",
+    )
+    ca.add_argument("--seed", type=int, default=0, help="seed of those folds (default 0)")
+    ca.add_argument(
+        "--json",
+        action="store_true",
+        help="print the fit report (size, convergence, penalty, cross-validated comparison) as one JSON object",
+    )
     ca.add_argument("--train", help="posteriors and labels to fit the calibrator on")
     ca.add_argument("--apply", required=True, help="posteriors to calibrate (labels optional)")
     ca.add_argument(

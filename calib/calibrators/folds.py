@@ -16,6 +16,19 @@ import numpy as np
 from calib.validation import CalibInputError, as_class_indices, check_positive_int
 
 
+def usable_folds(labels, n_folds: int) -> int:
+    """The most folds, up to ``n_folds``, that a stratified split of ``labels`` allows: the size of the largest
+    class (:func:`fold_ids` needs a class with a row in every fold). Below 2, no cross-validation is possible.
+
+    Examples
+    --------
+    >>> usable_folds([0, 0, 0, 1, 1], 5)
+    3
+    """
+    counts = np.bincount(as_class_indices(labels))
+    return int(min(n_folds, counts.max(initial=0)))
+
+
 def fold_ids(labels, *, n_folds: int, seed, groups=None, stratified: bool = True) -> np.ndarray:
     """Fold index (0 .. n_folds - 1) of every sample: shuffled, stratified by label, grouped if ``groups``.
 

@@ -34,18 +34,20 @@ and the map is refitted on all rows with it. The grid and its losses are kept (`
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from calib._internal.rows import log_softmax_rows
 from calib.calibrators.base import Calibrator, FittedField
-from calib.calibrators.folds import fold_ids
+from calib.calibrators.folds import fold_ids, usable_folds
 from calib.calibrators.softmax_regression import (
     SoftmaxObjective,
     check_nonnegative,
     fit_softmax,
     minimize_objective,
 )
-from calib.validation import CalibInputError, check_positive_int
+from calib.validation import CalibInputError, CalibInputWarning, check_positive_int
 
 PENALTIES = ("odir", "l2")
 # The default grid of lambda (mu = lambda), strongest first: the normalized penalties weigh each entry of W
@@ -112,7 +114,24 @@ class PenalizedSoftmaxMap(Calibrator):
     def _cross_validated_losses(self, feats: np.ndarray, labels: np.ndarray, grid) -> np.ndarray:
         """Mean held-out log-loss of each grid point (NaN past the point where the walk stopped); each fold
         walks the grid in order from warm starts."""
-        folds = fold_ids(labels, n_folds=check_positive_int(self.n_folds, "n_folds", minimum=2), seed=self.seed)
+        asked = check_positive_int(self.n_folds, "n_folds", minimum=2)
+        n_folds = usable_folds(labels, asked)
+        if n_folds < 2:
+            raise CalibInputError(
+                f"{type(self).__name__}: reg_lambda='cv' chooses the penalty by cross-validation, which needs a class "
+                "with at least 2 calibration rows; give the penalty (e.g. reg_lambda=1.0)",
+                cli_message=f"{type(self).__name__}: the penalty is chosen by cross-validation, which needs a class "
+                "with at least 2 rows of --train; give it (--reg-lambda 1)",
+            )
+        if n_folds < asked:
+            warnings.warn(
+                CalibInputWarning(
+                    f"{type(self).__name__}: the penalty is chosen by {n_folds}-fold cross-validation, not {asked}: "
+                    f"the largest class has {n_folds} calibration rows"
+                ),
+                stacklevel=5,
+            )
+        folds = fold_ids(labels, n_folds=n_folds, seed=self.seed)
         patience = self._patience()
         tests = [folds == fold for fold in np.unique(folds)]
         thetas: list[np.ndarray | None] = [None] * len(tests)
@@ -242,7 +261,7 @@ class PenalizedSoftmaxMap(Calibrator):
             "gradient_norm_": FittedField("float", low=0.0, finite=False),
         }
 
-    fewer_parameters = "a larger penalty (reg_lambda=..., or reg_lambda='cv' to choose it by cross-validation)"
+    fewer_parameters = "a larger penalty (reg_lambda=..., or a grid of larger lambdas for reg_lambda='cv')"
 
 
 def _is_cv(value) -> bool:

@@ -61,6 +61,7 @@ class Comparison:
     rows: dict[str, np.ndarray] | None = None
     chosen: str | None = None
     best: str | None = None
+    failures: dict[str, str] | None = None
 
     def standard_error(self, first: str, second: str) -> float:
         """The standard error of the mean paired difference of two entries' per-row held-out losses."""
@@ -90,6 +91,7 @@ class Comparison:
             "log_loss": {name: json_float(loss) for name, loss in self.losses.items()},
             "chosen": self.chosen,
             "lowest": self.best,
+            "not_cross_validated": dict(self.failures or {}),
             "rule": None if self.chosen is None else "one standard error: the simplest within one of the lowest",
         }
 
@@ -118,7 +120,8 @@ def compare_calibrators(
     -------
     Comparison
         The mean held-out log-loss of "raw" and of each method. Warnings of the fold fits are not
-        repeated (the fit on all rows gives its own).
+        repeated (the fit on all rows gives its own); a method that cannot be fitted on some fold (e.g. its
+        own cross-validation needs more rows) gets a NaN loss and the reason in ``failures``.
 
     Examples
     --------
@@ -135,16 +138,21 @@ def compare_calibrators(
     rows = {"raw": -logp[np.arange(y.size), y]}
     del logp
     params = params or {}
+    failures: dict[str, str] = {}
     for method in methods:
         model = make_calibrator(method, **params.get(method, {}))
         held = np.empty(y.size)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", CalibInputWarning)
-            for test, calibrated in cross_validated_folds(model, scores, y, kind=kind, folds=folds):
-                held[test] = -calibrated[np.arange(calibrated.shape[0]), y[test]]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", CalibInputWarning)
+                for test, calibrated in cross_validated_folds(model, scores, y, kind=kind, folds=folds):
+                    held[test] = -calibrated[np.arange(calibrated.shape[0]), y[test]]
+        except CalibInputError as exc:
+            failures[method] = str(exc)
+            held[:] = np.nan
         rows[method] = held
     losses = {name: float(np.mean(values)) for name, values in rows.items()}
-    return Comparison(losses, n_folds, seed, rows)
+    return Comparison(losses, n_folds, seed, rows, failures=failures)
 
 
 def choose_calibrator(
@@ -193,4 +201,4 @@ def choose_calibrator(
     chosen = next(
         name for name in names if losses[name] - losses[best] <= comparison.standard_error(name, best) or name == best
     )
-    return chosen, Comparison(losses, n_folds, seed, comparison.rows, chosen, best)
+    return chosen, Comparison(losses, n_folds, seed, comparison.rows, chosen, best, comparison.failures)

@@ -53,8 +53,11 @@ from calib.validation import CalibInputError, CalibInputWarning, as_priors, chec
 
 # Bytes of one block's resample counts drawn ahead on a second thread, at most (one byte per count).
 COUNT_BYTES = 1 << 25
+# The maps of logits as given (calib.calibrators.matrix_scaling) by the methods that are the same maps of the
+# log-posteriors, which an evaluation cross-validates instead.
+LOG_POSTERIOR_FORMS = {"vector": "dirichlet_diagonal", "matrix": "dirichlet"}
 # The calibrators' names in the output (their registry names otherwise).
-CALIBRATOR_LABELS = {"dp": "DP (affine)", "temperature": "temperature", "vector": "vector scaling"}
+CALIBRATOR_LABELS = {"dp": "DP (affine)", "temperature": "temperature", "vector_clr": "vector scaling (centred)"}
 # Groups of a subgroup analysis, at most (each has its own sums and resamples).
 MAX_GROUPS = 1000
 # A long phase reports its progress at most this often (seconds), and then at most every tenth of the
@@ -628,6 +631,16 @@ def calibrators_of(settings: EvaluationSettings, n_classes: int) -> tuple[tuple[
         if CALIBRATORS[name].binary_only and n_classes != 2:
             what = f"{name} is for two classes; these scores have {n_classes}"
             raise CalibInputError(f"calibrators: {what}", cli_message=f"--calibrators: {what}; leave it out")
+        if make_calibrator(name).fits_logits():
+            same = LOG_POSTERIOR_FORMS[name]
+            what = (
+                f"{name} maps the logits as given, which an evaluation does not keep (it works on log-posteriors, "
+                f"from files of any kind and in chunks); its map on the log-posteriors is {same}"
+            )
+            raise CalibInputError(
+                f"calibrators: {what}: ask for {same}, or fit {name} with calibrate(...)",
+                cli_message=f"--calibrators: {what}: ask for {same}, or fit it with calib calibrate --method {name}",
+            )
     return names, left_out
 
 

@@ -19,7 +19,7 @@ BINNINGS = ("equal-width", "equal-mass")
 # five cross-validated fits to take seconds (above, it is left out and the output says so).
 DEFAULT_CALIBRATORS = ("dp", "temperature")
 DEFAULT_BINARY_CALIBRATORS = ("histogram", "isotonic")
-DEFAULT_MULTICLASS_CALIBRATORS = ("vector",)
+DEFAULT_MULTICLASS_CALIBRATORS = ("vector_clr",)
 VECTOR_SCALING_MAX_CLASSES = 100
 # n_boot: 0 turns intervals off; fewer than 2 resamples give no interval, and past this many the intervals
 # stop changing while the run keeps growing.
@@ -161,7 +161,7 @@ class EvaluationSettings:
         left_out = (
             f"vector scaling is left out by default above {VECTOR_SCALING_MAX_CLASSES} classes (its 2K - 1 "
             "parameters make five cross-validated fits take minutes); ask for it by name among the calibrators "
-            "(calibrators=('dp', 'temperature', 'vector'), --calibrators dp temperature vector)"
+            "(calibrators=('dp', 'temperature', 'vector_clr'), --calibrators dp temperature vector_clr)"
         )
         return DEFAULT_CALIBRATORS, left_out
 

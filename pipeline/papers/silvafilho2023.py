@@ -371,9 +371,10 @@ CALIBRATORS = {
     "platt_score": ("platt", {"feature": "score"}),
     "beta": ("beta", {}),
     "temperature": ("temperature", {}),
-    "vector": ("vector", {"last_class_reference": True}),  # the survey's logits: log-ratios to the last class
-    "matrix": ("matrix", {}),
-    "dirichlet": ("dirichlet_cv", {}),
+    "vector": ("vector_log_ratios", {}),  # the survey's logits: log-ratios to the last class
+    "matrix": ("matrix_log_ratios", {}),
+    # ODIR over the grid these figures were first drawn with, weakest first (mu = lambda)
+    "dirichlet": ("dirichlet", {"lambdas": (1e-3, 1e-2, 1e-1, 1.0, 10.0), "patience": None}),
 }
 
 

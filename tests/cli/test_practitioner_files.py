@@ -398,7 +398,7 @@ def test_multiclass_isotonic_and_beta_name_the_methods_that_work(tmp_path):
     for method in ("isotonic", "beta", "histogram"):
         line = _error(run_calib("calibrate", "--method", method, "--train", "cal.csv", "--apply", "test.csv",
                                 "--out", "x.npz", "--quiet", cwd=tmp_path))  # fmt: skip
-        assert "for more classes use --method temperature" in line
+        assert "for more classes use --method auto, temperature" in line
     assert run_calib("calibrate", "--method", "temperature", "--train", "cal.csv", "--apply", "test.csv", "--out",
                      "x.npz", "--quiet", cwd=tmp_path).returncode == 0  # fmt: skip
 

@@ -1,0 +1,181 @@
+"""`calib calibrate` on many-parameter maps: the fit report, the check against the raw scores and temperature
+scaling, --method auto, the penalty options, and maps of logits as given (issue 52)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from scipy.special import log_softmax
+
+from calib.calibrators import TemperatureScaling, load_calibrator
+from calib.calibrators.folds import fold_ids
+from calib.calibrators.registry import make_calibrator
+from calib.calibrators.selection import compare_calibrators
+from calib.validation import CalibInputWarning
+from tests.support import draw_labels, run_calib
+
+K = 6
+
+
+def _logits(n: int, seed: int, scale: float = 3.0) -> tuple[np.ndarray, np.ndarray]:
+    """Over-confident logits (``scale`` times calibrated ones, each row shifted by its own constant) and labels
+    drawn from the calibrated posteriors."""
+    rng = np.random.default_rng(seed)
+    calibrated = rng.normal(size=(n, K)) + 1.5 * np.eye(K)[rng.integers(0, K, n)]
+    labels = draw_labels(np.exp(log_softmax(calibrated, axis=1)), rng)
+    return scale * calibrated + rng.normal(size=(n, 1)), labels
+
+
+@pytest.fixture
+def files(tmp_path):
+    for name, (n, seed) in {"cal": (400, 1), "test": (300, 2)}.items():
+        z, y = _logits(n, seed)
+        np.savez(tmp_path / f"{name}.npz", scores=z, labels=y, kind=np.array("logits"))
+    return tmp_path
+
+
+def _calibrate(folder, *args):
+    done = run_calib("calibrate", "--train", "cal.npz", "--apply", "test.npz", "--out", "out.npz", *args, cwd=folder)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_the_fit_report_holds_the_size_convergence_penalty_and_the_cross_validated_check(files):
+    done = _calibrate(files, "--method", "dirichlet", "--json", "--save-model", "model.json")
+    report = json.loads(done.stdout)
+    assert report["method"] == "dirichlet" and report["n_parameters"] == K * (K + 1) and report["n_fit_rows"] == 400
+    assert report["converged"] is True and report["gradient_norm"] <= 1e-6
+    penalty = report["penalty"]
+    assert penalty["chosen_by_cross_validation"] and penalty["form"] == "odir"
+    assert [penalty["lambda"], penalty["mu"]] in penalty["grid"]
+    record = report["cross_validation"]
+    assert set(record["log_loss"]) == {"raw", "temperature", "dirichlet"} and record["n_folds"] == 5
+    # The check is an independent cross-validation on the same folds: recomputed here from the library.
+    train = np.load(files / "cal.npz")
+    again = compare_calibrators(["dirichlet", "temperature"], train["scores"], train["labels"], kind="logits")
+    assert record["log_loss"] == pytest.approx(again.losses, rel=1e-12)
+    # The model file keeps the same record, and the text on stderr says it.
+    saved = json.loads((files / "model.json").read_text())
+    assert saved["cross_validation"] == record
+    assert "5-fold cross-validated log-loss" in done.stderr and "converged" in done.stderr
+
+
+def test_a_method_worse_than_temperature_on_held_out_folds_says_so(tmp_path):
+    # 60 rows of 6 classes: unpenalized Dirichlet calibration (42 parameters) fits noise.
+    z, y = _logits(60, 5, scale=1.0)
+    np.savez(tmp_path / "cal.npz", scores=z, labels=y, kind=np.array("logits"))
+    np.savez(tmp_path / "test.npz", scores=z, labels=y, kind=np.array("logits"))
+    done = _calibrate(tmp_path, "--method", "dirichlet", "--reg-lambda", "0", "--json")
+    record = json.loads(done.stdout)["cross_validation"]["log_loss"]
+    assert record["dirichlet"] > record["temperature"]
+    assert "dirichlet is worse than" in done.stderr and "--method auto" in done.stderr
+
+
+def test_auto_picks_the_simplest_within_one_standard_error_of_the_best_and_reports_the_table(files):
+    done = _calibrate(files, "--method", "auto", "--json", "--save-model", "model.json")
+    report = json.loads(done.stdout)
+    record = report["cross_validation"]
+    losses = record["log_loss"]
+    order = ["temperature", "dp", "vector", "matrix", "dirichlet"]  # simplest first
+    assert set(losses) == {"raw", *order}
+    lowest = min(order, key=losses.get)
+    assert record["lowest"] == lowest
+    # The one-standard-error rule, recomputed here from per-row held-out losses on the same folds.
+    train = np.load(files / "cal.npz")
+    y = train["labels"]
+    folds = fold_ids(y, n_folds=5, seed=0)
+    held = {}
+    for name in order:
+        rows = np.empty(y.size)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CalibInputWarning)
+            for fold in range(5):
+                test = folds == fold
+                model = make_calibrator(name).fit(train["scores"][~test], y[~test], kind="logits")
+                logp = model.predict_log_proba(train["scores"][test], kind="logits")
+                rows[test] = -logp[np.arange(test.sum()), y[test]]
+        held[name] = rows
+        assert rows.mean() == pytest.approx(losses[name], rel=1e-9)
+    within = [
+        name
+        for name in order
+        if held[name].mean() - held[lowest].mean() <= np.std(held[name] - held[lowest], ddof=1) / np.sqrt(y.size)
+        or name == lowest
+    ]
+    assert report["method"] == record["chosen"] == within[0]
+    assert losses[within[0]] <= losses["temperature"]
+    _, method = load_calibrator(files / "model.json")
+    assert method == within[0]
+    assert "<- chosen" in done.stderr
+
+
+def test_vector_scaling_of_logits_as_given_needs_logits_to_apply(files):
+    _calibrate(files, "--method", "vector", "--save-model", "model.json")
+    test = np.load(files / "test.npz")
+    probs = np.exp(log_softmax(test["scores"], axis=1))
+    np.savez(files / "probs.npz", scores=probs, labels=test["labels"], kind=np.array("probs"))
+    done = run_calib("calibrate", "--model", "model.json", "--apply", "probs.npz", "--out", "x.npz", cwd=files)
+    assert done.returncode == 1
+    assert "fitted on logits as given" in done.stderr and "--kind logits" in done.stderr
+    assert not (files / "x.npz").exists()
+    # The advice works: the same rows given as logits are calibrated as the model in Python does.
+    done = run_calib("calibrate", "--model", "model.json", "--apply", "test.npz", "--out", "y.npz", cwd=files)
+    assert done.returncode == 0, done.stderr
+    model, _ = load_calibrator(files / "model.json")
+    expected = model.predict_log_proba(test["scores"], kind="logits")
+    np.testing.assert_allclose(np.load(files / "y.npz")["scores"], expected, rtol=0, atol=1e-12)
+
+
+def test_penalty_options_reach_the_map_and_are_refused_where_they_mean_nothing(files):
+    done = _calibrate(files, "--method", "matrix", "--reg-lambda", "0.5", "--reg-mu", "2", "--penalty", "l2", "--json")
+    penalty = json.loads(done.stdout)["penalty"]
+    assert (penalty["lambda"], penalty["mu"], penalty["form"], penalty["chosen_by_cross_validation"]) == (
+        0.5,
+        2.0,
+        "l2",
+        False,
+    )
+    train = np.load(files / "cal.npz")
+    with pytest.warns(CalibInputWarning, match="MatrixScaling fitted 42 parameters on 400"):  # the command notes it too
+        expected = make_calibrator("matrix", reg_lambda=0.5, reg_mu=2.0, penalty="l2").fit(
+            train["scores"], train["labels"], kind="logits"
+        )
+    test = np.load(files / "test.npz")
+    np.testing.assert_allclose(
+        np.load(files / "out.npz")["scores"], expected.predict_log_proba(test["scores"], kind="logits"), atol=1e-12
+    )
+    for args, message in [
+        (("--method", "temperature", "--reg-lambda", "1"), "--reg-lambda set the penalty of --method"),
+        (("--method", "auto", "--penalty", "l2"), "--penalty set the penalty of --method"),
+        (("--method", "dirichlet", "--reg-lambda", "much"), "--reg-lambda must be a number >= 0 or cv"),
+        (("--method", "dirichlet", "--reg-mu", "cv"), "--reg-mu must be a number >= 0"),
+    ]:
+        done = run_calib("calibrate", "--train", "cal.npz", "--apply", "test.npz", "--out", "z.npz", *args, cwd=files)
+        assert done.returncode == 2 and message in done.stderr, done.stderr
+        assert not (files / "z.npz").exists()
+
+
+def test_a_separable_unpenalized_fit_is_not_called_converged(tmp_path):
+    # 30 rows, 6 classes, 42 parameters: the unpenalized map separates the rows and its loss has no minimum.
+    z, y = _logits(30, 7, scale=1.0)
+    np.savez(tmp_path / "cal.npz", scores=z, labels=y, kind=np.array("logits"))
+    np.savez(tmp_path / "test.npz", scores=z, labels=y, kind=np.array("logits"))
+    done = _calibrate(tmp_path, "--method", "matrix", "--reg-lambda", "0", "--json")
+    report = json.loads(done.stdout)
+    assert report["converged"] is False
+    assert "has no minimum" in done.stderr and "NOT converged" in done.stderr
+    assert TemperatureScaling().fit(z, y, kind="logits").converged_
+
+
+def test_evaluate_refuses_the_maps_of_logits_as_given_and_the_named_equivalent_runs(files):
+    done = run_calib("evaluate", "cal.npz", "--calibrators", "vector", "--bootstrap", "0", "--json", cwd=files)
+    assert done.returncode == 1 and "ask for dirichlet_diagonal" in done.stderr and "--method vector" in done.stderr
+    done = run_calib(
+        "evaluate", "cal.npz", "--calibrators", "dirichlet_diagonal", "--bootstrap", "0", "--json", cwd=files
+    )
+    assert done.returncode == 0, done.stderr
+    gains = json.loads(done.stdout)["calibrator_gains"]["gains"]
+    assert [gain["calibrator"] for gain in gains] == ["dirichlet_diagonal"]
