@@ -1013,8 +1013,9 @@ def build_parser() -> argparse.ArgumentParser:
     ca = commands.add_parser("calibrate", help="fit a calibrator on one file and apply it to another")
     ca.add_argument(
         "--method",
-        help=f"the calibrator to fit and save: {', '.join(SAVABLE)}; or auto, the cross-validated best of "
-        "temperature, dp, vector, matrix and dirichlet (two classes: temperature, dp, beta, isotonic, histogram)",
+        help=f"the calibrator to fit and save: {', '.join(SAVABLE)}; or auto: temperature unless dp, vector, matrix "
+        "or dirichlet (two classes: dp, beta, isotonic, histogram) beats it significantly in cross-validated "
+        "log-loss, then the simplest of those within one standard error of the lowest",
     )
     ca.add_argument(
         "--reg-lambda",

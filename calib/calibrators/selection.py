@@ -15,12 +15,21 @@ the one the calibrators minimize; a lower held-out log-loss is a better probabil
 like the calibration rows.
 
 Choosing (:func:`choose_calibrator`) by the lowest mean alone favours the candidates with many parameters,
-whose cross-validated loss is noisier and optimistic after a choice among several (measured: on a CIFAR-100
-network, 5000 rows, the lowest mean was matrix scaling, worse than temperature scaling on the 5000 test
-rows). The choice is therefore the one-standard-error rule (Breiman et al. (1984), Sect. 3.4.3; Hastie,
-Tibshirani & Friedman (2009), Sect. 7.10): the simplest candidate (the candidates come simplest first)
-whose mean held-out loss is within one standard error of the best one's, the standard error of the paired
-per-row difference of their held-out losses.
+whose cross-validated loss is noisier and optimistic after a choice among several (measured on a CIFAR-100
+ResNet-20, 5000 calibration rows: matrix scaling's mean held-out loss was 0.0039 +- 0.0026 below
+temperature scaling's, and on the 5000 test rows it was 0.0024 above). The choice therefore keeps
+temperature scaling unless the evidence is against it, in two steps:
+
+1. a candidate competes only if its mean paired gain over temperature scaling (the per-row differences of
+   their held-out losses, on the same folds) is significant, z = gain / standard error >= 1.645 (a one-sided
+   paired z-test at 5 %; Dietterich (1998) on paired tests of learned models);
+2. among those, the simplest (the candidates come simplest first) whose mean held-out loss is within one
+   standard error of the lowest one's (the one-standard-error rule: Breiman et al. (1984), Sect. 3.4.3;
+   Hastie, Tibshirani & Friedman (2009), Sect. 7.10), the standard error of their paired difference.
+
+The folds' per-row losses are not independent (each fold's model is fitted on the others), so the
+standard errors are approximate and tend to be small (Nadeau & Bengio (2003)); the rule errs toward
+temperature scaling by asking for significance first.
 """
 
 from __future__ import annotations
@@ -44,6 +53,12 @@ AUTO_CANDIDATES = {
 }
 # The baselines every fitted calibrator is compared with.
 BASELINES = ("raw", "temperature")
+# The one-sided 5 % quantile of the normal: a candidate's paired gain over temperature scaling must reach this z.
+SIGNIFICANT_Z = 1.6448536269514722
+CHOICE_RULE = (
+    "temperature scaling unless a candidate's paired gain over it has z >= 1.645; among those that do, the "
+    "simplest within one standard error of the lowest"
+)
 
 
 @dataclass(frozen=True)
@@ -92,7 +107,7 @@ class Comparison:
             "chosen": self.chosen,
             "lowest": self.best,
             "not_cross_validated": dict(self.failures or {}),
-            "rule": None if self.chosen is None else "one standard error: the simplest within one of the lowest",
+            "rule": None if self.chosen is None else CHOICE_RULE,
         }
 
 
@@ -158,9 +173,9 @@ def compare_calibrators(
 def choose_calibrator(
     scores, labels, *, kind: str, candidates=None, n_folds: int = 5, seed: int = 0
 ) -> tuple[str, Comparison]:
-    """The simplest candidate within one standard error of the lowest cross-validated log-loss (module
-    docstring; :func:`compare_calibrators`), never one worse than temperature scaling (which is always a
-    candidate, and the simplest) on those folds.
+    """Temperature scaling, unless a candidate's cross-validated log-loss is significantly lower; then the
+    simplest of those within one standard error of the lowest (module docstring; :func:`compare_calibrators`).
+    Never one worse than temperature scaling (always a candidate, and the simplest) on those folds.
 
     Parameters
     ----------
@@ -197,8 +212,15 @@ def choose_calibrator(
     names = [name for name in names if k == 2 or not CALIBRATORS[name].binary_only]
     comparison = compare_calibrators(names, scores, labels, kind=kind, n_folds=n_folds, seed=seed)
     losses = comparison.losses
-    best = min(names, key=lambda name: (math.isnan(losses[name]), losses[name], names.index(name)))
+    competing = ["temperature"] + [
+        name
+        for name in names[1:]
+        if losses["temperature"] - losses[name] >= SIGNIFICANT_Z * comparison.standard_error("temperature", name)
+    ]
+    best = min(competing, key=lambda name: (losses[name], competing.index(name)))
     chosen = next(
-        name for name in names if losses[name] - losses[best] <= comparison.standard_error(name, best) or name == best
+        name
+        for name in competing
+        if name == best or losses[name] - losses[best] <= comparison.standard_error(name, best)
     )
     return chosen, Comparison(losses, n_folds, seed, comparison.rows, chosen, best, comparison.failures)

@@ -74,16 +74,21 @@ def test_a_method_worse_than_temperature_on_held_out_folds_says_so(tmp_path):
     assert "dirichlet is worse than" in done.stderr and "--method auto" in done.stderr
 
 
-def test_auto_picks_the_simplest_within_one_standard_error_of_the_best_and_reports_the_table(files):
+def test_auto_keeps_temperature_unless_beaten_significantly_and_reports_the_table(tmp_path):
+    files = tmp_path
+    shift = np.array([2.0, -1.0, 0.0, 0.5, -2.0, 1.0])  # a bias per class, which temperature scaling cannot undo
+    for name, (n, seed) in {"cal": (600, 3), "test": (100, 4)}.items():
+        z, y = _logits(n, seed)
+        np.savez(files / f"{name}.npz", scores=z + shift, labels=y, kind=np.array("logits"))
     done = _calibrate(files, "--method", "auto", "--json", "--save-model", "model.json")
     report = json.loads(done.stdout)
     record = report["cross_validation"]
     losses = record["log_loss"]
     order = ["temperature", "dp", "vector", "matrix", "dirichlet"]  # simplest first
     assert set(losses) == {"raw", *order}
-    lowest = min(order, key=losses.get)
-    assert record["lowest"] == lowest
-    # The one-standard-error rule, recomputed here from per-row held-out losses on the same folds.
+    # The rule, recomputed here from per-row held-out losses on the same folds: a candidate competes when its
+    # paired gain over temperature has z >= 1.645; the choice is the simplest competitor within one standard
+    # error of the lowest competitor.
     train = np.load(files / "cal.npz")
     y = train["labels"]
     folds = fold_ids(y, n_folds=5, seed=0)
@@ -99,17 +104,31 @@ def test_auto_picks_the_simplest_within_one_standard_error_of_the_best_and_repor
                 rows[test] = -logp[np.arange(test.sum()), y[test]]
         held[name] = rows
         assert rows.mean() == pytest.approx(losses[name], rel=1e-9)
-    within = [
-        name
-        for name in order
-        if held[name].mean() - held[lowest].mean() <= np.std(held[name] - held[lowest], ddof=1) / np.sqrt(y.size)
-        or name == lowest
+
+    def se(a, b):
+        return np.std(held[a] - held[b], ddof=1) / np.sqrt(y.size)
+
+    competing = ["temperature"] + [
+        name for name in order[1:] if held["temperature"].mean() - held[name].mean() >= 1.6449 * se("temperature", name)
     ]
+    assert len(competing) > 1  # over-confident logits: temperature is beaten here, so the second step is tested
+    lowest = min(competing, key=lambda name: held[name].mean())
+    within = [name for name in competing if held[name].mean() - held[lowest].mean() <= se(name, lowest)]
+    assert record["lowest"] == lowest
     assert report["method"] == record["chosen"] == within[0]
     assert losses[within[0]] <= losses["temperature"]
     _, method = load_calibrator(files / "model.json")
     assert method == within[0]
     assert "<- chosen" in done.stderr
+
+
+def test_auto_keeps_temperature_when_nothing_beats_it_beyond_noise(tmp_path):
+    # Calibrated logits up to a temperature: temperature scaling is the true model, so nothing beats it beyond noise.
+    z, y = _logits(400, 11, scale=2.0)
+    np.savez(tmp_path / "cal.npz", scores=z - z.mean(axis=1, keepdims=True), labels=y, kind=np.array("logits"))
+    np.savez(tmp_path / "test.npz", scores=z, labels=y, kind=np.array("logits"))
+    report = json.loads(_calibrate(tmp_path, "--method", "auto", "--json").stdout)
+    assert report["method"] == "temperature"
 
 
 def test_vector_scaling_of_logits_as_given_needs_logits_to_apply(files):
