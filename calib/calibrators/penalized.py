@@ -51,8 +51,9 @@ from calib.validation import CalibInputError, CalibInputWarning, check_positive_
 
 PENALTIES = ("odir", "l2")
 # The default grid of lambda (mu = lambda), strongest first: the normalized penalties weigh each entry of W
-# by about lambda / K^2, and the weights that help grow with K (chosen by the cross-validation: 10 on CIFAR-10
-# networks, 1e5 on CIFAR-100 ones, 5000 calibration rows; README, "Many classes"), so the grid spans nine decades.
+# by about lambda / K^2, and the weights that help grow with K (chosen by the cross-validation: 1 to 10 on
+# CIFAR-10 networks, 100 to 1e6 on CIFAR-100 ones, 5000 calibration rows; README, "Many classes"), so the grid
+# spans nine decades.
 DEFAULT_LAMBDAS = (1e7, 1e6, 1e5, 1e4, 1e3, 1e2, 1e1, 1.0, 1e-1, 1e-2)
 DEFAULT_FOLDS = 5
 
