@@ -119,10 +119,10 @@ class PenalizedSoftmaxMap(Calibrator):
         n_folds = usable_folds(labels, asked)
         if n_folds < 2:
             raise CalibInputError(
-                f"{type(self).__name__}: reg_lambda='cv' chooses the penalty by cross-validation, which needs a class "
-                "with at least 2 calibration rows; give the penalty (e.g. reg_lambda=1.0)",
-                cli_message=f"{type(self).__name__}: the penalty is chosen by cross-validation, which needs a class "
-                "with at least 2 rows of --train; give it (--reg-lambda 1)",
+                f"labels: no class has 2 rows, and {type(self).__name__}(reg_lambda='cv') chooses the penalty by "
+                "cross-validation, which needs one; give the penalty (e.g. reg_lambda=1.0)",
+                cli_message=f"labels: no class of --train has 2 rows, and {type(self).__name__} chooses its penalty "
+                "by cross-validation, which needs one; give it (--reg-lambda 1)",
             )
         if n_folds < asked:
             warnings.warn(

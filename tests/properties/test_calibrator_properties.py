@@ -23,6 +23,7 @@ follow the same Newton iterates up to rounding).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -64,6 +65,7 @@ from calib.calibrators import (
     held_out,
 )
 from calib.scoring.calibration_losses import calibration_loss, calibration_loss_from_posteriors
+from calib.validation import CalibInputError
 
 OPTIMIZER_TOL = 1e-6
 # Fits cost more than metrics: fewer examples, smaller training sets.
@@ -466,14 +468,22 @@ def test_protocol_outputs_are_probability_rows(train, data):
 @given(sample=samples(min_n=2, max_n=8), kind=st.sampled_from(KINDS))
 def test_xv_with_small_classes(sample, kind):
     """Stratified 2-fold xv (calibrate, DirichletCalibrator's choice of lambda) on N >= 2 samples: a
-    CalibInputError that says "Use fewer folds or stratified=False" exactly when every class has fewer than 2
-    samples; otherwise valid rows, a class smaller than n_folds being absent from some folds.
+    CalibInputError that says "Use fewer folds or stratified=False" (calibrate) or names the labels and a given
+    penalty (the choice of lambda) exactly when every class has fewer than 2 samples; otherwise valid rows, a
+    class smaller than n_folds being absent from some folds.
 
     Regression: sklearn's StratifiedKFold used to raise a plain ValueError there."""
     x = sample.as_kind(kind)
     with xv_outcome(sample.labels, 2):
         out = calibrate(TemperatureScaling(), x, sample.labels, kind=kind, protocol="xv", n_folds=2)
         assert_probability_rows(np.exp(out), "xv")
-    with xv_outcome(sample.labels, 2):
+    # The penalty's own cross-validation uses fewer folds where it can, and names the fix where no fold is possible.
+    refused = folds_rejected(sample.labels, 2)
+    penalty_outcome = (
+        pytest.raises(CalibInputError, match=r"labels: .*give the penalty \(e.g. reg_lambda=1.0\)")
+        if refused
+        else contextlib.nullcontext()
+    )
+    with penalty_outcome:
         model = DirichletCalibrator(lambdas=(0.1,), n_folds=2).fit(x, sample.labels, kind=kind)
         assert_probability_rows(model.predict_proba(x, kind=kind), "DirichletCalibrator cv")

@@ -121,7 +121,8 @@ def test_the_warning_comes_past_one_parameter_per_ten_rows_and_names_what_has_fe
     message, cli = str(note.message), note.message.cli_message
     assert message.startswith("DirichletCalibrator fitted 12 parameters on 119 calibration rows, more than one per 10")
     assert "TemperatureScaling (1 parameter) or AffineCalibrator (3 parameters)" in message
-    assert "a larger penalty (reg_lambda=..., or reg_lambda='cv'" in message and "more calibration rows" in message
+    assert "a larger penalty (reg_lambda=..., or a grid of larger lambdas for reg_lambda='cv')" in message
+    assert "more calibration rows" in message
     assert cli.startswith("--method dirichlet fitted 12 parameters on 119 calibration rows")
     assert "--method temperature (1 parameter) or --method dp (3 parameters)" in cli
     assert note.filename == __file__  # said at the caller's fit
