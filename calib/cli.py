@@ -164,7 +164,7 @@ def _label_values(values: list[str] | None):
     return dict(pairs)
 
 
-def _load(path: str, args, *, require_labels: bool = True) -> PosteriorSet:
+def _load(path: str, args, *, require_labels: bool = True, labels_file: bool = True) -> PosteriorSet:
     """Load ``path`` as the command line says, and validate its scores as log-posteriors, so that a bad
     file stops here, before any computation; loader warnings become notes on stderr."""
     file = Path(path)
@@ -181,7 +181,7 @@ def _load(path: str, args, *, require_labels: bool = True) -> PosteriorSet:
         options |= {"scores_key": args.scores_key, "labels_key": args.labels_key, "default_kind": "probs"}
     else:
         kind = kind or "probs"
-    options["labels"] = args.labels_file
+    options["labels"] = args.labels_file if labels_file else None
     if fmt not in ("npz", "npy"):
         options |= {
             "label_column": args.labels,
@@ -542,6 +542,10 @@ def _calibrate(args) -> int:
         raise UsageError("give --method and --train FILE to fit a calibrator, or --model FILE to apply one")
     if args.method and args.method != "auto" and args.method not in METHODS:
         raise UsageError(f"--method {args.method!r} is not a calibrator; use auto or one of {', '.join(METHODS)}")
+    if args.folds < 2:
+        raise UsageError(f"--folds must be an integer >= 2; got {args.folds}")
+    if not 0 <= args.seed < 2**32:
+        raise UsageError(f"--seed must be an integer from 0 to 2**32 - 1; got {args.seed}")
     penalty = _penalty_options(args)
     out = _output_file(args.out, "--out", CALIBRATED_SUFFIXES)
     saved = _output_file(args.save_model, "--save-model", (".json",)) if args.save_model else None
@@ -572,7 +576,8 @@ def _calibrate(args) -> int:
         del train
         report = _fit_report(model, method, None if comparison is None else comparison.as_record())
     progress(_fit_text(report))
-    target = _load(args.apply, args, require_labels=False)
+    # --labels-file labels --train (the file the calibrator learns from), never the file it is applied to
+    target = _load(args.apply, args, require_labels=False, labels_file=False)
     target = _matched_to_model(target, names, fitted_kind, args, classes_in_order)
     if saved is not None:
         save_calibrator(
@@ -616,16 +621,21 @@ def _penalty_options(args) -> dict[str, object]:
     given = {name: getattr(args, name) for name in PENALTY_OPTIONS if getattr(args, name) is not None}
     if not given:
         return {}
-    if args.model or args.method == "auto" or not issubclass(CALIBRATORS[args.method], PenalizedSoftmaxMap):
-        options = " and ".join(PENALTY_OPTIONS[name] for name in given)
-        penalized = ", ".join(name for name, cls in CALIBRATORS.items() if issubclass(cls, PenalizedSoftmaxMap))
+    options = " and ".join(PENALTY_OPTIONS[name] for name in given)
+    penalized = " or ".join(name for name, cls in CALIBRATORS.items() if issubclass(cls, PenalizedSoftmaxMap))
+    if args.model:
+        raise UsageError(f"{options} set the penalty of a fit; a saved model (--model) is applied as it is: drop them")
+    if args.method == "auto" or not issubclass(CALIBRATORS[args.method], PenalizedSoftmaxMap):
         raise UsageError(f"{options} set the penalty of --method {penalized}; drop them for --method {args.method}")
     for name in ("reg_lambda", "reg_mu"):
         if name in given and given[name] != "cv":
             try:
                 given[name] = float(given[name])
             except ValueError:
-                raise UsageError(f"{PENALTY_OPTIONS[name]} must be a number >= 0 or cv; got {given[name]!r}") from None
+                given[name] = math.nan
+            if not (math.isfinite(given[name]) and given[name] >= 0):
+                got = getattr(args, name)
+                raise UsageError(f"{PENALTY_OPTIONS[name]} must be a finite number >= 0 or cv; got {got!r}")
     if given.get("reg_mu") == "cv":
         raise UsageError("--reg-mu must be a number >= 0 (with --reg-lambda cv, mu is chosen with lambda)")
     return given
@@ -695,7 +705,14 @@ def _checked_against_baselines(args, train: PosteriorSet, method: str, penalty: 
     for name, reason in (comparison.failures or {}).items():
         _note(f"{name} could not be cross-validated on --train {args.train}: {reason}")
     worse = comparison.worse_than_baselines(method)
-    if worse:
+    if worse and method == "temperature":
+        _note(
+            f"temperature scaling is worse than the raw scores on held-out folds of --train ({comparison.n_folds}-fold "
+            f"cross-validated log-loss {comparison.losses[method]:.6g}; the raw scores "
+            f"{comparison.losses['raw']:.6g}): the scores may need no calibration; check on held-out data "
+            "(calib evaluate)"
+        )
+    elif worse:
         named = {"raw": "the raw scores", "temperature": "temperature scaling"}
         losses = ", ".join(f"{named[name]} {comparison.losses[name]:.6g}" for name in worse)
         _note(
@@ -717,7 +734,7 @@ def _fit_report(model, method: str, cross_validation: dict | None) -> dict:
     }
     if hasattr(model, "converged_"):
         report["converged"] = bool(model.converged_)
-        report["gradient_norm"] = json_float(float(model.gradient_norm_))
+        report["gradient_norm"] = json_float(float(getattr(model, "gradient_norm_", math.nan)))
     if hasattr(model, "reg_lambda_"):
         report["penalty"] = {
             "form": model.penalty,
@@ -752,7 +769,7 @@ def _fit_text(report: dict) -> str:
         for name, loss in sorted(record["log_loss"].items(), key=lambda item: _sort_key(item[1])):
             mark = "  <- chosen" if name == record.get("chosen") else ""
             if name == record.get("lowest") and name != record.get("chosen"):
-                mark = "  (lowest; the choice is the simplest within one standard error of it)"
+                mark = "  (lowest; not chosen: see the rule of --method auto)"
             lines.append(f"    {name:<20} {loss if isinstance(loss, str) else f'{loss:.6f}'}{mark}")
     return "\n".join(lines)
 

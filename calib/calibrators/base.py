@@ -62,7 +62,17 @@ ROWS_PER_PARAMETER = 10
 
 # Each calibrator class's name on the command line (--method), filled in by calib.calibrators.registry, the
 # one declaration of those names (which imports this module; this one does not import it back).
-METHOD_NAMES: dict[type, str] = {}
+METHOD_NAMES: dict[type, list[tuple[str, dict]]] = {}
+
+
+def method_name(model: Calibrator) -> str | None:
+    """The command-line name of ``model``'s method: of the registry's methods of its class, the one whose
+    ``features`` (the one parameter that makes a class several methods) is the model's; None if unregistered."""
+    features = getattr(model, "features", None)
+    for name, params in METHOD_NAMES.get(type(model), []):
+        if features is None or params.get("features", type(model)().features) == features:
+            return name
+    return None
 
 
 @dataclass(frozen=True)
@@ -329,7 +339,7 @@ def warn_if_many_parameters(model: Calibrator) -> None:
     p, n, k = model.n_parameters_, model.n_fit_rows_, model.n_classes_
     if p is None or p * ROWS_PER_PARAMETER <= n:
         return
-    methods = {cls.__name__: method for cls, method in METHOD_NAMES.items()}
+    methods = {cls.__name__: names[0][0] for cls, names in METHOD_NAMES.items()}
     smallest = (("TemperatureScaling", 1), ("AffineCalibrator", k))
     fewer = [(cls, methods.get(cls, cls), count) for cls, count in smallest if count < p]
     python, command = [], []
@@ -345,7 +355,7 @@ def warn_if_many_parameters(model: Calibrator) -> None:
         f" fitted {_parameters(p)} on {n} calibration rows, more than one per {ROWS_PER_PARAMETER} rows (a rule of "
         "thumb), so it may fit noise in them; check it on held-out data, or use "
     )
-    named = f"--method {METHOD_NAMES[type(model)]}" if type(model) in METHOD_NAMES else type(model).__name__
+    named = f"--method {method_name(model)}" if method_name(model) else type(model).__name__
     warnings.warn(
         CalibInputWarning(
             type(model).__name__ + size + "; or ".join([*python, more]),

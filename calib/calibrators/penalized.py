@@ -139,21 +139,29 @@ class PenalizedSoftmaxMap(Calibrator):
         losses = np.full(len(grid), np.nan)
         rises = 0
         for g, (lam, mu) in enumerate(grid):
-            total = 0.0
-            for f, test in enumerate(tests):
-                problem = self._objective(feats[~test], labels[~test], lam, mu)
-                if thetas[f] is None:
-                    thetas[f], _, _ = fit_softmax(problem, type(self).__name__, identity_first=True)
-                else:
-                    thetas[f], _ = minimize_objective(problem, thetas[f])
-                weights, biases = problem.weights(thetas[f]), problem.biases(thetas[f])
-                held = log_softmax_rows(feats[test] @ weights.T + biases, overwrite=True)
-                total -= held[np.arange(held.shape[0]), labels[test]].sum()
+            with warnings.catch_warnings():  # a fold's fit is not the model: the fit on all rows reports its own
+                warnings.simplefilter("ignore", CalibInputWarning)
+                total = self._held_out_total(feats, labels, tests, thetas, lam, mu)
             losses[g] = total / labels.size
             rises = rises + 1 if g and losses[g] > np.nanmin(losses[:g]) else 0
             if patience is not None and rises >= patience:
                 break
         return losses
+
+    def _held_out_total(self, feats, labels, tests, thetas: list, lam: float, mu: float) -> float:
+        """The held-out log-loss summed over the folds ``tests`` at (``lam``, ``mu``), each fold's fit starting
+        from its previous solution in ``thetas`` (updated in place)."""
+        total = 0.0
+        for f, test in enumerate(tests):
+            problem = self._objective(feats[~test], labels[~test], lam, mu)
+            if thetas[f] is None:
+                thetas[f], _, _ = fit_softmax(problem, type(self).__name__, identity_first=True)
+            else:
+                thetas[f], _ = minimize_objective(problem, thetas[f])
+            weights, biases = problem.weights(thetas[f]), problem.biases(thetas[f])
+            held = log_softmax_rows(feats[test] @ weights.T + biases, overwrite=True)
+            total -= held[np.arange(held.shape[0]), labels[test]].sum()
+        return total
 
     def _objective(self, feats: np.ndarray, labels: np.ndarray, lam: float, mu: float) -> SoftmaxObjective:
         """The penalized mean log-loss of softmax(W x + b) on ``feats`` (exposed for gradient checks)."""

@@ -43,8 +43,7 @@ METHODS: dict[str, tuple[type[Calibrator], dict[str, object]]] = {
 CALIBRATORS: dict[str, type[Calibrator]] = {name: cls for name, (cls, _) in METHODS.items()}
 
 for _name, (_class, _params) in METHODS.items():  # the command-line names the base class's warnings use
-    if not _params:
-        METHOD_NAMES.setdefault(_class, _name)
+    METHOD_NAMES.setdefault(_class, []).append((_name, _params))
 
 # The calibrators a model file may hold (calib.calibrators.persistence) and `calib calibrate --method` fits.
 SAVABLE = (

@@ -67,7 +67,7 @@ class Comparison:
     per-row held-out losses they are means of (``rows``, for paired standard errors).
 
     ``chosen``: the calibrator :func:`choose_calibrator` chose, else None; ``best``: the one with the lowest
-    mean, when a choice was made.
+    mean (whether or not its gain over temperature scaling was significant), when a choice was made.
     """
 
     losses: dict[str, float]
@@ -80,8 +80,9 @@ class Comparison:
 
     def standard_error(self, first: str, second: str) -> float:
         """The standard error of the mean paired difference of two entries' per-row held-out losses."""
-        diff = self.rows[first] - self.rows[second]
-        return float(np.std(diff, ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else math.inf
+        with np.errstate(invalid="ignore"):  # inf - inf: a loss infinite on a row for both is no evidence
+            diff = self.rows[first] - self.rows[second]
+            return float(np.std(diff, ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else math.inf
 
     def worse_than_baselines(self, method: str) -> list[str]:
         """The baselines ("raw", "temperature") whose held-out log-loss is lower than ``method``'s."""
@@ -223,4 +224,5 @@ def choose_calibrator(
         for name in competing
         if name == best or losses[name] - losses[best] <= comparison.standard_error(name, best)
     )
-    return chosen, Comparison(losses, n_folds, seed, comparison.rows, chosen, best, comparison.failures)
+    lowest = min(names, key=lambda name: (math.isnan(losses[name]), losses[name], names.index(name)))
+    return chosen, Comparison(losses, n_folds, seed, comparison.rows, chosen, lowest, comparison.failures)

@@ -88,12 +88,12 @@ def _converged(problem: SoftmaxObjective, theta: np.ndarray, calibrator: str, st
                 f"{calibrator}: the log-loss has no minimum on these calibration rows: doubling the fitted map's "
                 f"logits lowers it ({loss:.3g} -> {doubled:.3g}), as when the map separates the rows' classes, so "
                 "the weights grow without bound and the calibrated probabilities tend to 0 and 1; converged_ is "
-                "False. Use a penalty (for matrix scaling and Dirichlet calibration reg_lambda > 0, or the "
-                "default 'cv') or a calibrator with fewer parameters (temperature scaling)",
+                "False. Use a calibrator with fewer parameters (TemperatureScaling) or a penalty (MatrixScaling "
+                "and DirichletCalibrator with reg_lambda > 0, or their default 'cv'), or more calibration rows",
                 cli_message=f"{calibrator}: the log-loss has no minimum on these calibration rows (doubling the "
                 f"fitted map's logits lowers it, {loss:.3g} -> {doubled:.3g}: the map separates the rows' classes), "
-                "so its weights grow without bound and its probabilities tend to 0 and 1; use a penalty "
-                "(--reg-lambda cv, the default) or --method temperature",
+                "so its weights grow without bound and its probabilities tend to 0 and 1; use --method temperature, "
+                "or --method matrix or dirichlet with their default penalty, or more calibration rows",
             ),
             stacklevel=4,
         )

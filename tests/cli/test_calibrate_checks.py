@@ -169,7 +169,11 @@ def test_penalty_options_reach_the_map_and_are_refused_where_they_mean_nothing(f
     for args, message in [
         (("--method", "temperature", "--reg-lambda", "1"), "--reg-lambda set the penalty of --method"),
         (("--method", "auto", "--penalty", "l2"), "--penalty set the penalty of --method"),
-        (("--method", "dirichlet", "--reg-lambda", "much"), "--reg-lambda must be a number >= 0 or cv"),
+        (("--method", "dirichlet", "--reg-lambda", "much"), "--reg-lambda must be a finite number >= 0 or cv"),
+        (("--method", "dirichlet", "--reg-lambda", "-1"), "--reg-lambda must be a finite number >= 0 or cv"),
+        (("--method", "matrix", "--reg-lambda", "nan"), "--reg-lambda must be a finite number >= 0 or cv"),
+        (("--method", "temperature", "--folds", "1"), "--folds must be an integer >= 2"),
+        (("--method", "temperature", "--seed", "-1"), "--seed must be an integer from 0 to 2**32 - 1"),
         (("--method", "dirichlet", "--reg-mu", "cv"), "--reg-mu must be a number >= 0"),
     ]:
         done = run_calib("calibrate", "--train", "cal.npz", "--apply", "test.npz", "--out", "z.npz", *args, cwd=files)
@@ -198,3 +202,33 @@ def test_evaluate_refuses_the_maps_of_logits_as_given_and_the_named_equivalent_r
     assert done.returncode == 0, done.stderr
     gains = json.loads(done.stdout)["calibrator_gains"]["gains"]
     assert [gain["calibrator"] for gain in gains] == ["dirichlet_diagonal"]
+
+
+def test_labels_file_labels_the_training_file_only(tmp_path):
+    z, y = _logits(300, 21)
+    np.save(tmp_path / "cal.npy", z[:150])
+    np.save(tmp_path / "cal_labels.npy", y[:150])
+    np.save(tmp_path / "apply.npy", z[150:])
+    done = run_calib(
+        "calibrate", "--method", "temperature", "--kind", "logits", "--train", "cal.npy", "--labels-file",
+        "cal_labels.npy", "--apply", "apply.npy", "--out", "out.npz", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    written = np.load(tmp_path / "out.npz")
+    assert "labels" not in written.files  # the training labels are not written beside other rows' scores
+    model = TemperatureScaling().fit(z[:150], y[:150], kind="logits")
+    np.testing.assert_allclose(written["scores"], model.predict_log_proba(z[150:], kind="logits"), atol=1e-12)
+
+
+def test_binary_methods_without_a_gradient_norm_get_a_report(tmp_path):
+    rng = np.random.default_rng(3)
+    p1 = rng.uniform(0.02, 0.98, 300)
+    y = (rng.random(300) < p1**1.5).astype(int)
+    np.savez(tmp_path / "cal.npz", scores=np.column_stack([1 - p1, p1]), labels=y, kind=np.array("probs"))
+    done = run_calib(
+        "calibrate", "--method", "beta", "--train", "cal.npz", "--apply", "cal.npz", "--out", "o.npz", "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["method"] == "beta" and report["n_parameters"] == 3
