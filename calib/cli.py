@@ -240,13 +240,18 @@ def _refuse_overwriting(outputs: dict[str, Path], inputs: dict[str, str | None])
         seen[key] = f"{flag} {path}"
 
 
+def _check_seed(args) -> None:
+    """--seed within what the folds' shuffles accept (a command-line error otherwise)."""
+    if not 0 <= args.seed <= MAX_SEED:
+        raise UsageError(f"--seed must be an integer from 0 to {MAX_SEED} (2^32 - 1); got {args.seed}")
+
+
 def _settings(args):
     """The evaluation settings the command line asks for (:class:`calib.evaluation.settings.EvaluationSettings`),
     checked before any file is read; a setting out of range is reported with its option's name."""
     from calib.evaluation.settings import EvaluationSettings
 
-    if not 0 <= args.seed <= MAX_SEED:
-        raise UsageError(f"--seed must be an integer from 0 to {MAX_SEED} (2^32 - 1); got {args.seed}")
+    _check_seed(args)
     fields = {"n_bins": args.n_bins, "binning": args.binning, "n_boot": args.bootstrap, "seed": args.seed,
               "metrics": args.metrics}  # fmt: skip
     if args.command == "evaluate":
@@ -533,6 +538,7 @@ def _read_costs(path: str, names, n_classes: int, given_order=None) -> np.ndarra
 def _calibrate(args) -> int:
     from calib._internal.files import atomic_write
     from calib.calibrators.persistence import METHODS, read_calibrator, save_calibrator
+    from calib.calibrators.registry import make_calibrator
     from calib.data.alignment import classes_in_order
 
     progress = _Progress(args.quiet)
@@ -544,8 +550,7 @@ def _calibrate(args) -> int:
         raise UsageError(f"--method {args.method!r} is not a calibrator; use auto or one of {', '.join(METHODS)}")
     if args.folds < 2:
         raise UsageError(f"--folds must be an integer >= 2; got {args.folds}")
-    if not 0 <= args.seed < 2**32:
-        raise UsageError(f"--seed must be an integer from 0 to 2**32 - 1; got {args.seed}")
+    _check_seed(args)
     penalty = _penalty_options(args)
     out = _output_file(args.out, "--out", CALIBRATED_SUFFIXES)
     saved = _output_file(args.save_model, "--save-model", (".json",)) if args.save_model else None
@@ -569,7 +574,7 @@ def _calibrate(args) -> int:
         _warn_about_training_data(train, method)
         progress(f"fitting {method} on {args.train} ({train.n_samples} samples)")
         with _Notes():
-            model = _method(method, penalty).fit(train.scores, train.labels, kind=train.kind)
+            model = make_calibrator(method, **penalty).fit(train.scores, train.labels, kind=train.kind)
         _note_zero_treatment(model, args.train)
         comparison = _checked_against_baselines(args, train, method, penalty, comparison, progress)
         names, fitted_kind = train.class_names, train.kind
@@ -639,12 +644,6 @@ def _penalty_options(args) -> dict[str, object]:
     if given.get("reg_mu") == "cv":
         raise UsageError("--reg-mu must be a number >= 0 (with --reg-lambda cv, mu is chosen with lambda)")
     return given
-
-
-def _method(method: str, penalty: dict[str, object]):
-    from calib.calibrators.registry import make_calibrator
-
-    return make_calibrator(method, **penalty)
 
 
 def _chosen_method(args, train: PosteriorSet, progress):

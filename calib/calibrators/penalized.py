@@ -61,10 +61,10 @@ DEFAULT_FOLDS = 5
 class PenalizedSoftmaxMap(Calibrator):
     """softmax(W x + b) on features x of the scores, with a penalty of given or cross-validated weight.
 
-    Subclasses say which features x are (``_features``), the weight rows the map fits and its identity
-    (``_objective_form``); this class fits, cross-validates, predicts and saves. Parameters are those
-    of the subclasses (``reg_lambda``, ``reg_mu``, ``penalty``, ``lambdas``, ``mus``, ``n_folds``,
-    ``seed``, ``reference_row``, ``normalized``); see the module docstring.
+    Subclasses say which features x are (``_features``) and what a fit on logits or on log-posteriors
+    records as ``features_`` (``_features_fitted``); this class fits, cross-validates, predicts and saves.
+    Parameters are those of the subclasses (``reg_lambda``, ``reg_mu``, ``penalty``, ``lambdas``, ``mus``,
+    ``n_folds``, ``seed``, ``patience``, ``reference_row``, ``normalized``); see the module docstring.
     """
 
     log_scale = True

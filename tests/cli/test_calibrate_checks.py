@@ -173,7 +173,7 @@ def test_penalty_options_reach_the_map_and_are_refused_where_they_mean_nothing(f
         (("--method", "dirichlet", "--reg-lambda", "-1"), "--reg-lambda must be a finite number >= 0 or cv"),
         (("--method", "matrix", "--reg-lambda", "nan"), "--reg-lambda must be a finite number >= 0 or cv"),
         (("--method", "temperature", "--folds", "1"), "--folds must be an integer >= 2"),
-        (("--method", "temperature", "--seed", "-1"), "--seed must be an integer from 0 to 2**32 - 1"),
+        (("--method", "temperature", "--seed", "-1"), "--seed must be an integer from 0 to 4294967295"),
         (("--method", "dirichlet", "--reg-mu", "cv"), "--reg-mu must be a number >= 0"),
     ]:
         done = run_calib("calibrate", "--train", "cal.npz", "--apply", "test.npz", "--out", "z.npz", *args, cwd=files)
