@@ -75,13 +75,13 @@ def ece_binning(exp: BinnedOnRealSets, data: DataSources) -> list[dict]:
     return [
         {
             "row": label,
-            "column": f"ECE ({strategy})",
+            "column": f"ECE ({short})",
             "value": BinnedCalibrationError("top_label", n_bins=exp.n_bins, strategy=strategy)(
                 logp, y, kind="logprobs"
             ),
         }
         for label, logp, y in _sets(exp, data)
-        for strategy in ("width", "mass")
+        for short, strategy in (("width", "equal-width"), ("mass", "equal-mass"))
     ]
 
 

@@ -22,15 +22,10 @@ from calib.calibration_errors.binning import (
     EDGE_GRIDS,
     EDGE_RULES,
     EDGE_TOLERANCE,
-    STRATEGIES,
-    BinStatistics,
-    bin_ids,
-    bin_ids_from_edges,
     bin_statistics,
-    equal_mass_bin_ids,
-    equal_width_edges,
-    equal_width_statistics,
-    grid_edges,
+    strategy_bin_ids,
+    strategy_edges,
+    strategy_name,
 )
 from calib.calibration_errors.miscalibration import cell_statistics, distance
 from calib.validation import (
@@ -52,7 +47,8 @@ TARGETS = ("top_label", "binary", "classwise", "canonical", "auto")
 class ReliabilityBins:
     """Per-bin arrays of a reliability diagram; NaN marks the means of empty bins.
 
-    ``edges`` are the M + 1 bin edges of equal-width bins, None for equal-mass bins.
+    ``edges`` are the M + 1 bin edges (for equal-mass bins, those of
+    :func:`calib.calibration_errors.binning.equal_mass_edges`); None where they are not known.
     """
 
     edges: np.ndarray | None
@@ -64,33 +60,21 @@ class ReliabilityBins:
     def occupied(self) -> np.ndarray:
         return self.counts > 0
 
-    def gaps(self) -> np.ndarray:
-        """|frequency - mean confidence| of the non-empty bins."""
-        full = self.occupied
-        return np.abs(self.frequency[full] - self.mean_confidence[full])
-
     def ece(self, norm: str = "l1", *, average: bool = False, debiased: bool = False) -> float:
-        """Calibration error of the bins in ``norm`` (see the module docstring)."""
-        check(norm, Choice(NORMS), "norm")
-        if debiased and norm not in ("l2", "squared"):
-            raise CalibInputError(f"debiased applies to norm 'l2' or 'squared' only; got norm={norm!r}")
-        gaps = self.gaps()
-        if norm == "max":
-            return float(gaps.max())
-        counts = self.counts[self.occupied]
-        weights = np.full(counts.size, 1.0 / counts.size) if average else counts / counts.sum()
-        if norm == "l1":
-            return float(np.dot(weights, gaps))
-        squared = gaps**2
-        if debiased:
-            freq = self.frequency[self.occupied]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                variance = np.where(counts > 1, freq * (1.0 - freq) / (counts - 1), 0.0)
-            squared = squared - variance
-        total = float(np.dot(weights, squared))
-        if norm == "squared":
-            return total
-        return float(np.sqrt(max(total, 0.0)))
+        """Calibration error of the bins in ``norm``, by :func:`binned_error`."""
+        with np.errstate(invalid="ignore"):
+            gap_sums = np.where(self.occupied, self.counts * (self.frequency - self.mean_confidence), 0.0)
+        return float(
+            binned_error(
+                gap_sums[None],
+                self.counts[None],
+                self.counts.sum(),
+                norm=norm,
+                average=average,
+                debiased=debiased,
+                frequency=self.frequency[None],
+            )
+        )
 
     def mce(self) -> float:
         """Largest gap over the non-empty bins (Def. 2)."""
@@ -114,8 +98,78 @@ class ReliabilityBins:
         return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
 
 
+def binned_error(
+    gap_sums, counts, n, *, norm: str = "l1", average: bool = False, debiased: bool = False, frequency=None
+) -> np.ndarray:
+    """The binned calibration error of G sets of M bins, from each bin's sum of outcome - score gaps:
+    the one formula of every binned ECE and MCE of the library.
+
+    With D_gm = sum over bin m of column g of (outcome - score), N_gm its count and N the samples,
+
+        l1 (the ECE):   sum_m |D_gm| / N                     = sum_m (N_gm / N) |ybar_gm - sbar_gm|
+        squared:        sum_m (N_gm / N) (D_gm / N_gm)^2
+        l2:             the root of the squared form
+        max (the MCE):  max_m |D_gm| / N_gm                  over the non-empty bins
+
+    and G > 1 columns (the class-wise errors) are averaged (the largest taken for "max"). ``average``
+    weighs the non-empty bins equally instead of by N_gm / N; ``debiased`` (squared and l2) subtracts each
+    bin's sampling variance ybar (1 - ybar) / (N_gm - 1) from its squared gap (bins of one sample keep
+    theirs). Trailing axes (e.g. bootstrap resamples) are kept.
+
+    Source: Silva Filho et al. (2023), Defs. 1-6 (the ECE and MCE of each target, after Naeini et al.
+    (2015) and Guo et al. (2017)); Kumar, Liang & Ma (2019), Sec. 5 (the L2 form and its debiased
+    estimate).
+
+    Parameters
+    ----------
+    gap_sums : array of shape (G, M, ...)
+        D_gm: each bin's sum of outcome - score (0 for empty bins).
+    counts : array of shape (G, M, ...) or None
+        N_gm (needed unless ``norm="l1"`` without ``average``).
+    n : float or array of shape (...)
+        N, the samples (each counted once per column).
+    norm : {"l1", "l2", "squared", "max"}, default "l1"
+    average : bool, default False
+    debiased : bool, default False
+    frequency : array of shape (G, M, ...), optional
+        ybar_gm, the bins' mean outcomes (needed with ``debiased``).
+
+    Returns
+    -------
+    numpy.ndarray of shape (...)
+
+    Examples
+    --------
+    >>> float(binned_error(np.array([[0.5, -0.25]]), np.array([[2, 2]]), 4))  # gaps 0.25 and 0.125
+    0.1875
+    >>> float(binned_error(np.array([[0.5, -0.25]]), np.array([[2, 2]]), 4, norm="max"))
+    0.25
+    """
+    check(norm, Choice(NORMS), "norm")
+    if debiased and norm not in ("l2", "squared"):
+        raise CalibInputError(f"debiased applies to norm 'l2' or 'squared' only; got norm={norm!r}")
+    gap_sums = np.asarray(gap_sums, dtype=np.float64)
+    if norm == "l1" and not average:
+        return np.abs(gap_sums).sum(axis=1).mean(axis=0) / n
+    counts = np.asarray(counts, dtype=np.float64)
+    occupied = counts > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gaps = np.where(occupied, np.abs(gap_sums) / np.where(occupied, counts, 1.0), 0.0)
+        if norm == "max":
+            return np.where(occupied, gaps, -np.inf).max(axis=1).max(axis=0)
+        weights = occupied / occupied.sum(axis=1, keepdims=True) if average else counts / n
+        if norm == "l1":
+            return (weights * gaps).sum(axis=1).mean(axis=0)
+        squared = gaps**2
+        if debiased:
+            variance = np.where(counts > 1, frequency * (1.0 - frequency) / (counts - 1), 0.0)
+            squared = squared - np.where(occupied, variance, 0.0)
+        total = (weights * squared).sum(axis=1)
+    return (total if norm == "squared" else np.sqrt(np.maximum(total, 0.0))).mean(axis=0)
+
+
 def reliability_bins(
-    confidence, outcome, *, n_bins: int, closed: str = "right", strategy: str = "width"
+    confidence, outcome, *, n_bins: int, closed: str = "right", strategy: str = "equal-width"
 ) -> ReliabilityBins:
     """The bins of a reliability diagram: count, mean confidence and observed frequency per bin.
 
@@ -143,16 +197,17 @@ def reliability_bins(
         Edge rule of equal-width bins: "right" gives [0, e1], (e1, e2], ..., (e_{M-1}, 1], so a
         score on an inner edge goes to the lower bin; "left" gives [0, e1), ..., [e_{M-1}, 1], with 1
         in the last bin. Edges are k / M. Ignored by equal-mass bins.
-    strategy : {"width", "mass"}, default "width"
-        "width": M equal-width bins on [0, 1]; "mass": about N / M scores per bin by rank, tied
-        scores always sharing a bin (so some bins may hold more and some none).
+    strategy : {"equal-width", "equal-mass"}, default "equal-width"
+        M equal-width bins on [0, 1], or M equal-mass bins of the confidences
+        (:func:`calib.calibration_errors.binning.equal_mass_edges`: N / M scores per bin, rounded, tied
+        scores always sharing a bin, so some bins may hold more and some none).
 
     Returns
     -------
     ReliabilityBins
-        ``edges`` (the M + 1 edges; None for equal-mass bins), ``counts``, ``mean_confidence`` and
+        ``edges`` (the M + 1 edges), ``counts``, ``mean_confidence`` and
         ``frequency`` (NaN for empty bins), with the methods ``ece(norm, average=, debiased=)``,
-        ``mce()``, ``gaps()`` and ``frequency_intervals(level)`` (Clopper-Pearson intervals of the
+        ``mce()`` and ``frequency_intervals(level)`` (Clopper-Pearson intervals of the
         frequencies).
 
     Raises
@@ -173,11 +228,10 @@ def reliability_bins(
     hit = as_vector(outcome, "outcome", unit=True)
     if hit.shape != conf.shape:
         raise CalibInputError(f"confidence and outcome must be 1-D of equal length; got {conf.shape} and {hit.shape}")
-    if strategy == "width":
-        stats = equal_width_statistics(conf, hit, n_bins, closed=closed)
-        return ReliabilityBins(equal_width_edges(n_bins), stats.counts, stats.mean_score, stats.frequency)
-    stats = bin_statistics(bin_ids(conf, n_bins, strategy=strategy, closed=closed), conf, hit, n_bins)
-    return ReliabilityBins(None, stats.counts, stats.mean_score, stats.frequency)
+    strategy = strategy_name(strategy)
+    edges = strategy_edges(strategy, n_bins, conf)
+    stats = bin_statistics(strategy_bin_ids(conf, edges, strategy=strategy, closed=closed), conf, hit, n_bins)
+    return ReliabilityBins(edges, stats.counts, stats.mean_score, stats.frequency)
 
 
 @dataclass(frozen=True)
@@ -216,9 +270,11 @@ class BinnedCalibrationError:
         "l1" is the ECE; "l2" = sqrt(sum_m |B_m|/N gap_m^2) (Kumar et al. (2019)); "squared" is the
         same without the root (the L2 variant of Ferrer & Ramos (2024)); "max" is the MCE, the
         largest gap.
-    strategy : {"width", "mass"}, default "width"
-        Equal-width bins on [0, 1], or equal-mass bins (about N / M scores per bin by rank, tied
-        scores sharing a bin).
+    strategy : {"equal-width", "equal-mass"}, default "equal-width"
+        Equal-width bins on [0, 1], or equal-mass bins of the scores (N / M per bin, rounded, tied
+        scores sharing a bin: :func:`calib.calibration_errors.binning.equal_mass_edges`, the binning of
+        ``calib evaluate --binning equal-mass``). The former names "width" and "mass" are read as these,
+        with a FutureWarning.
     closed : {"right", "left"}, default "right"
         Edge rule of equal-width bins: "right" gives [0, e1], (e1, e2], ..., (e_{M-1}, 1], so a
         score on an inner edge goes to the lower bin (the survey's convention, Sect. 4.1); "left"
@@ -276,7 +332,7 @@ class BinnedCalibrationError:
     target: str = "top_label"
     n_bins: int = 15
     norm: str = "l1"
-    strategy: str = "width"
+    strategy: str = "equal-width"
     closed: str = "right"
     edges: str = "exact"
     edge_tolerance: float = EDGE_TOLERANCE
@@ -288,12 +344,12 @@ class BinnedCalibrationError:
         for name, allowed in (
             ("target", TARGETS),
             ("norm", NORMS),
-            ("strategy", STRATEGIES),
             ("closed", EDGE_RULES),
             ("edges", EDGE_GRIDS),
         ):
             if getattr(self, name) not in allowed:
                 raise CalibInputError(f"{name} must be one of {allowed}; got {getattr(self, name)!r}")
+        object.__setattr__(self, "strategy", strategy_name(self.strategy))
         check_positive_int(self.n_bins, "n_bins")
         if not (isinstance(self.edge_tolerance, int | float) and 0 <= self.edge_tolerance < 1):
             raise CalibInputError(f"edge_tolerance must be a number in [0, 1); got {self.edge_tolerance!r}")
@@ -328,7 +384,9 @@ class BinnedCalibrationError:
         probs, y = probs_and_labels(scores, labels, kind)
         if self.resolved_target(probs.shape[1]) == "canonical":
             return self._canonical(probs, y)
-        return self._error(self._bins(probs, y))
+        scores, outcomes, ids = self.binned_columns(probs, y)
+        counts, score_sums = self._counts_and_sums(ids, scores)
+        return self._error(counts, score_sums, self._sums(ids, outcomes))
 
     def with_scores(self, scores, *, kind: str) -> Callable[..., float]:
         """The error of fixed posteriors ``scores`` as a function of the labels alone.
@@ -364,25 +422,39 @@ class BinnedCalibrationError:
         if target == "canonical":  # its cells hold the predictions of each class: nothing to count ahead
             return lambda labels: self._canonical(probs, as_labels(labels, n, k))
         binned, _, ids = self.binned_columns(probs, np.zeros(n, dtype=np.int64))  # the scores ignore the labels
-        edges = self._bin_edges()
-        counts = [np.bincount(ids[:, g], minlength=self.n_slots) for g in range(ids.shape[1])]
-        sums = [np.bincount(ids[:, g], weights=binned[:, g], minlength=self.n_slots) for g in range(ids.shape[1])]
+        counts, score_sums = self._counts_and_sums(ids, binned)
 
         def error(labels) -> float:
-            outcomes = target_columns(probs, as_labels(labels, n, k), target)[1].astype(np.float64)
-            bins = []
-            for g in range(ids.shape[1]):
-                hits = np.bincount(ids[:, g], weights=outcomes[:, g], minlength=self.n_slots)
-                stats = BinStatistics.from_sums(counts[g], sums[g], hits)
-                bins.append(ReliabilityBins(edges, stats.counts, stats.mean_score, stats.frequency))
-            return self._error(bins)
+            outcomes = target_columns(probs, as_labels(labels, n, k), target)[1]
+            return self._error(counts, score_sums, self._sums(ids, outcomes))
 
         return error
 
-    def _error(self, bins) -> float:
-        """The error over one set of bins, or the mean (max for "max") over the classwise sets."""
-        values = [b.ece(self.norm, average=self.average, debiased=self.debiased) for b in bins]
-        return float(max(values)) if self.norm == "max" else float(np.mean(values))
+    def _sums(self, ids: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """(G, slots): each column's sum of ``values`` per bin."""
+        return np.stack(
+            [np.bincount(ids[:, g], weights=values[:, g], minlength=self.n_slots) for g in range(ids.shape[1])]
+        )
+
+    def _counts_and_sums(self, ids: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(G, slots) each: the bins' counts and score sums."""
+        counts = np.stack([np.bincount(ids[:, g], minlength=self.n_slots) for g in range(ids.shape[1])])
+        return counts, self._sums(ids, scores)
+
+    def _error(self, counts: np.ndarray, score_sums: np.ndarray, outcome_sums: np.ndarray) -> float:
+        """The error of the bins' counts and sums (G, slots), by :func:`binned_error`."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            frequency = outcome_sums / counts
+        error = binned_error(
+            outcome_sums - score_sums,
+            counts,
+            counts[0].sum(),
+            norm=self.norm,
+            average=self.average,
+            debiased=self.debiased,
+            frequency=frequency,
+        )
+        return float(error)
 
     def reliability(self, scores, labels, *, kind: str) -> tuple[ReliabilityBins, ...]:
         """The reliability bins the error is computed from: one set, or K for ``target="classwise"``.
@@ -431,52 +503,51 @@ class BinnedCalibrationError:
         """Scores, outcomes and bin ids, each (N, G), of validated ``probs`` (N, K) and ``labels``.
 
         G is K for "classwise" (column j: class j against the rest) and 1 otherwise; ids are in
-        [0, M), or [0, M] with ``one_in_extra_bin``. Not for "canonical".
+        [0, M), or [0, M] with ``one_in_extra_bin``. Equal-mass bins are those of each column's scores.
+        Not for "canonical".
         """
         scores, outcomes = target_columns(probs, labels, self.resolved_target(probs.shape[1]))
         if self.edges == "float32":
             scores = scores.astype(np.float32).astype(np.float64)
-        return scores, outcomes, self._bin_ids(scores)
+        return scores, outcomes, self._bin_ids(scores, self.bin_edges(scores))
 
     @property
     def n_slots(self) -> int:
         """How many bin ids there are: M, or M + 1 with ``one_in_extra_bin``."""
-        return self.n_bins + 1 if self.one_in_extra_bin and self.strategy == "width" else self.n_bins
+        return self.n_bins + 1 if self.one_in_extra_bin and self.strategy == "equal-width" else self.n_bins
 
-    def _bin_ids(self, scores: np.ndarray) -> np.ndarray:
-        if self.strategy == "mass":
-            return np.column_stack([equal_mass_bin_ids(column, self.n_bins) for column in scores.T])
-        edges = grid_edges(self.n_bins, self.edges)
-        ids = bin_ids_from_edges(
-            scores.ravel(),
+    def bin_edges(self, scores: np.ndarray) -> np.ndarray:
+        """The bins' edges for binned ``scores`` (N, G): (M + 1,) equal-width edges on the ``edges`` grid, or
+        (M + 1, G) equal-mass edges, one set per column."""
+        return strategy_edges(self.strategy, self.n_bins, scores, grid=self.edges)
+
+    def _bin_ids(self, scores: np.ndarray, edges: np.ndarray) -> np.ndarray:
+        return strategy_bin_ids(
+            scores,
             edges,
+            strategy=self.strategy,
             closed=self.closed,
             tolerance=self.edge_tolerance,
             one_in_extra_bin=self.one_in_extra_bin,
         )
-        return ids.reshape(scores.shape)
-
-    def _bin_edges(self) -> np.ndarray | None:
-        """The edges of equal-width bins (with the extra bin's edge 1), None for equal-mass bins."""
-        if self.strategy != "width":
-            return None
-        edges = grid_edges(self.n_bins, self.edges)
-        return np.r_[edges, 1.0] if self.one_in_extra_bin else edges
 
     def _bins(self, probs: np.ndarray, labels: np.ndarray) -> tuple[ReliabilityBins, ...]:
         scores, outcomes, ids = self.binned_columns(probs, labels)
-        edges = self._bin_edges()
+        edges = self.bin_edges(scores)
+        if self.one_in_extra_bin and self.strategy == "equal-width":
+            edges = np.r_[edges, 1.0]
         found = []
         for g in range(scores.shape[1]):
             stats = bin_statistics(ids[:, g], scores[:, g], outcomes[:, g], self.n_slots)
-            found.append(ReliabilityBins(edges, stats.counts, stats.mean_score, stats.frequency))
+            column_edges = edges if edges.ndim == 1 else edges[:, g]
+            found.append(ReliabilityBins(column_edges, stats.counts, stats.mean_score, stats.frequency))
         return tuple(found)
 
     def _canonical(self, probs: np.ndarray, labels: np.ndarray) -> float:
         coordinates = probs[:, 1:]
         if self.edges == "float32":
             coordinates = coordinates.astype(np.float32).astype(np.float64)
-        _, cells = np.unique(self._bin_ids(coordinates), axis=0, return_inverse=True)
+        _, cells = np.unique(self._bin_ids(coordinates, self.bin_edges(coordinates)), axis=0, return_inverse=True)
         cells = cells.ravel()
         stats = cell_statistics(probs, labels, cells, int(cells.max()) + 1)
         gaps = distance(stats.frequency, stats.mean_prediction, "tv")

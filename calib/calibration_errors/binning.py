@@ -9,12 +9,19 @@ that edge at 0.30000000000000004 and move such scores by luck. Scores within 1e-
 count as on it, so a score rounded to 0.20000000000000004 on its way (0.1 + 0.2 - 0.1) bins like
 0.2. Other libraries' edge conventions are in :mod:`calib.calibration_errors.presets`.
 
-Equal-mass bins put about N / M scores in each bin by rank; tied scores always share a bin (a
-tie group goes where its first member falls), so with ties some bins hold more and some none.
+Equal-mass bins have one definition, :func:`equal_mass_edges`, which every equal-mass binning of the
+library asks (the ``calib evaluate --binning equal-mass`` metrics, :class:`BinnedCalibrationError`,
+the ECE bootstrap, the reliability figures and the histogram calibrator): bin m holds the scores of
+ranks floor(m N / M) .. floor((m + 1) N / M) - 1 of the sorted scores, so each holds N / M scores
+rounded, and tied scores always share a bin: a tie group goes to the bin of its lowest-ranked member,
+so with ties some bins hold more and some none. The bins are stated by their edges (the largest score
+of each bin, right-closed bins), so edges found on the data bin other scores too (new data, resamples,
+chunks read later).
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +29,10 @@ import numpy as np
 from calib.validation import CalibInputError, Choice, check, check_positive_int
 
 EDGE_RULES = ("right", "left")
-STRATEGIES = ("width", "mass")
+# The binnings, by one name each; "width" and "mass" are their former short names, still accepted (with a
+# FutureWarning) for one release.
+STRATEGIES = ("equal-width", "equal-mass")
+FORMER_STRATEGY_NAMES = {"width": "equal-width", "mass": "equal-mass"}
 EDGE_TOLERANCE = 1e-12
 
 
@@ -162,13 +172,6 @@ def bin_ids_from_edges(
     return ids.reshape(values.shape)
 
 
-def equal_width_statistics(values, outcomes, n_bins: int, *, closed: str) -> BinStatistics:
-    """``bin_statistics`` of equal-width bins (edge rule ``closed``) of values in [0, 1] against
-    ``outcomes``."""
-    v = np.asarray(values, dtype=np.float64)
-    return bin_statistics(equal_width_bin_ids(v, n_bins, closed=closed), v, outcomes, n_bins)
-
-
 def _inclusive(closed: str) -> bool:
     """Whether a value on an edge counts as past it (left-closed bins [a, b))."""
     check(closed, Choice(EDGE_RULES), "closed")
@@ -180,34 +183,133 @@ def equal_width_bin_ids(values, n_bins: int, *, closed: str) -> np.ndarray:
     return bin_ids_from_edges(_as_unit_values(values), equal_width_edges(n_bins), closed=closed)
 
 
+def equal_mass_edges(values, n_bins: int) -> np.ndarray:
+    """The M + 1 edges of M equal-mass bins of ``values``: 0, the largest value of each bin, and 1.
+
+    With the N values sorted, v_(0) <= ... <= v_(N-1), bin m holds the values of ranks floor(m N / M) to
+    floor((m + 1) N / M) - 1 (equal-frequency bins: Zadrozny & Elkan (2001); Nixon et al. (2019), the
+    adaptive ECE), and edge m (0 < m < M) is v_(ceil(m N / M) - 1), the largest value of bin m - 1. Bins
+    are right-closed, (e_m, e_{m+1}], the first holding 0: so tied values share the bin of their
+    lowest-ranked member, as a rank rule that never splits ties would put them, and the bins of other
+    values (new data, resamples, chunks) follow from the edges alone. Edges computed by partial sorts,
+    O(N) per column.
+
+    Parameters
+    ----------
+    values : array_like of shape (N,) or (N, K)
+        Scores in [0, 1], N >= 1; for (N, K), one set of edges per column.
+    n_bins : int
+        M (>= 1).
+
+    Returns
+    -------
+    numpy.ndarray of shape (M + 1,) or (M + 1, K)
+        Non-decreasing edges from 0 to 1 (equal edges are bins left empty by ties or by N < M).
+
+    Examples
+    --------
+    >>> equal_mass_edges([0.1, 0.2, 0.2, 0.2, 0.7, 0.9], 3).tolist()
+    [0.0, 0.2, 0.2, 1.0]
+    """
+    v = np.asarray(values, dtype=np.float64)
+    columns = [_as_unit_values(column) for column in v.T] if v.ndim == 2 else [_as_unit_values(v)]
+    m = check_positive_int(n_bins, "n_bins")
+    n = columns[0].size
+    if n == 0:
+        raise CalibInputError("equal-mass bins need at least one value")
+    # The rank of each inner edge, ceil(m N / M) - 1, in integers (exact for any N).
+    ranks = (np.arange(1, m) * n + m - 1) // m - 1
+    edges = np.empty((m + 1, len(columns)))
+    edges[0], edges[m] = 0.0, 1.0
+    for j, column in enumerate(columns):
+        edges[1:m, j] = np.partition(column, ranks)[ranks] if m > 1 else ()
+    return edges if v.ndim == 2 else edges[:, 0]
+
+
 def equal_mass_bin_ids(values, n_bins: int) -> np.ndarray:
-    """Bin ids of M equal-mass bins by rank (about N / M values each); equal values share a bin."""
+    """Bin ids in [0, M) of M equal-mass bins of ``values`` (N,), on their :func:`equal_mass_edges`.
+
+    Examples
+    --------
+    >>> equal_mass_bin_ids([0.9, 0.2, 0.1, 0.2, 0.7, 0.2], 3).tolist()
+    [2, 0, 0, 0, 2, 0]
+    """
     v = _as_unit_values(values)
-    m = check_positive_int(n_bins, "n_bins")
-    order = np.argsort(v, kind="stable")
-    ranked = v[order]
-    by_rank = (np.arange(v.size) * m) // max(v.size, 1)
-    starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
-    group = np.cumsum(np.r_[True, ranked[1:] != ranked[:-1]]) - 1
-    ids = np.empty(v.size, dtype=np.int64)
-    ids[order] = by_rank[starts][group]
-    return ids
+    return bin_ids_from_edges(v, equal_mass_edges(v, n_bins), closed="right", tolerance=0.0)
 
 
-def quantile_edges(values, n_bins: int) -> np.ndarray:
-    """M + 1 edges at the 0, 100/M, ..., 100 percentiles (linear interpolation, ``np.percentile``)."""
-    v = _as_unit_values(values)
-    m = check_positive_int(n_bins, "n_bins")
-    return np.percentile(v, np.linspace(0.0, 100.0, m + 1))
+def strategy_name(strategy, argument: str = "strategy") -> str:
+    """``strategy`` as one of :data:`STRATEGIES` ("equal-width" or "equal-mass"); the former short names
+    "width" and "mass" are read as these with a FutureWarning.
+
+    Examples
+    --------
+    >>> strategy_name("equal-mass")
+    'equal-mass'
+    """
+    if isinstance(strategy, str) and strategy in FORMER_STRATEGY_NAMES:
+        warnings.warn(
+            f"{argument}={strategy!r} is the former name of {argument}={FORMER_STRATEGY_NAMES[strategy]!r}; "
+            "the short names go in the next release",
+            FutureWarning,
+            stacklevel=3,
+        )
+        return FORMER_STRATEGY_NAMES[strategy]
+    check(strategy, Choice(STRATEGIES), argument)
+    return strategy
 
 
-def bin_ids(values, n_bins: int, *, strategy: str = "width", closed: str = "right") -> np.ndarray:
-    """Bin ids by ``strategy``: ``width`` (equal-width, edge rule ``closed``) or ``mass`` (equal-mass)."""
-    if strategy == "width":
+def bin_ids(values, n_bins: int, *, strategy: str = "equal-width", closed: str = "right") -> np.ndarray:
+    """Bin ids by ``strategy``: "equal-width" (edge rule ``closed``) or "equal-mass" (:func:`equal_mass_edges`)."""
+    if strategy_name(strategy) == "equal-width":
         return equal_width_bin_ids(values, n_bins, closed=closed)
-    if strategy == "mass":
-        return equal_mass_bin_ids(values, n_bins)
-    raise CalibInputError(f"strategy must be one of {STRATEGIES}; got {strategy!r}")
+    return equal_mass_bin_ids(values, n_bins)
+
+
+def strategy_edges(strategy: str, n_bins: int, scores=None, *, grid: str = "exact") -> np.ndarray:
+    """The bin edges of a binning: equal-width edges on ``grid`` (:func:`grid_edges`), or the
+    :func:`equal_mass_edges` of ``scores`` ((N,) or (N, K), one set of edges per column).
+
+    Examples
+    --------
+    >>> strategy_edges("equal-width", 4).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    >>> strategy_edges("equal-mass", 2, [0.1, 0.3, 0.6, 0.8]).tolist()
+    [0.0, 0.3, 1.0]
+    """
+    if strategy_name(strategy) == "equal-width":
+        return grid_edges(n_bins, grid)
+    return equal_mass_edges(scores, n_bins)
+
+
+def strategy_bin_ids(
+    scores,
+    edges,
+    *,
+    strategy: str,
+    closed: str = "right",
+    tolerance: float = EDGE_TOLERANCE,
+    one_in_extra_bin: bool = False,
+) -> np.ndarray:
+    """Bin ids of ``scores`` (N,) or (N, K) in the bins of a binning's ``edges`` (M + 1,) or (M + 1, K).
+
+    Equal-width bins follow the edge rule ``closed``, ``tolerance`` and ``one_in_extra_bin`` (see
+    :func:`bin_ids_from_edges`); equal-mass bins are right-closed and exact (their edges are scores),
+    as :func:`equal_mass_edges` defines them. With (M + 1, K) edges, column j is binned on edges[:, j].
+
+    Examples
+    --------
+    >>> strategy_bin_ids([0.1, 0.3, 0.6], strategy_edges("equal-mass", 2, [0.1, 0.3, 0.6, 0.8]),
+    ...                  strategy="equal-mass").tolist()
+    [0, 0, 1]
+    """
+    if strategy_name(strategy) == "equal-mass":
+        closed, tolerance, one_in_extra_bin = "right", 0.0, False
+    scores, edges = np.asarray(scores, dtype=np.float64), np.asarray(edges, dtype=np.float64)
+    rule = {"closed": closed, "tolerance": tolerance, "one_in_extra_bin": one_in_extra_bin}
+    if edges.ndim == 1:
+        return bin_ids_from_edges(scores, edges, **rule)
+    return np.column_stack([bin_ids_from_edges(scores[:, j], edges[:, j], **rule) for j in range(scores.shape[1])])
 
 
 @dataclass(frozen=True)

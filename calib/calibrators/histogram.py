@@ -2,11 +2,11 @@
 
 Source: Zadrozny & Elkan (2001); Ferrer & Ramos (2024), Sec. 2.5.2 (the transform behind the binary ECE) and
 its H calibrator; the survey, Silva Filho et al. (2023), Sect. 5.3.1, eqs. 3-5. The positive-class
-posterior q_1 is cut into M bins, equal-width (``strategy="width"``, edge rule as in
-:mod:`calib.calibration_errors.binning`) or equal-mass on the training scores (``strategy="mass"``: edges at the
-training quantiles, right-closed); each bin maps to the fraction of positives among its training
-samples, so a bin without positives (or without negatives) gives probability exactly 0 (or 1), whose
-log-probability is -inf.
+posterior q_1 is cut into M bins, equal-width (``strategy="equal-width"``, edge rule as in
+:mod:`calib.calibration_errors.binning`) or equal-mass on the training scores (``strategy="equal-mass"``:
+the library's one equal-mass binning, :func:`calib.calibration_errors.binning.equal_mass_edges`); each bin
+maps to the fraction of positives among its training samples, so a bin without positives (or without
+negatives) gives probability exactly 0 (or 1), whose log-probability is -inf.
 
 A bin with no training sample needs a policy (``empty_bin``):
 - ``"identity"`` (default): leave such samples' posteriors unchanged;
@@ -21,10 +21,10 @@ import numpy as np
 
 from calib.calibration_errors.binning import (
     EDGE_RULES,
-    STRATEGIES,
-    bin_ids_from_edges,
-    equal_width_edges,
-    quantile_edges,
+    FORMER_STRATEGY_NAMES,
+    strategy_bin_ids,
+    strategy_edges,
+    strategy_name,
 )
 from calib.calibrators.base import Calibrator, FittedField, binary_logprobs
 from calib.validation import CalibInputError, Choice, check, check_positive_int
@@ -56,14 +56,15 @@ class HistogramBinning(Calibrator):
         unchanged; "prior" gives the positive rate of the whole training set; "zero" gives
         probability 0, which is what the code of Ferrer & Ramos (2024) does (and why some of their
         Table-2 rows have CE = inf): use it only to reproduce those numbers.
-    strategy : {"width", "mass"}, default "width"
-        "width": equal-width bins on [0, 1]; "mass": equal-mass bins, with edges at the training
-        quantiles, right-closed.
+    strategy : {"equal-width", "equal-mass"}, default "equal-width"
+        Equal-width bins on [0, 1], or equal-mass bins of the training scores (right-closed, N / M
+        scores per bin rounded, ties sharing a bin: :func:`calib.calibration_errors.binning.equal_mass_edges`).
+        The former names "width" and "mass" are read as these, with a FutureWarning.
 
     Attributes
     ----------
     edges_ : ndarray of shape (M + 1,)
-        The bin edges (k / M, or the training quantiles).
+        The bin edges (k / M, or the equal-mass edges of the training scores).
     closed_ : str
         The edge rule used ("right" for equal-mass bins).
     counts_ : ndarray of shape (M,)
@@ -94,7 +95,9 @@ class HistogramBinning(Calibrator):
 
     binary_only = True
 
-    def __init__(self, n_bins: int = 15, closed: str = "right", empty_bin: str = "identity", strategy: str = "width"):
+    def __init__(
+        self, n_bins: int = 15, closed: str = "right", empty_bin: str = "identity", strategy: str = "equal-width"
+    ):
         self.n_bins = n_bins
         self.closed = closed
         self.empty_bin = empty_bin
@@ -104,17 +107,22 @@ class HistogramBinning(Calibrator):
         """``n_bins``, after checking the parameters (a CalibInputError names the first invalid one)."""
         n_bins = check_positive_int(self.n_bins, "n_bins")
         check(self.empty_bin, Choice(EMPTY_BIN_POLICIES), "empty_bin")
-        check(self.strategy, Choice(STRATEGIES), "strategy")
+        strategy_name(self.strategy)
         return n_bins
+
+    def _bin_ids(self, p1: np.ndarray) -> np.ndarray:
+        return strategy_bin_ids(p1, self.edges_, strategy=self._strategy, closed=self.closed_)
+
+    @property
+    def _strategy(self) -> str:
+        return FORMER_STRATEGY_NAMES.get(self.strategy, self.strategy)
 
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
         self._check_params()
         p1 = np.exp(logp[:, 1])
-        if self.strategy == "width":
-            self.edges_, self.closed_ = equal_width_edges(self.n_bins), self.closed
-        else:
-            self.edges_, self.closed_ = quantile_edges(p1, self.n_bins), "right"
-        ids = bin_ids_from_edges(p1, self.edges_, closed=self.closed_)
+        self.edges_ = strategy_edges(self._strategy, self.n_bins, p1)
+        self.closed_ = self.closed if self._strategy == "equal-width" else "right"
+        ids = self._bin_ids(p1)
         self.counts_ = np.bincount(ids, minlength=self.n_bins)
         positives = np.bincount(ids, weights=labels.astype(np.float64), minlength=self.n_bins)
         with np.errstate(invalid="ignore"):
@@ -129,7 +137,7 @@ class HistogramBinning(Calibrator):
 
     def _transform(self, logp: np.ndarray) -> np.ndarray:
         p1 = np.exp(logp[:, 1])
-        ids = bin_ids_from_edges(p1, self.edges_, closed=self.closed_)
+        ids = self._bin_ids(p1)
         mapped = self.bin_values_[ids]
         empty = self.counts_[ids] == 0
         fill = {"identity": p1, "prior": np.full_like(p1, self.prior_), "zero": np.zeros_like(p1)}[self.empty_bin]

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import entr
 
-from calib.calibration_errors.binned import ReliabilityBins
-from calib.calibration_errors.binning import bin_ids_from_edges
+from calib.calibration_errors.binned import ReliabilityBins, binned_error
+from calib.calibration_errors.binning import strategy_bin_ids, strategy_edges
 from calib.calibration_errors.entropic import ecd_terms, single_datum_bound
 from calib.calibration_errors.smoothing import smooth_ece
 from calib.evaluation.settings import EvaluationSettings
@@ -257,44 +257,36 @@ register(
 )
 
 
-def bin_ids(scores: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """The bin in [0, M) of each score for M + 1 ``edges`` (k / M for equal width, quantiles for equal
-    mass): right-closed bins, [e_0, e_1], (e_1, e_2], ..., the lowest holding its left edge, with the
-    same edge tolerance as :class:`calib.calibration_errors.binned.BinnedCalibrationError`.
+def bin_ids(scores: np.ndarray, edges: np.ndarray, settings: EvaluationSettings) -> np.ndarray:
+    """The bin in [0, M) of each score (n,) or (n, K) for the settings' binning and its ``edges`` (from
+    :func:`bin_edges`): :func:`calib.calibration_errors.binning.strategy_bin_ids`, the bins of
+    :class:`calib.calibration_errors.binned.BinnedCalibrationError` (right-closed equal-width bins).
 
     Examples
     --------
-    >>> bin_ids(np.array([0.0, 0.2, 0.21, 1.0]), np.linspace(0, 1, 6)).tolist()
+    >>> bin_ids(np.array([0.0, 0.2, 0.21, 1.0]), np.linspace(0, 1, 6), EvaluationSettings()).tolist()
     [0, 0, 1, 4]
     """
-
-    return bin_ids_from_edges(scores, edges, closed="right")
+    return strategy_bin_ids(scores, edges, strategy=settings.binning)
 
 
 def bin_edges(settings: EvaluationSettings, columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The bin edges of each binned score: k / M for equal width; for equal mass, the scores' quantiles
-    (``columns``: name -> the scores, (n,) or (n, K) for one set of edges per class)."""
-    m = settings.n_bins
-    if settings.binning == "equal-width":
-        edges = np.arange(m + 1) / m
-        return {name: edges for name in columns}
-    out = {}
-    for name, scores in columns.items():
-        quantiles = np.quantile(scores, np.linspace(0, 1, m + 1), axis=0)
-        quantiles[0], quantiles[-1] = 0.0, 1.0
-        out[name] = quantiles
-    return out
+    """The bin edges of each binned score: k / M for equal width; for equal mass, the
+    :func:`~calib.calibration_errors.binning.equal_mass_edges` of the scores (``columns``: name -> the
+    scores, (n,) or (n, K) for one set of edges per class; None for equal width)."""
+    return {name: strategy_edges(settings.binning, settings.n_bins, scores) for name, scores in columns.items()}
 
 
-def _binned(key: str, scores: np.ndarray, outcomes: np.ndarray, edges: np.ndarray, m: int) -> dict[str, Terms]:
+def _binned(key: str, scores: np.ndarray, outcomes: np.ndarray, edges: np.ndarray, ctx: Context) -> dict[str, Terms]:
     """outcome - score gaps grouped by bin (one column per class when ``scores`` is (n, K)) under ``key``,
     and under "``key`` bins" each bin's count, score sum and outcome sum (the reliability diagram's)."""
     if scores.ndim == 1:
         scores, outcomes = scores[:, None], outcomes[:, None]
     if edges.ndim == 1:  # one set of edges for every column
-        ids = bin_ids(scores.ravel(), edges).reshape(scores.shape)
+        ids = bin_ids(scores.ravel(), edges, ctx.settings).reshape(scores.shape)
     else:
-        ids = np.column_stack([bin_ids(scores[:, j], edges[:, j]) for j in range(scores.shape[1])])
+        ids = bin_ids(scores, edges, ctx.settings)
+    m = ctx.settings.n_bins
     return {
         key: Terms(outcomes - scores, ids, m),
         f"{key} counts": Terms(np.ones_like(scores), ids, m, point_only=True),
@@ -321,9 +313,9 @@ def reliability(key: str, sums: Sums, edges: np.ndarray) -> list:
 
 
 def _ece(key: str, sums: Sums) -> np.ndarray:
-    """sum over bins of |sum of gaps| / n, averaged over the gap columns (one per class, class-wise)."""
-    gaps = sums[key]
-    return np.abs(gaps).sum(axis=1).mean(axis=0) / sums["n"][0]
+    """The L1 :func:`~calib.calibration_errors.binned.binned_error` of the summed gaps of ``key`` (averaged
+    over the gap columns: one per class, class-wise)."""
+    return binned_error(sums[key], None, sums["n"][0])
 
 
 register(
@@ -337,7 +329,7 @@ register(
                 batch.confidence,
                 batch.correct.astype(np.float64),
                 ctx.edges["confidence"],
-                ctx.settings.n_bins,
+                ctx,
             ),
             "n": _ones(batch),
         },
@@ -358,7 +350,7 @@ register(
                 batch.probs[:, 1],
                 (batch.labels == 1).astype(np.float64),
                 ctx.edges["positive"],
-                ctx.settings.n_bins,
+                ctx,
             ),
             "n": _ones(batch),
         },
@@ -380,7 +372,7 @@ register(
                 batch.probs,
                 np.eye(ctx.n_classes)[batch.labels],
                 ctx.edges["classes"],
-                ctx.settings.n_bins,
+                ctx,
             ),
             "n": _ones(batch),
         },

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from calib.calibration_errors.binned import BinnedCalibrationError
+from calib.calibration_errors.binned import BinnedCalibrationError, binned_error
 from calib.validation import CalibInputError, as_float_array, as_labels, as_probs, check_positive_int
 
 _BLOCK_CELLS = 1 << 22
@@ -398,14 +398,14 @@ class EceTerms:
 def ece_terms(probs: np.ndarray, labels: np.ndarray, estimator: BinnedCalibrationError) -> EceTerms:
     """The groups and gaps of validated ``probs`` (N, K) and ``labels`` for ``estimator``'s ECE.
 
-    Only an L1 ECE of bins fixed in advance, weighted by their counts, is a sum of per-bin sums that
-    resamples can share; other settings raise :class:`CalibInputError`.
+    Only an L1 ECE of bins weighted by their counts is a sum of per-bin sums that resamples can share;
+    other settings raise :class:`CalibInputError`. Equal-mass bins are found once, on the data, and every
+    resample keeps them (as ``calib evaluate`` does).
     """
-    if estimator.norm != "l1" or estimator.average or estimator.strategy != "width" or estimator.target == "canonical":
+    if estimator.norm != "l1" or estimator.average or estimator.target == "canonical":
         raise CalibInputError(
-            "the batched ECE bootstrap needs norm='l1', strategy='width', average=False and a target other "
-            f"than 'canonical'; got {estimator}. Bootstrap other estimators with "
-            "calib.resampling.bootstrap.bootstrap(statistic, ...)"
+            "the batched ECE bootstrap needs norm='l1', average=False and a target other than 'canonical'; "
+            f"got {estimator}. Bootstrap other estimators with calib.resampling.bootstrap.bootstrap(statistic, ...)"
         )
     scores, outcomes, ids = estimator.binned_columns(probs, labels)
     gaps = outcomes - scores
@@ -415,9 +415,10 @@ def ece_terms(probs: np.ndarray, labels: np.ndarray, estimator: BinnedCalibratio
 
 
 def resampled_ece(terms: EceTerms, counts: np.ndarray) -> np.ndarray:
-    """The ECE of each resample counted by ``counts`` (N, b, :func:`resample_counts`): the sum over groups
-    of |sum of gaps| / (N x averaged)."""
-    return np.abs(terms.sums(counts)).sum(axis=(0, 1)) / (counts.shape[0] * terms.n_averaged)
+    """The ECE (:func:`~calib.calibration_errors.binned.binned_error`) of each resample counted by
+    ``counts`` (N, b, :func:`resample_counts`)."""
+    gap_sums = terms.sums(counts).reshape(terms.n_averaged, -1, counts.shape[1])
+    return binned_error(gap_sums, None, counts.sum(axis=0))
 
 
 def bootstrap_ece(
@@ -430,11 +431,12 @@ def bootstrap_ece(
     seed=0,
     alpha: float = 0.05,
 ) -> BootstrapResult:
-    """Bootstrap percentile confidence interval of an equal-width binned ECE (L1), fast.
+    """Bootstrap percentile confidence interval of a binned ECE (L1), fast.
 
     ECE = sum over bins of |sum_{i in bin} (outcome_i - score_i)| / N, the value that ``estimator``
-    gives (an L1 :class:`~calib.calibration_errors.binned.BinnedCalibrationError`). Equal-width
-    bin edges do not depend on the data, so every sample keeps its bin in every resample and a
+    gives (an L1 :class:`~calib.calibration_errors.binned.BinnedCalibrationError`). The bins are fixed
+    on the data (equal-width edges do not depend on it; equal-mass edges are found once, as
+    ``calib evaluate`` finds them), so every sample keeps its bin in every resample and a
     resample's ECE needs only its per-bin sums: all resamples of a block are evaluated at once by one
     sparse product, with no loop over them (O(B N) time, in blocks of about 2^22 (resample, sample)
     cells). The interval is the (alpha/2, 1 - alpha/2) percentiles of the B resampled ECEs.
@@ -451,7 +453,7 @@ def bootstrap_ece(
     kind : {"probs", "logprobs", "logits"}
         What ``scores`` hold; nothing is guessed from the values.
     estimator : BinnedCalibrationError, optional
-        The ECE to bootstrap: any target but "canonical", equal-width bins, ``norm="l1"``, bins
+        The ECE to bootstrap: any target but "canonical", either binning, ``norm="l1"``, bins
         weighted by their counts. Default None: ``BinnedCalibrationError()``, the top-label ECE
         with 15 right-closed bins.
     n_boot : int, default 1000

@@ -171,7 +171,7 @@ def table_metrics(logp: np.ndarray, labels: np.ndarray, n_bins: int) -> dict[str
             "accuracy": float(np.mean(logp.argmax(axis=1) == labels)),
             "ECE": BinnedCalibrationError("top_label", n_bins=n_bins)(logp, labels, kind="logprobs"),
             "ACE": BinnedCalibrationError("top_label", n_bins=n_bins, average=True)(logp, labels, kind="logprobs"),
-            "ACE (equal-mass)": BinnedCalibrationError("top_label", n_bins=n_bins, strategy="mass", average=True)(
+            "ACE (equal-mass)": BinnedCalibrationError("top_label", n_bins=n_bins, strategy="equal-mass", average=True)(
                 logp, labels, kind="logprobs"
             ),
             "SmoothECE": smooth_ece_top_label(logp, labels, kind="logprobs"),

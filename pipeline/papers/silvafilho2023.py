@@ -714,14 +714,14 @@ def ece_against_bins(exp: EceAgainstBins, data: DataSources) -> list[dict]:
     logp = pset.logprobs()
     return [
         {
-            "row": f"{strategy} binning",
+            "row": f"{short} binning",
             "column": "ECE",
             "x": n_bins,
             "value": BinnedCalibrationError("top_label", n_bins=n_bins, strategy=strategy)(
                 logp, pset.labels, kind="logprobs"
             ),
         }
-        for strategy in ("width", "mass")
+        for short, strategy in (("width", "equal-width"), ("mass", "equal-mass"))
         for n_bins in exp.n_bins
     ]
 

@@ -667,7 +667,7 @@ ENTRIES = [
     Entry("BinnedCalibrationError(binary)", binned("binary"), k=2, options=opt("n_bins", "norm", "target")),
     Entry("BinnedCalibrationError(binary, max)", binned("binary", norm="max"), k=2, options=opt("n_bins")),
     Entry("BinnedCalibrationError(canonical)", binned("canonical"), options=opt("n_bins")),
-    Entry("BinnedCalibrationError(top_label, mass)", binned("top_label", strategy="mass"), options=opt("n_bins")),
+    Entry("BinnedCalibrationError(top_label, mass)", binned("top_label", strategy="equal-mass"), options=opt("n_bins")),
     Entry(
         "binary_reliability.ece(l2, debiased)",
         lambda d: within(

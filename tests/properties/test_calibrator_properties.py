@@ -157,7 +157,7 @@ CALIBRATORS = [
         iterative=False,
     ),
     Cal("histogram zero", lambda: HistogramBinning(n_bins=7, empty_bin="zero"), k=2, iterative=False),
-    Cal("histogram mass", lambda: HistogramBinning(n_bins=3, strategy="mass"), k=2, dup=False, iterative=False),
+    Cal("histogram mass", lambda: HistogramBinning(n_bins=3, strategy="equal-mass"), k=2, dup=False, iterative=False),
     Cal("isotonic", IsotonicCalibrator, k=2, iterative=False),
 ]
 

@@ -244,7 +244,7 @@ METRICS = [
     ),
     Metric(
         "ECE binary l2 left mass",
-        lambda s, y, kind: BinnedCalibrationError("binary", n_bins=4, norm="l2", closed="left", strategy="mass")(
+        lambda s, y, kind: BinnedCalibrationError("binary", n_bins=4, norm="l2", closed="left", strategy="equal-mass")(
             s, y, kind=kind
         ),
         hi=1.0,
@@ -274,7 +274,7 @@ METRICS = [
     ),
     Metric(
         "ECE top-label mass",
-        lambda s, y, kind: BinnedCalibrationError("top_label", n_bins=3, strategy="mass")(s, y, kind=kind),
+        lambda s, y, kind: BinnedCalibrationError("top_label", n_bins=3, strategy="equal-mass")(s, y, kind=kind),
         hi=1.0,
     ),
     Metric(

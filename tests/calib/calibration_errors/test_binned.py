@@ -255,7 +255,7 @@ def test_canonical_target_has_no_reliability_bins():
         {"target": "classwise", "n_bins": 5},
         {"target": "classwise", "norm": "max"},
         {"target": "top_label", "norm": "l2", "debiased": True},
-        {"target": "top_label", "strategy": "mass", "n_bins": 4},
+        {"target": "top_label", "strategy": "equal-mass", "n_bins": 4},
         {"target": "top_label", "closed": "left", "edges": "float32", "one_in_extra_bin": True},
         {"target": "classwise", "norm": "squared", "average": True},
         {"target": "canonical", "n_bins": 3},

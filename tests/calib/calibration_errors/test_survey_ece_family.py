@@ -9,7 +9,6 @@ from calib.calibration_errors.binning import (
     equal_mass_bin_ids,
     equal_width_bin_ids,
     equal_width_edges,
-    quantile_edges,
 )
 from calib.data.toys import ece_toy, footnote2_toy
 from calib.validation import CalibInputError
@@ -129,11 +128,6 @@ def test_equal_mass_bins_have_equal_counts_and_keep_ties_together():
     assert ids[tied == 0.1][0] < ids[tied == 0.5][0] < ids[tied == 0.9][0]
     shuffled = np.random.default_rng(0).permutation(tied)
     assert np.array_equal(np.sort(equal_mass_bin_ids(shuffled, 5)), np.sort(ids))
-
-
-def test_quantile_edges_are_numpy_percentiles():
-    v = np.random.default_rng(0).random(37)
-    np.testing.assert_array_equal(quantile_edges(v, 4), np.percentile(v, [0, 25, 50, 75, 100]))
 
 
 def test_bad_binning_arguments():

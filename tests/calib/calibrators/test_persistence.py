@@ -45,7 +45,7 @@ CASES = [
     ("isotonic", 2, {"clip": 1e-6}),
     ("histogram", 2, {}),
     ("histogram", 2, {"n_bins": 200, "closed": "left"}),  # empty bins: bin value 0 / 0 = NaN, saved as "nan"
-    ("histogram", 2, {"n_bins": 7, "strategy": "mass", "empty_bin": "prior"}),
+    ("histogram", 2, {"n_bins": 7, "strategy": "equal-mass", "empty_bin": "prior"}),
     ("histogram", 2, {"n_bins": 200, "empty_bin": "zero"}),
 ]
 

@@ -7,6 +7,7 @@ import calib._internal.rows
 import calib.resampling.bootstrap
 from calib._internal.rows import float_chunks
 from calib.calibration_errors.binned import BinnedCalibrationError
+from calib.calibration_errors.binning import equal_mass_bin_ids
 from calib.calibration_errors.presets import ece_preset
 from calib.resampling.bootstrap import (
     ResampledSums,
@@ -152,7 +153,7 @@ def test_batched_ece_bootstrap_follows_a_preset_binning(preset):
     np.testing.assert_allclose(result.values[:, 0], loop, rtol=0, atol=1e-15)
 
 
-@pytest.mark.parametrize("setting", [{"norm": "l2"}, {"strategy": "mass"}, {"average": True}, {"target": "canonical"}])
+@pytest.mark.parametrize("setting", [{"norm": "l2"}, {"average": True}, {"target": "canonical"}])
 def test_the_batched_ece_bootstrap_refuses_estimators_it_cannot_batch(setting):
     probs, y = _posteriors(0, 50, 3)
     with pytest.raises(CalibInputError, match=r"bootstrap\(statistic"):
@@ -264,3 +265,21 @@ def test_the_full_sample_leads_the_counted_resamples_when_asked(monkeypatch, n_b
         np.testing.assert_array_equal(rest, expected)
     else:
         assert rest.shape == (50, 0)
+
+
+def test_equal_mass_ece_bootstrap_keeps_the_bins_of_the_data():
+    """Equal-mass edges are found once, on the data, as ``calib evaluate`` finds them; a resample's ECE is
+    then its gaps summed in those bins (computed here apart from the batched products)."""
+    probs, y = _posteriors(3, 300, 2)
+    probs[:, 1] = np.round(probs[:, 1], 2)  # ties
+    probs[:, 0] = 1.0 - probs[:, 1]
+    ece = BinnedCalibrationError("binary", n_bins=8, strategy="equal-mass")
+    result = bootstrap_ece(probs, y, kind="probs", estimator=ece, n_boot=15, seed=1)
+    ids = equal_mass_bin_ids(probs[:, 1], 8)
+    gaps = (y == 1) - probs[:, 1]
+    loop = [
+        np.abs(np.bincount(ids[r], weights=gaps[r], minlength=8)).sum() / r.size
+        for r in bootstrap_indices(300, n_boot=15, seed=1)
+    ]
+    np.testing.assert_allclose(result.values[:, 0], loop, rtol=0, atol=1e-15)
+    assert result.estimate[0] == pytest.approx(ece(probs, y, kind="probs"), abs=1e-15)
