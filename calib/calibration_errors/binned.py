@@ -62,18 +62,14 @@ class ReliabilityBins:
 
     def ece(self, norm: str = "l1", *, average: bool = False, debiased: bool = False) -> float:
         """Calibration error of the bins in ``norm``, by :func:`binned_error`."""
-        with np.errstate(invalid="ignore"):
-            gap_sums = np.where(self.occupied, self.counts * (self.frequency - self.mean_confidence), 0.0)
-        return float(
-            binned_error(
-                gap_sums[None],
-                self.counts[None],
-                self.counts.sum(),
-                norm=norm,
-                average=average,
-                debiased=debiased,
-                frequency=self.frequency[None],
-            )
+        return binned_error(
+            self.counts[None],
+            self.counts.sum(),
+            frequency=self.frequency[None],
+            mean_score=self.mean_confidence[None],
+            norm=norm,
+            average=average,
+            debiased=debiased,
         )
 
     def mce(self) -> float:
@@ -99,22 +95,35 @@ class ReliabilityBins:
 
 
 def binned_error(
-    gap_sums, counts, n, *, norm: str = "l1", average: bool = False, debiased: bool = False, frequency=None
-) -> np.ndarray:
-    """The binned calibration error of G sets of M bins, from each bin's sum of outcome - score gaps:
-    the one formula of every binned ECE and MCE of the library.
+    counts,
+    n,
+    *,
+    frequency=None,
+    mean_score=None,
+    gap_sums=None,
+    norm: str = "l1",
+    average: bool = False,
+    debiased: bool = False,
+):
+    """The binned calibration error of G sets of M bins: the one formula of every binned ECE and MCE of the
+    library (the engine's, :class:`BinnedCalibrationError`'s, the figures' and the bootstrap's).
 
-    With D_gm = sum over bin m of column g of (outcome - score), N_gm its count and N the samples,
+    With N_gm the count, ybar_gm the mean outcome and sbar_gm the mean score of bin m of column g, and N the
+    samples, over the non-empty bins:
 
-        l1 (the ECE):   sum_m |D_gm| / N                     = sum_m (N_gm / N) |ybar_gm - sbar_gm|
-        squared:        sum_m (N_gm / N) (D_gm / N_gm)^2
+        l1 (the ECE):   sum_m (N_gm / N) |ybar_gm - sbar_gm|  =  sum_m |D_gm| / N
+        squared:        sum_m (N_gm / N) (ybar_gm - sbar_gm)^2
         l2:             the root of the squared form
-        max (the MCE):  max_m |D_gm| / N_gm                  over the non-empty bins
+        max (the MCE):  max_m |ybar_gm - sbar_gm|
 
-    and G > 1 columns (the class-wise errors) are averaged (the largest taken for "max"). ``average``
-    weighs the non-empty bins equally instead of by N_gm / N; ``debiased`` (squared and l2) subtracts each
-    bin's sampling variance ybar (1 - ybar) / (N_gm - 1) from its squared gap (bins of one sample keep
-    theirs). Trailing axes (e.g. bootstrap resamples) are kept.
+    with D_gm = sum over the bin of (outcome - score); G > 1 columns (the class-wise errors) are averaged
+    (the largest taken for "max"). ``average`` weighs the non-empty bins equally instead of by N_gm / N;
+    ``debiased`` (squared and l2) subtracts each bin's sampling variance ybar (1 - ybar) / (N_gm - 1) from
+    its squared gap (bins of one sample keep theirs).
+
+    The bins come as their means (``frequency`` and ``mean_score``, any norm), or as their gap sums D_gm
+    alone (``gap_sums``, the L1 ECE only): the form in which resamples keep them, whose bins' counts are not
+    resampled (trailing axes, e.g. one per resample, are kept).
 
     Source: Silva Filho et al. (2023), Defs. 1-6 (the ECE and MCE of each target, after Naeini et al.
     (2015) and Guo et al. (2017)); Kumar, Liang & Ma (2019), Sec. 5 (the L2 form and its debiased
@@ -122,50 +131,63 @@ def binned_error(
 
     Parameters
     ----------
-    gap_sums : array of shape (G, M, ...)
-        D_gm: each bin's sum of outcome - score (0 for empty bins).
-    counts : array of shape (G, M, ...) or None
-        N_gm (needed unless ``norm="l1"`` without ``average``).
-    n : float or array of shape (...)
-        N, the samples (each counted once per column).
+    counts : array of shape (G, M), or None with ``gap_sums``
+        N_gm.
+    n : float or array
+        N, the samples (each counted once per column); with ``gap_sums``, one per resample.
+    frequency, mean_score : arrays of shape (G, M), optional
+        ybar_gm and sbar_gm (NaN or anything in empty bins).
+    gap_sums : array of shape (G, M, ...), optional
+        D_gm, instead of the means.
     norm : {"l1", "l2", "squared", "max"}, default "l1"
     average : bool, default False
     debiased : bool, default False
-    frequency : array of shape (G, M, ...), optional
-        ybar_gm, the bins' mean outcomes (needed with ``debiased``).
 
     Returns
     -------
-    numpy.ndarray of shape (...)
+    float, or numpy.ndarray of the trailing shape of ``gap_sums``
 
     Examples
     --------
-    >>> float(binned_error(np.array([[0.5, -0.25]]), np.array([[2, 2]]), 4))  # gaps 0.25 and 0.125
+    >>> counts, freq, mean = np.array([[2, 2]]), np.array([[0.5, 0.5]]), np.array([[0.25, 0.625]])
+    >>> float(binned_error(counts, 4, frequency=freq, mean_score=mean))  # gaps 0.25 and 0.125
     0.1875
-    >>> float(binned_error(np.array([[0.5, -0.25]]), np.array([[2, 2]]), 4, norm="max"))
+    >>> float(binned_error(None, 4, gap_sums=np.array([[0.5, -0.25]])))  # the same bins by their sums
+    0.1875
+    >>> float(binned_error(counts, 4, frequency=freq, mean_score=mean, norm="max"))
     0.25
     """
     check(norm, Choice(NORMS), "norm")
     if debiased and norm not in ("l2", "squared"):
         raise CalibInputError(f"debiased applies to norm 'l2' or 'squared' only; got norm={norm!r}")
-    gap_sums = np.asarray(gap_sums, dtype=np.float64)
-    if norm == "l1" and not average:
+    if frequency is None:
+        if norm != "l1" or average:
+            raise CalibInputError(f"the {norm} error{' of averaged bins' if average else ''} needs the bins' means")
         return np.abs(gap_sums).sum(axis=1).mean(axis=0) / n
-    counts = np.asarray(counts, dtype=np.float64)
+    values = [
+        _column_error(counts[g], frequency[g], mean_score[g], norm, average, debiased) for g in range(len(counts))
+    ]
+    return float(max(values)) if norm == "max" else float(np.mean(values))
+
+
+def _column_error(counts, frequency, mean_score, norm: str, average: bool, debiased: bool) -> float:
+    """:func:`binned_error` of one column's bins, given by their means."""
     occupied = counts > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        gaps = np.where(occupied, np.abs(gap_sums) / np.where(occupied, counts, 1.0), 0.0)
-        if norm == "max":
-            return np.where(occupied, gaps, -np.inf).max(axis=1).max(axis=0)
-        weights = occupied / occupied.sum(axis=1, keepdims=True) if average else counts / n
-        if norm == "l1":
-            return (weights * gaps).sum(axis=1).mean(axis=0)
-        squared = gaps**2
-        if debiased:
-            variance = np.where(counts > 1, frequency * (1.0 - frequency) / (counts - 1), 0.0)
-            squared = squared - np.where(occupied, variance, 0.0)
-        total = (weights * squared).sum(axis=1)
-    return (total if norm == "squared" else np.sqrt(np.maximum(total, 0.0))).mean(axis=0)
+    gaps = np.abs(frequency[occupied] - mean_score[occupied])
+    if norm == "max":
+        return float(gaps.max())
+    counts = counts[occupied]
+    weights = np.full(counts.size, 1.0 / counts.size) if average else counts / counts.sum()
+    if norm == "l1":
+        return float(np.dot(weights, gaps))
+    squared = gaps**2
+    if debiased:
+        freq = frequency[occupied]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            variance = np.where(counts > 1, freq * (1.0 - freq) / (counts - 1), 0.0)
+        squared = squared - variance
+    total = float(np.dot(weights, squared))
+    return total if norm == "squared" else float(np.sqrt(max(total, 0.0)))
 
 
 def reliability_bins(
@@ -444,17 +466,16 @@ class BinnedCalibrationError:
     def _error(self, counts: np.ndarray, score_sums: np.ndarray, outcome_sums: np.ndarray) -> float:
         """The error of the bins' counts and sums (G, slots), by :func:`binned_error`."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            frequency = outcome_sums / counts
-        error = binned_error(
-            outcome_sums - score_sums,
+            frequency, mean_score = outcome_sums / counts, score_sums / counts
+        return binned_error(
             counts,
             counts[0].sum(),
+            frequency=frequency,
+            mean_score=mean_score,
             norm=self.norm,
             average=self.average,
             debiased=self.debiased,
-            frequency=frequency,
         )
-        return float(error)
 
     def reliability(self, scores, labels, *, kind: str) -> tuple[ReliabilityBins, ...]:
         """The reliability bins the error is computed from: one set, or K for ``target="classwise"``.

@@ -315,7 +315,7 @@ def reliability(key: str, sums: Sums, edges: np.ndarray) -> list:
 def _ece(key: str, sums: Sums) -> np.ndarray:
     """The L1 :func:`~calib.calibration_errors.binned.binned_error` of the summed gaps of ``key`` (averaged
     over the gap columns: one per class, class-wise)."""
-    return binned_error(sums[key], None, sums["n"][0])
+    return binned_error(None, sums["n"][0], gap_sums=sums[key])
 
 
 register(

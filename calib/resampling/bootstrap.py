@@ -418,7 +418,7 @@ def resampled_ece(terms: EceTerms, counts: np.ndarray) -> np.ndarray:
     """The ECE (:func:`~calib.calibration_errors.binned.binned_error`) of each resample counted by
     ``counts`` (N, b, :func:`resample_counts`)."""
     gap_sums = terms.sums(counts).reshape(terms.n_averaged, -1, counts.shape[1])
-    return binned_error(gap_sums, None, counts.sum(axis=0))
+    return binned_error(None, counts.sum(axis=0), gap_sums=gap_sums)
 
 
 def bootstrap_ece(
