@@ -15,7 +15,8 @@ import numpy as np
 
 from calib._internal.files import atomic_write
 from calib.calibration_errors.binned import ReliabilityBins
-from calib.evaluation.engine import Comparison, Summary
+from calib.evaluation.lens import lens_ece
+from calib.evaluation.results import Comparison, Summary
 
 # Resamples of the consistency band in the CORP figure (when the samples are few enough to resample).
 CORP_BAND_RESAMPLES = 500
@@ -166,7 +167,7 @@ def group_lines(summary: Summary) -> list[str]:
     """The subgroups as text: per group its size, ECE, the calibration test's p-values and the flag."""
     if not summary.group_column:
         return []
-    ece = "ECE positive class" if summary.n_classes == 2 else "ECE top-label"
+    ece = lens_ece(summary.n_classes).name
     lines = [
         f"  groups by {summary.group_column} (Spiegelhalter's z of the {summary.corp.lens}, Holm-adjusted p, "
         "flagged below 0.05):",
@@ -253,7 +254,7 @@ def group_figure(stem: Path, summary: Summary, axis: str) -> list[Path]:
 
 
 def corp_figure(stem: Path, confidence: np.ndarray, outcome: np.ndarray, corp, *, axis: str, seed: int) -> list[Path]:
-    """The CORP reliability diagram of the evaluation's binary view (:func:`calib.evaluation.engine.corp_view`): the
+    """The CORP reliability diagram of the evaluation's binary view (:mod:`calib.evaluation.lens`): the
     PAV curve and its 90 % consistency band alone on the diagram, the scores' histogram below it, the
     legend and the Brier score's decomposition (as the text prints it) outside, so nothing covers the
     curve; ``axis`` says what the scores are (the reliability figure's first panel's words)."""
