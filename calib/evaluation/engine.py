@@ -307,6 +307,7 @@ def settings_from(settings: EvaluationSettings | None, options: dict) -> Evaluat
 
 
 def _evaluate(source, *, n_classes, n_rows, settings, costs, priors, grouped, group_column, say, whole_limit):
+    """The :class:`Summary` of one pass over ``source()`` here (:func:`evaluate`, :func:`evaluate_chunks`)."""
     settings.check_memory(n_classes)
     names, left_out = calibrators_of(settings, n_classes)
     fit_rows = 0 if not names else settings.fit_rows(n_classes)
@@ -318,8 +319,28 @@ def _evaluate(source, *, n_classes, n_rows, settings, costs, priors, grouped, gr
 
 
 def summarized(done: Pass, names, left_out: str, *, grouped: bool, group_column: str, say) -> Summary:
-    """The :class:`Summary` of a pass: metrics with intervals, the calibrators ``names`` (``left_out``: the
-    note on those left out), CORP, reliability bins and the subgroups."""
+    """The :class:`Summary` of a pass: metrics with intervals, the calibrators' evidence, CORP, reliability
+    bins and the subgroups.
+
+    Parameters
+    ----------
+    done : Pass
+        A checked pass, run here (:func:`calib.evaluation.data_pass.run_pass`) or merged from partitions.
+    names : sequence of str
+        The calibrators to assess (:func:`calib.evaluation.evidence.calibrators_of`).
+    left_out : str
+        The note on the calibrators left out ("" for none).
+    grouped : bool
+        The pass summed each group: report the subgroups.
+    group_column : str
+        What the groups are called in the output.
+    say : callable
+        Receives progress messages.
+
+    Returns
+    -------
+    Summary
+    """
     settings, n_classes = done.ctx.settings, done.ctx.n_classes
     summary = Summary(done.n, n_classes, settings=settings)
     if left_out:
