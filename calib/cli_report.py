@@ -15,7 +15,7 @@ import numpy as np
 
 from calib._internal.files import atomic_write
 from calib.calibration_errors.binned import ReliabilityBins
-from calib.evaluation.lens import lens_ece
+from calib.evaluation.lens import POSITIVE_CLASS, lens_ece, lens_of
 from calib.evaluation.results import Comparison, Summary
 
 # Resamples of the consistency band in the CORP figure (when the samples are few enough to resample).
@@ -43,15 +43,16 @@ class Panel:
 
 
 def reliability_panels(summary: Summary, class_names=None) -> list[Panel]:
-    """The panels of the reliability figure, from the evaluation's bins: for two classes the positive
-    class's probability (metric "ECE positive class"); for more, the top label's confidence ("ECE
-    top-label") and each class one-vs-rest ("ECE class-wise", the mean of the K classes' ECEs)."""
+    """The panels of the reliability figure, from the evaluation's bins: the ECE of the CORP lens
+    (:mod:`calib.evaluation.lens`: for two classes the positive class's probability, metric "ECE positive
+    class"; for more the top label's confidence, "ECE top-label"), and for more than two classes each class
+    one-vs-rest ("ECE class-wise", the mean of the K classes' ECEs)."""
     k = summary.n_classes
     names = tuple(class_names) if class_names else tuple(str(j) for j in range(k))
     bins = summary.reliability
-    if k == 2:
-        return [Panel("ECE positive class", f"P(class {names[1]})", tuple(bins["ECE positive class"]))]
-    panels = [Panel("ECE top-label", "confidence (top label)", tuple(bins["ECE top-label"]))]
+    lens = lens_ece(k).name
+    axis = f"P(class {names[1]})" if lens_of(k) == POSITIVE_CLASS else "confidence (top label)"
+    panels = [Panel(lens, axis, tuple(bins[lens]))]
     if "ECE class-wise" in bins:
         panels.append(Panel("ECE class-wise", "P(class), each class one-vs-rest", tuple(bins["ECE class-wise"]), names))
     return panels
