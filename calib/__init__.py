@@ -86,7 +86,7 @@ _HOMES = {
     "load_posteriors": "calib.data.real",
     "evaluate": "calib.evaluation.engine",
     "evaluate_chunks": "calib.evaluation.engine",
-    "evaluate_dataset": "calib.evaluation.partitioned",
+    "evaluate_dataset": "calib.evaluation.router",
     "EvaluationSettings": "calib.evaluation.settings",
     "reliability_bars": "calib.plots.reliability",
 }

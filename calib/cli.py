@@ -338,9 +338,10 @@ def _evaluate(args) -> int:
 def _evaluated(args, settings, progress, out: Path | None, table, map_reduce) -> int:
     """Evaluate the file (loaded whole, read in chunks, or by partitions on a cluster) and write the outputs."""
     from calib.cli_report import evaluation_document, summary_text, write_outputs
-    from calib.evaluation.engine import evaluate, evaluate_chunks
+    from calib.evaluation.router import Loaded, evaluate_read
     from calib.scoring.decisions import zero_one_costs
 
+    data = table
     if table is not None:
         return_large_arrays_to_the_system()  # a long run's memory is what it holds, not its past peaks
         n_classes, names, reading_notes, given = table.n_classes, table.class_names, table.notes, table.given_order
@@ -355,7 +356,7 @@ def _evaluated(args, settings, progress, out: Path | None, table, map_reduce) ->
                      f"{parts} partitions")  # fmt: skip
     else:
         pset = _load(args.file, args)
-        logp, labels, groups = pset.logprobs(), pset.labels, pset.groups
+        data = Loaded(pset.logprobs(), pset.labels, pset.groups)  # the log-posteriors are ours: overwritten
         n_classes, names, reading_notes, given = pset.n_classes, pset.class_names, pset.notes, pset.given_order
         progress(f"loaded {args.file}: {pset.n_samples} samples, {n_classes} classes")
         del pset  # the scores as stored: the log-posteriors are all that is read from now on
@@ -375,17 +376,7 @@ def _evaluated(args, settings, progress, out: Path | None, table, map_reduce) ->
         "progress": progress,
     }
     with _Notes():
-        if map_reduce is not None:
-            from calib.evaluation.partitioned import evaluate_partitioned
-
-            summary = evaluate_partitioned(table, map_reduce=map_reduce, grouped=bool(args.groups), **shared)
-        elif table is not None:
-            rows = table.n_samples or table.estimate_rows()
-            summary = evaluate_chunks(
-                table.chunks, n_classes=n_classes, n_rows=rows, grouped=bool(args.groups), **shared
-            )
-        else:  # logp is ours and not read again: validated in its own memory
-            summary = evaluate(logp, labels, kind="logprobs", groups=groups, overwrite=True, **shared)
+        summary = evaluate_read(data, map_reduce=map_reduce, grouped=bool(args.groups), **shared)
     # How the file's columns and labels were read, where it was not by name, first among the notes.
     summary.notes[:0] = [note.cli_message for note in reading_notes]
     document = _strict_json(evaluation_document(args.file, summary, names))

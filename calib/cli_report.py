@@ -15,7 +15,8 @@ import numpy as np
 
 from calib._internal.files import atomic_write
 from calib.calibration_errors.binned import ReliabilityBins
-from calib.evaluation.engine import Comparison, Summary
+from calib.evaluation.lens import POSITIVE_CLASS, lens_ece, lens_of
+from calib.evaluation.results import Comparison, Summary
 
 # Resamples of the consistency band in the CORP figure (when the samples are few enough to resample).
 CORP_BAND_RESAMPLES = 500
@@ -42,15 +43,16 @@ class Panel:
 
 
 def reliability_panels(summary: Summary, class_names=None) -> list[Panel]:
-    """The panels of the reliability figure, from the evaluation's bins: for two classes the positive
-    class's probability (metric "ECE positive class"); for more, the top label's confidence ("ECE
-    top-label") and each class one-vs-rest ("ECE class-wise", the mean of the K classes' ECEs)."""
+    """The panels of the reliability figure, from the evaluation's bins: the ECE of the CORP lens
+    (:mod:`calib.evaluation.lens`: for two classes the positive class's probability, metric "ECE positive
+    class"; for more the top label's confidence, "ECE top-label"), and for more than two classes each class
+    one-vs-rest ("ECE class-wise", the mean of the K classes' ECEs)."""
     k = summary.n_classes
     names = tuple(class_names) if class_names else tuple(str(j) for j in range(k))
     bins = summary.reliability
-    if k == 2:
-        return [Panel("ECE positive class", f"P(class {names[1]})", tuple(bins["ECE positive class"]))]
-    panels = [Panel("ECE top-label", "confidence (top label)", tuple(bins["ECE top-label"]))]
+    lens = lens_ece(k).name
+    axis = f"P(class {names[1]})" if lens_of(k) == POSITIVE_CLASS else "confidence (top label)"
+    panels = [Panel(lens, axis, tuple(bins[lens]))]
     if "ECE class-wise" in bins:
         panels.append(Panel("ECE class-wise", "P(class), each class one-vs-rest", tuple(bins["ECE class-wise"]), names))
     return panels
@@ -166,7 +168,7 @@ def group_lines(summary: Summary) -> list[str]:
     """The subgroups as text: per group its size, ECE, the calibration test's p-values and the flag."""
     if not summary.group_column:
         return []
-    ece = "ECE positive class" if summary.n_classes == 2 else "ECE top-label"
+    ece = lens_ece(summary.n_classes).name
     lines = [
         f"  groups by {summary.group_column} (Spiegelhalter's z of the {summary.corp.lens}, Holm-adjusted p, "
         "flagged below 0.05):",
@@ -253,7 +255,7 @@ def group_figure(stem: Path, summary: Summary, axis: str) -> list[Path]:
 
 
 def corp_figure(stem: Path, confidence: np.ndarray, outcome: np.ndarray, corp, *, axis: str, seed: int) -> list[Path]:
-    """The CORP reliability diagram of the evaluation's binary view (:func:`calib.evaluation.engine.corp_view`): the
+    """The CORP reliability diagram of the evaluation's binary view (:mod:`calib.evaluation.lens`): the
     PAV curve and its 90 % consistency band alone on the diagram, the scores' histogram below it, the
     legend and the Brier score's decomposition (as the text prints it) outside, so nothing covers the
     curve; ``axis`` says what the scores are (the reliability figure's first panel's words)."""

@@ -22,7 +22,7 @@ from distributed.comm import connect as comm_connect
 from distributed.comm.addressing import parse_address, parse_host_port
 from distributed.scheduler import KilledWorker
 
-from calib.evaluation.engine import _Phase
+from calib.evaluation.progress import Phase
 from calib.validation import CalibInputError
 
 # Seconds to wait for the scheduler to answer before giving up.
@@ -153,7 +153,7 @@ class _MapReduce:
         watched = as_completed(mapped, loop=client.loop)
         final = _merged_in_pairs(client, mapped, merge)
         del mapped
-        phase = _Phase(f"{what} on the cluster", len(items), self.say, unit="partitions")
+        phase = Phase(f"{what} on the cluster", len(items), self.say, unit="partitions")
         try:
             for done in watched:
                 if done.status == "error":  # the first failure stops the run with its error

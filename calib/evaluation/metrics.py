@@ -29,7 +29,7 @@ from scipy.special import entr
 from calib.calibration_errors.binned import ReliabilityBins, binned_error
 from calib.calibration_errors.binning import strategy_bin_ids, strategy_edges
 from calib.calibration_errors.entropic import ecd_terms, single_datum_bound
-from calib.calibration_errors.smoothing import smooth_ece
+from calib.calibration_errors.smoothing import ResampledSmoothEce, smooth_ece
 from calib.evaluation.settings import EvaluationSettings
 from calib.scoring.decisions import bayes_choices
 from calib.scoring.scores import brier_losses
@@ -93,7 +93,9 @@ class MetricDefinition:
     ``names(ctx)`` lists the values it reports; ``terms(batch, ctx)`` maps term keys to :class:`Terms`
     (a key shared by several metrics is computed once); ``value(sums, ctx)`` maps each name to its value
     for every resample, from the summed terms (each with a trailing resample axis). ``whole(batch,
-    ctx)`` replaces both for a metric that needs its samples at once. ``bounds`` are the values it can
+    ctx)`` replaces both for a metric that needs its samples at once, and its ``resampler(batch, ctx)``
+    gives the function of (n, b) count columns that returns its b values on those resamples of the same
+    samples (without one, the metric has no interval). ``bounds`` are the values it can
     take (intervals are clipped to them), or a function of the context giving them; ``applies(ctx)``
     whether it is defined for these data;
     ``bins``, for a binned metric, its term key and edges key (:func:`reliability` reads its bins).
@@ -108,6 +110,7 @@ class MetricDefinition:
     applies: Callable[[Context], bool] = lambda ctx: True
     whole: Callable[[Batch, Context], float] | None = None
     bins: tuple[str, str] | None = None
+    resampler: Callable[[Batch, Context], Callable[[np.ndarray], np.ndarray]] | None = None
 
 
 REGISTRY: dict[str, MetricDefinition] = {}
@@ -399,6 +402,9 @@ register(
         None,
         bounds=(0.0, 1.0),
         whole=_smooth_ece,
+        resampler=lambda batch, ctx: ResampledSmoothEce(
+            batch.confidence, batch.correct, bandwidth=ctx.settings.smooth_bandwidth
+        ),
     )
 )
 

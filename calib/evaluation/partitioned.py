@@ -9,10 +9,10 @@ on the data set (sums added in another order: equal to about 1e-15 relative).
 
 Where the partitions run is a ``map_reduce(function, items, merge, what)``: :func:`in_process` here, or
 a Dask cluster's (:mod:`calib.evaluation.dask_cluster`). Each partition keeps of its rows only those
-whose subsample keys may be among the data set's smallest (:func:`calib.evaluation.engine.key_bound`),
+whose subsample keys may be among the data set's smallest (:func:`calib.evaluation.passes.key_bound`),
 so what a partition sends back is a small share of the subsample, not up to a whole subsample.
 
-Dask is imported only inside the function that runs on a cluster (calib.evaluation.dask_cluster): an
+Dask is imported only where a cluster is asked for (:mod:`calib.evaluation.router`), never here: an
 evaluation in one process never loads it.
 """
 
@@ -20,26 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache, partial, reduce
-from pathlib import Path
 
 from calib._internal.memory import return_large_arrays_to_the_system
-from calib.data.chunks import PARTITION_ROWS, ChunkedSet, Partition, table_chunks
-from calib.evaluation.engine import (
-    Gathered,
-    Pass,
-    Summary,
-    _edge_sample,
-    _settings,
-    _Subsample,
-    calibrators_of,
-    checked,
-    context,
-    evaluate_chunks,
-    gather,
-    key_bound,
-    metrics_of,
-    summarized,
-)
+from calib.data.chunks import PARTITION_ROWS, ChunkedSet, Partition
+from calib.evaluation.data_pass import Gathered, Pass, checked, context, edge_sample, gather, metrics_of
+from calib.evaluation.engine import settings_from, summarized
+from calib.evaluation.evidence import calibrators_of
+from calib.evaluation.passes import Subsample, key_bound
+from calib.evaluation.results import Summary
 from calib.evaluation.settings import EvaluationSettings
 from calib.validation import CalibInputError
 
@@ -86,6 +74,7 @@ def evaluate_partitioned(
     >>> frame = pd.DataFrame({"0": 1 - p1, "1": p1, "label": (rng.random(3000) < p1).astype(int)})
     >>> path = os.path.join(tempfile.mkdtemp(), "log.parquet")
     >>> frame.to_parquet(path, row_group_size=700)
+    >>> from calib.data.chunks import table_chunks
     >>> table = table_chunks(path, kind="probs", format="parquet")
     >>> options = dict(n_boot=20, calibrators=())
     >>> cut = evaluate_partitioned(table, **options)
@@ -95,7 +84,7 @@ def evaluate_partitioned(
     """
     if table.partitions is None:
         raise CalibInputError(f"{table.path}: only a Parquet file or folder is read by partitions")
-    settings = _settings(settings, options)
+    settings = settings_from(settings, options)
     say = progress or (lambda _: None)
     k = table.n_classes
     parts = table.partitions(PARTITION_ROWS)
@@ -105,9 +94,9 @@ def evaluate_partitioned(
 
     def edge_sample():
         bound = key_bound(settings.sample_limit, n_rows)
-        sample = map_reduce(partial(_edge_part, table.read, settings, k, bound), parts, _Subsample.merged, "bin edges")
+        sample = map_reduce(partial(_edge_part, table.read, settings, k, bound), parts, Subsample.merged, "bin edges")
         if not sample.complete():  # fewer rows below the bound than the subsample holds (chance < 10^-15)
-            sample = map_reduce(partial(_edge_part, table.read, settings, k, 1.0), parts, _Subsample.merged)
+            sample = map_reduce(partial(_edge_part, table.read, settings, k, 1.0), parts, Subsample.merged)
         return sample.arrays
 
     ctx = context(k, settings, costs, priors, edge_sample)
@@ -122,9 +111,9 @@ def evaluate_partitioned(
     return summarized(done, names, left_out, grouped=grouped, group_column=group_column, say=say)
 
 
-def _edge_part(read, settings: EvaluationSettings, k: int, below: float, part: Partition) -> _Subsample:
+def _edge_part(read, settings: EvaluationSettings, k: int, below: float, part: Partition) -> Subsample:
     _fixed_mmap_threshold()
-    return _edge_sample(lambda: read(part), settings, k, part.first_row, below)
+    return edge_sample(lambda: read(part), settings, k, part.first_row, below)
 
 
 def _part_pass(read, ctx, computed, grouped, whole_limit, fit_rows, below, part: Partition) -> Gathered:
@@ -139,81 +128,3 @@ def _fixed_mmap_threshold() -> None:
     sets MALLOC_TRIM_THRESHOLD_, which also stops glibc from raising the threshold, so every array of a
     block (512 KiB) would be mapped and unmapped, page by page, each time (:mod:`calib._internal.memory`)."""
     return_large_arrays_to_the_system()
-
-
-def evaluate_dataset(
-    path,
-    *,
-    kind: str,
-    label_column: str = "label",
-    class_columns=None,
-    label_values="auto",
-    positive_label=None,
-    group_column: str | None = None,
-    scheduler=None,
-    settings: EvaluationSettings | None = None,
-    costs=None,
-    priors=None,
-    progress: Callable[[str], None] | None = None,
-    **options,
-) -> Summary:
-    """Evaluate a Parquet data set where it lives: here in chunks, or on a Dask cluster (``scheduler``).
-
-    The data set is a file, or a folder of files with the same columns; on a cluster each partition is
-    evaluated on a worker. The result is the same either way (:func:`evaluate_partitioned`): every
-    registered metric with Poisson bootstrap intervals, the calibrators' evidence, CORP and the
-    subgroups, as :func:`calib.evaluate` gives them on the rows at once.
-
-    Source: as :func:`calib.evaluate`; the Poisson resamples that make partitions merge: Hanley &
-    MacGibbon (2006).
-
-    Parameters
-    ----------
-    path : str or Path
-        A ``.parquet`` file or a folder of them (one table, files in the order of their names).
-    kind : {"probs", "logprobs", "logits"}
-        What the score columns hold.
-    label_column : str
-        The label column.
-    class_columns, label_values, positive_label
-        As for :func:`calib.load_posteriors`.
-    group_column : str, optional
-        A column of subgroups: every summed metric (not the smooth ECE nor RCL) and a calibration test per group.
-    scheduler : str or dask.distributed.Client, optional
-        A Dask scheduler's address (``tcp://host:8786``) or a client: the partitions are evaluated on its
-        workers (needs ``pip install 'calib-repro[dask]'``). Unreachable within
-        :data:`calib.evaluation.dask_cluster.CONNECT_TIMEOUT` seconds: a CalibInputError.
-    settings, costs, priors, progress, **options
-        As for :func:`calib.evaluate`.
-
-    Returns
-    -------
-    Summary
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd, tempfile, os
-    >>> rng = np.random.default_rng(1)
-    >>> p1 = rng.uniform(0.05, 0.95, 2000)
-    >>> frame = pd.DataFrame({"no": 1 - p1, "yes": p1, "clicked": np.where(rng.random(2000) < p1, "yes", "no")})
-    >>> folder = tempfile.mkdtemp()
-    >>> frame[:1200].to_parquet(os.path.join(folder, "part-0.parquet"))
-    >>> frame[1200:].to_parquet(os.path.join(folder, "part-1.parquet"))
-    >>> s = evaluate_dataset(folder, kind="probs", label_column="clicked", n_boot=0, calibrators=())
-    >>> s.n_samples, round(s.metrics["accuracy"].value, 3)
-    (2000, 0.721)
-    """
-    table_options = dict(kind=kind, format="parquet", label_column=label_column, class_columns=class_columns,
-                         label_values=label_values, positive_label=positive_label,
-                         group_column=group_column)  # fmt: skip
-    shared = dict(settings=settings, costs=costs, priors=priors, grouped=group_column is not None,
-                  group_column=group_column or "group", progress=progress, **options)  # fmt: skip
-    path = Path(path)
-    if scheduler is None:
-        table = table_chunks(path, **table_options)
-        return evaluate_chunks(table.chunks, n_classes=table.n_classes, n_rows=table.n_samples, **shared)
-    from calib.evaluation.dask_cluster import on_cluster
-
-    with on_cluster(scheduler, say=progress or (lambda _: None)) as map_reduce:
-        table = table_chunks(path, map_reduce=map_reduce, **table_options)
-        return evaluate_partitioned(table, map_reduce=map_reduce, **shared)

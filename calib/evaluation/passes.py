@@ -116,6 +116,90 @@ def subsample_keys(seed: int, block: int, n_rows: int, offset: int = 0) -> np.nd
 
 
 @dataclass
+class Subsample:
+    """The rows with the smallest random keys (:func:`subsample_keys`), at most ``limit``, in their order:
+    their keys and the arrays kept of them (:attr:`keys`, :attr:`arrays`). Offered rows are copied into
+    pieces, cut back to the limit whenever they hold a quarter more (so each row is copied a bounded
+    number of times). Subsamples of disjoint rows merge (:meth:`merged`).
+
+    ``below``: only rows with keys below it are kept (a partition of a large set keeps what can be among
+    the smallest keys of the whole set, :func:`key_bound`; :meth:`complete` tells whether it was enough).
+
+    Examples
+    --------
+    >>> sample = Subsample(2)
+    >>> sample.offer(np.array([0.5, 0.1, 0.3]), np.array([10, 11, 12]))
+    >>> sample.keys.tolist(), sample.arrays[0].tolist()
+    ([0.1, 0.3], [11, 12])
+    """
+
+    limit: int
+    below: float = 1.0
+    _pieces: list[tuple[np.ndarray, ...]] = field(default_factory=list)
+    _held: int = 0
+
+    def offer(self, keys: np.ndarray, *arrays: np.ndarray) -> None:
+        """Offer rows with their ``keys`` and the ``arrays`` to keep of them (copied)."""
+        if self.limit <= 0:
+            return
+        if self.below < 1.0:
+            kept = keys < self.below
+            keys, arrays = keys[kept], tuple(a[kept] for a in arrays)
+        self._pieces.append((keys, *(np.array(a) for a in arrays)))
+        self._held += keys.size
+        if self._held > self.limit + max(self.limit // 4, keys.size):
+            self._cut()
+
+    def _cut(self) -> None:
+        if len(self._pieces) > 1:
+            self._pieces = [tuple(np.concatenate(parts) for parts in zip(*self._pieces, strict=True))]
+        if self._pieces and self._held > self.limit:
+            keys = self._pieces[0][0]
+            keep = np.sort(np.argpartition(keys, self.limit - 1)[: self.limit])
+            self._pieces = [tuple(a[keep] for a in self._pieces[0])]
+            self._held = self.limit
+
+    def merged(self, other: Subsample) -> Subsample:
+        """The subsample of both sets of rows, ``self``'s before ``other``'s (neither is changed)."""
+        below = min(self.below, other.below)
+        both = Subsample(self.limit, below, self._pieces + other._pieces, self._held + other._held)
+        both._cut()
+        return both
+
+    def complete(self) -> bool:
+        """Whether these are the smallest keys of all the rows offered: taken without a bound, or with at
+        least ``limit`` rows below it."""
+        return self.below >= 1.0 or self._held >= self.limit
+
+    @property
+    def keys(self) -> np.ndarray:
+        """The kept rows' keys."""
+        self._cut()
+        return self._pieces[0][0] if self._pieces else np.empty(0)
+
+    @property
+    def arrays(self) -> list[np.ndarray]:
+        """The arrays kept of the rows, in the order they were offered."""
+        self._cut()
+        return list(self._pieces[0][1:]) if self._pieces else []
+
+
+def key_bound(limit: int, n_rows: int) -> float:
+    """A key below which a subsample of ``limit`` of ``n_rows`` rows lies, but for a chance below 10^-15: the
+    number of n uniform keys below b is Binomial(n, b), of mean limit + 8 sqrt(limit) + 64 here, so it falls
+    short of ``limit`` only 8 standard deviations below its mean (1 when every row may be kept).
+
+    Examples
+    --------
+    >>> key_bound(10**6, 10**9), key_bound(100, 1000), key_bound(100, 100)
+    (0.001008064, 0.244, 1.0)
+    """
+    if limit <= 0:
+        return 0.0
+    return min(1.0, (limit + 8 * limit**0.5 + 64) / n_rows)
+
+
+@dataclass
 class State:
     """The summed terms of a set of samples: term key -> sums with a trailing axis over (the data,
     resample 0, ..., resample B-1). States of disjoint sets of samples merge by adding (:meth:`merge`)."""

@@ -29,7 +29,8 @@ from prediction_logs import assert_same, die, write_log
 import calib.evaluation.partitioned as partitioned
 from calib.data.chunks import table_chunks
 from calib.evaluation.dask_cluster import CONNECT_TIMEOUT, on_cluster
-from calib.evaluation.partitioned import evaluate_dataset, evaluate_partitioned
+from calib.evaluation.partitioned import evaluate_partitioned
+from calib.evaluation.router import evaluate_dataset
 from calib.validation import CalibInputError
 
 pytestmark = pytest.mark.dask

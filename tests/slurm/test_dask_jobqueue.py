@@ -16,7 +16,7 @@ from distributed import Client
 from prediction_logs import assert_same, write_log
 
 import calib.evaluation.partitioned as partitioned
-from calib.evaluation.partitioned import evaluate_dataset
+from calib.evaluation.router import evaluate_dataset
 
 pytestmark = pytest.mark.slurm
 

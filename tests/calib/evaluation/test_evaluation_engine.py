@@ -9,18 +9,21 @@ import json
 import numpy as np
 import pytest
 
-import calib.evaluation.engine
+import calib.evaluation.data_pass
 import calib.evaluation.passes
+import calib.evaluation.progress
 import calib.evaluation.settings
 from calib.calibration_errors.binned import BinnedCalibrationError
 from calib.calibration_errors.corp import corp_decomposition
 from calib.calibration_errors.entropic import ecd
 from calib.calibration_errors.smoothing import smooth_ece_top_label
 from calib.cli import main
-from calib.evaluation.engine import compare, evaluate, evaluate_chunks, holm, run_pass
+from calib.evaluation.data_pass import run_pass
+from calib.evaluation.engine import compare, evaluate, evaluate_chunks
 from calib.evaluation.metrics import REGISTRY, MetricDefinition, Terms, register
 from calib.evaluation.passes import poisson_counts, subsample_keys
 from calib.evaluation.settings import EvaluationSettings
+from calib.evaluation.subgroups import holm
 from calib.scoring.decisions import normalized_risk, zero_one_costs
 from calib.scoring.scores import brier, cross_entropy
 from calib.validation import CalibInputError, CalibInputWarning, check_inputs
@@ -248,9 +251,9 @@ def test_the_groups_of_a_table_in_the_json_document_and_files(tmp_path, capsys):
 
 def test_long_phases_report_progress_with_the_time_left(monkeypatch):
     now = iter([0.0, 1.0, 3.0, 3.5, 10.0])  # start, then after each step
-    monkeypatch.setattr(calib.evaluation.engine.time, "perf_counter", lambda: next(now))
+    monkeypatch.setattr(calib.evaluation.progress.time, "perf_counter", lambda: next(now))
     lines = []
-    phase = calib.evaluation.engine._Phase("bootstrap", 8, lines.append)
+    phase = calib.evaluation.progress.Phase("bootstrap", 8, lines.append)
     for steps in (1, 2, 1, 4):
         phase.advance(steps)
     # 1 s after the start nothing yet (lines at most every 2 s); then the rate so far gives the time left
@@ -319,9 +322,9 @@ def test_poisson_counts_follow_the_poisson_distribution_and_a_short_block_is_a_p
 
 def test_a_phase_whose_estimated_total_falls_short_stops_giving_time_left(monkeypatch):
     now = iter([0.0, 3.0, 6.0, 9.0])
-    monkeypatch.setattr(calib.evaluation.engine.time, "perf_counter", lambda: next(now))
+    monkeypatch.setattr(calib.evaluation.progress.time, "perf_counter", lambda: next(now))
     lines = []
-    phase = calib.evaluation.engine._Phase("reading", 4, lines.append, unit="rows")  # a CSV's estimate
+    phase = calib.evaluation.progress.Phase("reading", 4, lines.append, unit="rows")  # a CSV's estimate
     for steps in (3, 3, 3):
         phase.advance(steps)
     assert lines == ["reading 3/4 rows (3 s, about 1 s left)", "reading 6 rows (6 s)", "reading 9 rows (9 s)"]
@@ -341,7 +344,7 @@ def test_counts_drawn_as_read_equal_counts_drawn_ahead(monkeypatch):
     logp, y = _logits(6, 800, 3)
     groups = np.random.default_rng(6).integers(0, 3, 800)
     ahead = evaluate(logp, y, kind="logprobs", groups=groups, n_boot=70, calibrators=())
-    monkeypatch.setattr(calib.evaluation.engine, "COUNT_BYTES", 0)  # every block drawn as it is read
+    monkeypatch.setattr(calib.evaluation.data_pass, "COUNT_BYTES", 0)  # every block drawn as it is read
     lazy = evaluate(logp, y, kind="logprobs", groups=groups, n_boot=70, calibrators=())
     assert lazy.metrics == ahead.metrics and [g.metrics for g in lazy.groups] == [g.metrics for g in ahead.groups]
 

@@ -17,7 +17,8 @@ import calib.evaluation.partitioned as partitioned
 from calib.cli import main
 from calib.data.chunks import table_chunks
 from calib.evaluation.engine import evaluate_chunks
-from calib.evaluation.partitioned import evaluate_dataset, evaluate_partitioned
+from calib.evaluation.partitioned import evaluate_partitioned
+from calib.evaluation.router import evaluate_dataset
 from calib.validation import CalibInputError, MissingFileError
 
 

@@ -1,0 +1,279 @@
+"""A pass over a data set: its context (costs, priors, bin edges), what it gathers in one reading (the
+summed terms of every metric for the data and every Poisson resample, overall and per subgroup, and the
+seeded subsamples of the CORP lens and of the calibrators' rows), and the metrics' values from them.
+
+The building blocks (blocks of rows, resample counts, subsample keys, states that merge) are in
+:mod:`calib.evaluation.passes`; a pass run here in one process (:func:`run_pass`) and the passes over the
+partitions of a data set merged (:mod:`calib.evaluation.partitioned`) give the same :class:`Pass`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from calib.evaluation.intervals import summed_values, whole_values
+from calib.evaluation.lens import lens_ece, lens_forecast_log_odds, lens_forecasts
+from calib.evaluation.metrics import Batch, Context, MetricDefinition, bin_edges, selected
+from calib.evaluation.passes import (
+    State,
+    Subsample,
+    Summers,
+    block_rows,
+    blocks,
+    poisson_counts,
+    subsample_keys,
+    terms_of,
+)
+from calib.evaluation.progress import Phase
+from calib.evaluation.settings import EvaluationSettings
+from calib.evaluation.subgroups import accumulate_groups, check_group_count
+from calib.scoring.decisions import check_costs, zero_one_costs
+from calib.validation import CalibInputError, as_priors
+
+# Bytes of one block's resample counts drawn ahead on a second thread, at most (one byte per count).
+COUNT_BYTES = 1 << 25
+
+
+@dataclass
+class Gathered:
+    """What a pass over rows gathers: the summed state overall and per group, the subsamples (of the lens and
+    of the calibrators' rows) and the class counts. Those of disjoint rows merge (:meth:`merged`).
+
+    The lens subsample keeps of each row its top-label confidence and correctness (the smooth ECE reads
+    them), and its lens forecast, outcome and forecast log-odds (CORP reads them), in that order."""
+
+    overall: State
+    by_group: dict
+    lens: Subsample
+    fitting: Subsample
+    seen: np.ndarray
+
+    def merged(self, other: Gathered) -> Gathered:
+        """What both passes gathered, ``self``'s rows before ``other``'s (neither is changed, so a merge run
+        again, as a cluster does after losing a worker, gives the same)."""
+        by_group = dict(self.by_group)
+        for key, state in other.by_group.items():
+            by_group[key] = by_group[key].merged(state) if key in by_group else state
+        check_group_count(by_group)
+        return Gathered(self.overall.merged(other.overall), by_group, self.lens.merged(other.lens),
+                        self.fitting.merged(other.fitting), self.seen + other.seen)  # fmt: skip
+
+
+@dataclass
+class Pass:
+    """A data set's pass: the context, the metrics reported and those computed (the reported ones and the
+    lens's binned ECE, which the figures and the subgroups read), and what was gathered."""
+
+    ctx: Context
+    definitions: list[MetricDefinition]
+    computed: list[MetricDefinition]
+    gathered: Gathered
+
+    @property
+    def overall(self) -> State:
+        """The sums of all rows."""
+        return self.gathered.overall
+
+    @property
+    def by_group(self) -> dict:
+        """The sums of each group's rows, by group value."""
+        return self.gathered.by_group
+
+    @property
+    def lens(self) -> Subsample:
+        """The subsample that the smooth ECE and CORP read."""
+        return self.gathered.lens
+
+    @property
+    def fitting(self) -> Subsample:
+        """The subsample the calibrators are cross-validated on."""
+        return self.gathered.fitting
+
+    @property
+    def n(self) -> int:
+        """The number of rows passed over."""
+        return int(self.gathered.seen.sum())
+
+    def draws(self) -> dict[str, np.ndarray]:
+        """Every metric's values over (the data, resample 1, ..., resample B): the summed metrics from the
+        state, the others from the subsample and its own resamples."""
+        out = summed_values([d for d in self.computed if d.terms is not None], self.overall, self.ctx)
+        conf, correct = self.lens.arrays[0], self.lens.arrays[1]
+        for definition in self.definitions:
+            if definition.whole is not None:
+                out |= whole_values(definition, conf, correct, self.ctx)
+        reported = {name for d in self.definitions for name in d.names(self.ctx)}
+        return {name: values for name, values in out.items() if name in reported}
+
+
+def run_pass(source, *, n_classes, n_rows, settings, costs, priors, grouped, say, whole_limit, fit_rows=0) -> Pass:
+    """One pass over ``source()`` (chunks of (log-posteriors, labels, groups)) into a :class:`Pass`.
+
+    Parameters
+    ----------
+    source : callable
+        Returns a fresh iterable of the chunks at each call (equal-mass edges read the data first).
+    n_classes : int
+        K.
+    n_rows : int or None
+        The rows, when known or estimated (for the time left).
+    settings : EvaluationSettings
+        The evaluation's settings.
+    costs, priors
+        As for :func:`calib.evaluate` (checked here).
+    grouped : bool
+        The chunks carry groups: sum each group's rows too.
+    say : callable
+        Receives progress messages.
+    whole_limit, fit_rows : int
+        The rows at most of the lens's subsample and of the calibrators'.
+
+    Returns
+    -------
+    Pass
+    """
+    ctx = context(n_classes, settings, costs, priors, lambda: edge_sample(source, settings, n_classes).arrays)
+    definitions, computed = metrics_of(ctx)
+    reading = Phase("reading", n_rows, say, unit="rows")
+    gathered = gather(source, ctx, computed, grouped=grouped, whole_limit=whole_limit, fit_rows=fit_rows,
+                      advance=reading.advance)  # fmt: skip
+    return checked(Pass(ctx, definitions, computed, gathered))
+
+
+def context(n_classes: int, settings: EvaluationSettings, costs, priors, edge_sample: Callable) -> Context:
+    """The context of a pass: costs and priors checked, and the bins' edges (equal-mass edges from the
+    arrays ``edge_sample()`` returns: a seeded subsample's top-label confidence and probabilities)."""
+    k = n_classes
+    if costs is not None and not isinstance(costs, Mapping):
+        raise CalibInputError(
+            f"costs must be a mapping of a name to a (K, D) cost matrix, e.g. {{'my costs': matrix}}; got a "
+            f"{type(costs).__name__}"
+        )
+    if isinstance(priors, Mapping):
+        raise CalibInputError(
+            "priors must be K numbers in the order of the classes (of the columns of scores); got a mapping: "
+            "give [priors[name] for name in class_names]"
+        )
+    costs = {name: check_costs(c, k) for name, c in (costs or {"0-1": zero_one_costs(k)}).items()}
+    priors = None if priors is None else as_priors(priors, k)
+    if settings.binning == "equal-mass":
+        confidence, probs = edge_sample()
+        edges = bin_edges(settings, {"confidence": confidence, "positive": probs[:, 1], "classes": probs})
+    else:
+        edges = bin_edges(settings, {"confidence": None, "positive": None, "classes": None})
+    return Context(k, settings, costs, priors, edges)
+
+
+def metrics_of(ctx: Context) -> tuple[list[MetricDefinition], list[MetricDefinition]]:
+    """The metrics reported, and those computed (the reported ones and the lens's binned ECE)."""
+    definitions = selected(ctx)
+    lens = lens_ece(ctx.n_classes)
+    return definitions, definitions + ([lens] if lens not in definitions else [])
+
+
+def edge_sample(source, settings: EvaluationSettings, k: int, first_row: int = 0, below: float = 1.0) -> Subsample:
+    """What equal-mass edges are the quantiles of: the top-label confidence and the probabilities of a seeded
+    subsample of ``sample_limit`` rows (all rows when they are fewer), read in a first pass over ``source()``,
+    whose chunks start at row ``first_row`` of the data set (keys below ``below``)."""
+    sample = Subsample(settings.sample_limit, below)
+    for index, offset, (logp, y, _) in blocks(source(), block_rows(k), first_row):
+        batch = Batch(logp, y)
+        sample.offer(subsample_keys(settings.seed, index, y.size, offset), batch.confidence, batch.probs)
+    return sample
+
+
+def gather(source, ctx: Context, computed, *, grouped, whole_limit, fit_rows, first_row=0, below=(1.0, 1.0),
+           advance=None) -> Gathered:  # fmt: skip
+    """A pass over the chunks of ``source()``, which start at row ``first_row`` of the data set: the sums
+    of the ``computed`` metrics' terms for the data and every resample, overall and per group, and the
+    subsamples of ``whole_limit`` and ``fit_rows`` rows (keys below ``below``'s two bounds); ``advance(rows)``
+    is told of each block read."""
+    settings, k = ctx.settings, ctx.n_classes
+    summed = [d for d in computed if d.terms is not None]
+    lens, fitting = Subsample(whole_limit, below[0]), Subsample(fit_rows, below[1])
+    result = Gathered(State(settings.n_boot), {}, lens, fitting, np.zeros(k, dtype=np.int64))
+    size = block_rows(k)
+    # The next block's resample counts are drawn on a second thread while this block's sums are taken
+    # (numpy draws and compares without the GIL); a part of a block takes its rows of the full block's
+    # draws, which are its own (the draws fill the rows in order).
+    with ThreadPoolExecutor(max_workers=1) as drawer:
+        ahead = drawer.submit(_block_counts, settings, first_row // size, size)
+        for index, offset, (logp, y, group_ids) in blocks(source(), size, first_row):
+            counts = [(columns, c[offset : offset + y.size]) for columns, c in ahead.result()]
+            ahead = drawer.submit(_block_counts, settings, index + 1, size)
+            if settings.n_boot and not counts:  # too many to hold at once: drawn group by group, as read
+                counts = _LazyCounts(settings.seed, index, offset, y.size, settings.n_boot)
+            batch = Batch(logp, y)
+            result.seen += np.bincount(y, minlength=k)
+            keys = subsample_keys(settings.seed, index, y.size, offset)
+            correct = batch.correct.astype(np.float64)
+            result.lens.offer(keys, batch.confidence, correct, *lens_forecasts(batch), lens_forecast_log_odds(batch))
+            result.fitting.offer(keys, logp, y)
+            _accumulate(result.overall, terms_of(summed, batch, ctx), counts)
+            if grouped:
+                accumulate_groups(result.by_group, batch, ctx, summed, counts, group_ids)
+            if advance is not None:
+                advance(y.size)
+    return result
+
+
+def checked(done: Pass) -> Pass:
+    """``done``, refused when it holds no samples or single class, or misses a class its priors weight."""
+    if done.n == 0:
+        raise CalibInputError("the data hold no samples: nothing to evaluate")
+    _check_classes(done.gathered.seen, done.ctx.priors)
+    return done
+
+
+@dataclass(frozen=True)
+class _LazyCounts:
+    """A block's resample counts of rows ``offset`` to ``offset + rows``, drawn 64 resamples at a time each time
+    they are read (the same draws)."""
+
+    seed: int
+    index: int
+    offset: int
+    rows: int
+    n_boot: int
+
+    def __iter__(self):
+        for columns, counts in poisson_counts(self.seed, self.index, self.offset + self.rows, self.n_boot):
+            yield columns, counts[self.offset :]
+
+    def __bool__(self) -> bool:
+        return self.n_boot > 0
+
+
+def _block_counts(settings: EvaluationSettings, index: int, rows: int) -> list[tuple[slice, np.ndarray]]:
+    """A block's resample counts drawn ahead, or none when they would exceed COUNT_BYTES (the pass then
+    draws them 64 resamples at a time, so memory does not grow with the number of resamples)."""
+    if rows * settings.n_boot > COUNT_BYTES:
+        return []
+    return list(poisson_counts(settings.seed, index, rows, settings.n_boot))
+
+
+def _accumulate(state: State, terms: dict, counts: list[tuple[slice, np.ndarray]]) -> None:
+    """Add a block's sums for the data (column 0) and for every resample (``counts``: the block's)."""
+    for key, sums in Summers.point(terms).items():
+        state.add(key, slice(0, 1), sums)
+    if not counts:
+        return
+    summers = Summers(terms, resampled=True)
+    for columns, c in counts:
+        for key, sums in summers(c.astype(np.float64)).items():
+            state.add(key, slice(columns.start + 1, columns.stop + 1), sums)
+
+
+def _check_classes(seen: np.ndarray, priors) -> None:
+    if np.count_nonzero(seen) < 2:
+        raise CalibInputError(
+            "labels hold a single class: the naive cross-entropy and Brier score are 0, so NCE and NBS are "
+            "undefined; evaluate samples of at least two classes"
+        )
+    if priors is not None and (seen == 0).any():
+        missing = np.flatnonzero(seen == 0).tolist()
+        raise CalibInputError(f"labels have no samples of classes {missing}; the prior weighting needs every class")

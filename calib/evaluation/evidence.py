@@ -1,0 +1,205 @@
+"""The calibrators' evidence in an evaluation: each asked-for calibrator cross-validated on the fitting
+subsample (at most ``fit_samples`` rows and ``fit_cells`` scores, on shared folds), its relative
+calibration loss RCL = (EPSR_raw - EPSR_cal) / EPSR_raw of the log loss and the Brier score
+(Ferrer & Ramos (2024), eq. 33), its per-sample gain with a paired bootstrap interval, and the
+recommendation: the calibrator of largest mean gain among those whose interval lies above 0 (in log
+loss; in Brier score when the raw log loss is infinite).
+"""
+
+from __future__ import annotations
+
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from calib._internal.rows import float_chunks
+from calib.calibrators.blas_threads import one_blas_thread
+from calib.calibrators.folds import fold_ids
+from calib.calibrators.protocols import cross_validated_folds
+from calib.calibrators.registry import CALIBRATORS, make_calibrator
+from calib.evaluation.passes import Subsample
+from calib.evaluation.progress import Phase
+from calib.evaluation.results import Metric, Summary
+from calib.evaluation.settings import EvaluationSettings
+from calib.resampling.bootstrap import ResampledSums, basic_interval, counted_resamples
+from calib.scoring.scores import brier_losses
+from calib.validation import CalibInputError, CalibInputWarning
+
+# The maps of logits as given (calib.calibrators.matrix_scaling) by the methods that are the same maps of the
+# log-posteriors, which an evaluation cross-validates instead.
+LOG_POSTERIOR_FORMS = {"vector": "dirichlet_diagonal", "matrix": "dirichlet"}
+# The calibrators' names in the output (their registry names otherwise).
+CALIBRATOR_LABELS = {"dp": "DP (affine)", "temperature": "temperature", "vector_clr": "vector scaling (centred)"}
+
+
+def calibrators_of(settings: EvaluationSettings, n_classes: int) -> tuple[tuple[str, ...], str]:
+    """The calibrators to assess for K = ``n_classes`` and the note on any left out; unknown or binary-only
+    names for K > 2 are refused.
+
+    Examples
+    --------
+    >>> calibrators_of(EvaluationSettings(calibrators=("temperature",)), 3)
+    (('temperature',), '')
+    """
+    names, left_out = settings.calibrators_for(n_classes)
+    for name in names:
+        if name not in CALIBRATORS:
+            known = f"unknown {name!r}; known: {', '.join(CALIBRATORS)}"
+            raise CalibInputError(f"calibrators: {known}", cli_message=f"--calibrators: {known} (or none)")
+        if CALIBRATORS[name].binary_only and n_classes != 2:
+            what = f"{name} is for two classes; these scores have {n_classes}"
+            raise CalibInputError(f"calibrators: {what}", cli_message=f"--calibrators: {what}; leave it out")
+        if make_calibrator(name).fits_logits():
+            same = LOG_POSTERIOR_FORMS[name]
+            what = (
+                f"{name} maps the logits as given, which an evaluation does not keep (it works on log-posteriors, "
+                f"from files of any kind and in chunks); its map on the log-posteriors is {same}"
+            )
+            raise CalibInputError(
+                f"calibrators: {what}: ask for {same}, or fit {name} with calibrate(...)",
+                cli_message=f"--calibrators: {what}: ask for {same}, or fit it with calib calibrate --method {name}",
+            )
+    return names, left_out
+
+
+def calibrator_evidence(summary: Summary, names, fitting: Subsample, settings: EvaluationSettings, say) -> None:
+    """Fill ``summary`` with the evidence on the calibrators ``names``: RCL of the log loss and the Brier
+    score of each (in ``summary.metrics``), cross-validated on the ``fitting`` subsample (its arrays: the
+    log-posteriors and labels), each one's paired bootstrap gain per sample (``summary.gains``), and the
+    recommendation; ``say`` receives progress messages.
+
+    Parameters
+    ----------
+    summary : Summary
+        The evaluation's summary so far (its ``n_samples``), filled in place.
+    names : sequence of str
+        The calibrators (:func:`calibrators_of`); none: the recommendation says none was asked for.
+    fitting : Subsample
+        The rows the calibrators are cross-validated on.
+    settings : EvaluationSettings
+        Folds, threads, resamples, seed and alpha.
+    say : callable
+        Receives progress messages.
+
+    Raises
+    ------
+    CalibInputError
+        When no class has as many samples as there are folds.
+    """
+    if not names:
+        summary.recommended = "none assessed: no calibrator was asked for"
+        return
+    logp, y = fitting.arrays[0], fitting.arrays[1]
+    summary.fit_samples = y.size
+    if y.size < summary.n_samples:
+        bound = "fit_samples" if y.size == settings.fit_samples else f"fit_cells: {settings.fit_cells} scores"
+        summary.notes.append(
+            f"calibrators: cross-validated on a seeded random {y.size} of the {summary.n_samples} samples ({bound})"
+        )
+    largest = int(np.bincount(y).max())
+    if largest < settings.folds:
+        problem = (
+            f"labels: the calibrators are cross-validated in {settings.folds} folds, which needs a class with at "
+            f"least {settings.folds} samples; the largest class here has {largest}. Ask for fewer folds"
+        )
+        fewer = f" (folds={largest})" if largest >= 2 else ""
+        raise CalibInputError(
+            f"{problem}{fewer}, evaluate more samples, or no calibrator (calibrators=())",
+            cli_message=f"{problem}{fewer.replace('folds=', '--folds ')}, evaluate more samples, or no calibrator "
+            "(--calibrators none)",
+        )
+    raw = {score: _per_sample_loss(logp, y, score) for score in ("log loss", "Brier")}
+    score = "log loss" if np.isfinite(raw["log loss"]).all() else "Brier"
+    raw_means = {name: float(np.mean(values)) for name, values in raw.items()}
+    gains = {}
+    with warnings.catch_warnings(record=True) as notes:
+        warnings.simplefilter("always", CalibInputWarning)
+        for name, own in _cross_validated(logp, y, names, settings, say):
+            label = CALIBRATOR_LABELS.get(name, name)
+            summary.metrics[f"RCL-CE {label}"] = Metric(_relative_loss(raw_means["log loss"], own["log loss"]))
+            summary.metrics[f"RCL-BS {label}"] = Metric(_relative_loss(raw_means["Brier"], own["Brier"]))
+            gains[label] = raw[score] - own[score]
+    _retell(notes, len(names) * settings.folds)
+    summary.gain_score = score
+    draws = _resampled_means(gains, settings)
+    for i, (label, gain) in enumerate(gains.items()):
+        bounds = ()
+        if settings.n_boot:
+            low, high = basic_interval(draws[:, i], float(np.mean(gain)), settings.alpha)
+            bounds = (float(low), float(high))
+        summary.gains[label] = Metric(float(np.mean(gain)), *bounds)
+    summary.recommended = _recommendation(summary.gains, score, settings)
+
+
+def _cross_validated(logp, y, names, settings: EvaluationSettings, say):
+    """Each calibrator's per-sample log loss and Brier score, cross-validated on shared folds, ``threads``
+    calibrators at a time on small problems (BLAS on one thread: the same bits however they run)."""
+    folds = fold_ids(y, n_folds=settings.folds, seed=settings.seed).astype(np.min_scalar_type(settings.folds - 1))
+    fits = Phase("cross-validated fits", len(names) * settings.folds, say)
+    threads = settings.threads
+
+    def fit_folds(name: str) -> dict[str, np.ndarray]:
+        say(f"{name}: {settings.folds}-fold cross-validated fit")
+        losses = {"log loss": np.empty(y.size), "Brier": np.empty(y.size)}
+        for test, calibrated in cross_validated_folds(make_calibrator(name), logp, y, kind="logprobs", folds=folds):
+            for score, values in losses.items():
+                values[test] = _per_sample_loss(calibrated, y[test], score)
+            fits.advance()
+        return losses
+
+    with one_blas_thread(), ThreadPoolExecutor(max_workers=threads) as pool:
+        running = [(name, pool.submit(fit_folds, name)) for name in names]
+        for name, fitted in running:
+            yield name, fitted.result()
+
+
+def _per_sample_loss(logp: np.ndarray, y: np.ndarray, score: str) -> np.ndarray:
+    return -logp[np.arange(y.size), y] if score == "log loss" else brier_losses(logp, y, "mean")
+
+
+def _relative_loss(raw_mean: float, calibrated: np.ndarray) -> float:
+    """RCL = (raw - calibrated) / raw of two mean losses (Ferrer & Ramos (2024), eq. 33); NaN when the raw
+    loss is infinite."""
+    if not np.isfinite(raw_mean) or raw_mean <= 0:
+        return float("nan")
+    return (raw_mean - float(np.mean(calibrated))) / raw_mean
+
+
+def _resampled_means(values: dict[str, np.ndarray], settings: EvaluationSettings) -> np.ndarray:
+    """(B, len(values)): the mean of each per-sample vector over each multinomial resample of its samples."""
+    if not settings.n_boot or not values:
+        return np.empty((settings.n_boot, len(values)))
+    matrix = np.column_stack(list(values.values()))
+    out = []
+    seed = np.random.SeedSequence(settings.seed, spawn_key=(5,))
+    for counts in counted_resamples(matrix.shape[0], n_boot=settings.n_boot, seed=seed):
+        total = sum(ResampledSums(matrix[rows])(c) for rows, c in float_chunks(counts))
+        out.append(total.T / matrix.shape[0])
+    return np.concatenate(out)
+
+
+def _retell(notes: list, n_fits: int) -> None:
+    """The calibrators' notes of the cross-validated fits, once: how many fits gave one, and the first."""
+    fits = [n for n in notes if issubclass(n.category, CalibInputWarning)]
+    if fits:
+        first = fits[0].message
+        head = f"{len(fits)} of the {n_fits} cross-validated calibrator fits noted: "
+        warnings.warn(
+            CalibInputWarning(head + str(first), cli_message=head + getattr(first, "cli_message", str(first))),
+            stacklevel=4,
+        )
+    for other in notes:
+        if not issubclass(other.category, CalibInputWarning):
+            warnings.warn_explicit(other.message, other.category, other.filename, other.lineno)
+
+
+def _recommendation(gains: dict[str, Metric], score: str, settings: EvaluationSettings) -> str:
+    """The calibrator with the largest mean gain among those whose interval of the gain lies above 0."""
+    if not settings.n_boot:
+        return "none assessed: the evidence needs bootstrap resamples (n_boot > 0)"
+    better = {name: g.value for name, g in gains.items() if g.low > 0}
+    if not better:
+        level = round(100 * (1 - settings.alpha))
+        return f"none: no calibrator lowers the {score} beyond noise ({level} % paired bootstrap interval includes 0)"
+    return max(better, key=better.get)

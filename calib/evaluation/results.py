@@ -1,0 +1,102 @@
+"""What an evaluation returns: a metric with its interval, the CORP decompositions, the subgroups' rows,
+the :class:`Summary` of :func:`calib.evaluate` and the :class:`Comparison` of :func:`calib.evaluation.engine.compare`.
+
+Plain values only: the engine fills them (:mod:`calib.evaluation.engine`), the command prints and draws
+them (:mod:`calib.cli_report`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from calib.calibration_errors.corp import CorpReport
+from calib.evaluation.settings import EvaluationSettings
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A value with its bootstrap interval (NaN bounds when none was computed)."""
+
+    value: float
+    low: float = float("nan")
+    high: float = float("nan")
+
+
+@dataclass(frozen=True)
+class CorpSummary:
+    """The CORP decompositions of an evaluation: of the Brier and log scores on one binary ``lens``
+    (:func:`calib.evaluation.lens.lens_of`) with the MCB test's p-values (from ``resamples`` resamples of
+    at most ``test_samples`` samples) and ``samples`` rows decomposed."""
+
+    lens: str
+    scores: dict[str, CorpReport]
+    resamples: int
+    test_samples: int
+    samples: int = 0
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    """One subgroup: its value, size, metrics, and the calibration test's p-value before and after
+    Holm's adjustment, flagged when the adjusted one is below 0.05."""
+
+    group: str
+    n: int
+    metrics: dict[str, Metric]
+    statistic: float
+    p_value: float
+    p_adjusted: float
+    flagged: bool
+    reliability: list = field(default_factory=list)
+
+
+@dataclass
+class Summary:
+    """Everything an evaluation measured, in presentation order."""
+
+    n_samples: int
+    n_classes: int
+    metrics: dict[str, Metric] = field(default_factory=dict)
+    gains: dict[str, Metric] = field(default_factory=dict)
+    gain_score: str = "log loss"
+    recommended: str = ""
+    fit_samples: int = 0
+    corp: CorpSummary | None = None
+    interval_method: str = "none (no bootstrap resamples)"
+    interval_notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    groups: list[GroupRow] = field(default_factory=list)
+    group_column: str = ""
+    settings: EvaluationSettings = field(default_factory=EvaluationSettings)
+    # The reliability bins of each binned ECE on the data (one per score column), and the CORP lens's
+    # scores and outcomes of the rows it decomposed: what the figures draw.
+    reliability: dict[str, list] = field(default_factory=dict)
+    lens: tuple[np.ndarray, np.ndarray] | None = None
+    # The classes' names in the order of the scores' columns, where a table named them (else None).
+    class_names: tuple[str, ...] | None = None
+
+    @property
+    def positive_class(self) -> str | None:
+        """Of two classes, the positive one (the second: the positive-class ECE and CORP are of it), by name
+        where a table named them, else "1"; None for more classes."""
+        if self.n_classes != 2:
+            return None
+        return self.class_names[1] if self.class_names else "1"
+
+    def as_records(self) -> list[dict]:
+        """One dict per metric (name, value, low, high), e.g. for a CSV."""
+        return [{"metric": k, "value": m.value, "low": m.low, "high": m.high} for k, m in self.metrics.items()]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Systems on the same samples: each one's metrics, and each one's differences from the first with
+    paired intervals (the same resamples of the same samples for every system)."""
+
+    names: list[str]
+    metrics: list[dict[str, float]]
+    differences: list[dict[str, Metric]]
+    corp: list[CorpSummary]
+    interval_method: str
