@@ -512,7 +512,7 @@ class BinnedCalibrationError:
     def resolved_target(self, n_classes: int) -> str:
         """The target for K = ``n_classes`` ("auto" resolved); checks that "binary" has K = 2."""
         if self.target == "auto":
-            return "binary" if n_classes == 2 else "top_label"
+            return lens_target(n_classes)
         if self.target == "binary" and n_classes != 2:
             raise CalibInputError(
                 f"target='binary' needs scores with K = 2 columns; got {n_classes}. Use target='top_label' "
@@ -576,6 +576,19 @@ class BinnedCalibrationError:
             return float(gaps.max())
         weights = np.full(gaps.size, 1.0 / gaps.size) if self.average else stats.share
         return float(np.dot(weights, gaps))
+
+
+def lens_target(n_classes: int) -> str:
+    """The one binary view of K-class posteriors when none is named: "binary" (class 1 against the rest) for
+    K = 2, else "top_label" (the argmax's confidence against its being right). ``target="auto"`` and the
+    evaluation's lens (:mod:`calib.evaluation.lens`) ask this rule.
+
+    Examples
+    --------
+    >>> lens_target(2), lens_target(10)
+    ('binary', 'top_label')
+    """
+    return "binary" if n_classes == 2 else "top_label"
 
 
 def target_columns(probs: np.ndarray, labels: np.ndarray, target: str) -> tuple[np.ndarray, np.ndarray]:

@@ -1,6 +1,7 @@
 """The CORP lens: the one binary view of K-class posteriors that an evaluation decomposes (CORP), tests per
-subgroup (Spiegelhalter's z) and draws, chosen by one rule, :func:`lens_of`: the positive class (class 1)
-for two classes, else the top label (its confidence against the argmax being right).
+subgroup (Spiegelhalter's z) and draws, chosen by one rule, :func:`lens_of`
+(:func:`calib.calibration_errors.binned.lens_target`): the positive class (class 1) for two classes, else the
+top label (its confidence against the argmax being right).
 
 Every part of the evaluation that reads the lens asks these functions, so the rule is written once: the
 forecasts and outcomes of a chunk (:func:`lens_forecasts`), their log-odds (:func:`lens_forecast_log_odds`),
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from calib.calibration_errors.binned import lens_target
 from calib.calibration_errors.corp import corp_report
 from calib.calibration_errors.corp_lenses import top_log_odds
 from calib.evaluation.metrics import REGISTRY, Batch, MetricDefinition
@@ -34,7 +36,7 @@ def lens_of(n_classes: int) -> str:
     >>> lens_of(2), lens_of(10)
     ('positive class', 'top label')
     """
-    return POSITIVE_CLASS if n_classes == 2 else TOP_LABEL
+    return POSITIVE_CLASS if lens_target(n_classes) == "binary" else TOP_LABEL
 
 
 def lens_forecasts(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
