@@ -126,7 +126,7 @@ def binned_error(
     resampled (trailing axes, e.g. one per resample, are kept).
 
     Source: Silva Filho et al. (2023), Defs. 1-6 (the ECE and MCE of each target, after Naeini et al.
-    (2015) and Guo et al. (2017)); Kumar, Liang & Ma (2019), Sec. 5 (the L2 form and its debiased
+    (2015) and Guo et al. (2017)); Kumar et al. (2019), Sec. 5 (the L2 form and its debiased
     estimate).
 
     Parameters
