@@ -25,7 +25,20 @@ _ROW_SUM_TOL = 1e-4
 ROUNDING_TOL = 0.01
 
 
-class CalibInputError(ValueError):
+class _TwoMessages:
+    """A message in Python terms and ``cli_message``, the same in the command line's terms (defaults to
+    ``message``): what :class:`CalibInputError` and :class:`CalibInputWarning` both carry."""
+
+    def __init__(self, message: str, *, cli_message: str | None = None):
+        super().__init__(message)
+        self.cli_message = message if cli_message is None else cli_message
+
+    def __reduce__(self):
+        # Both messages survive pickling (raised on a worker of a cluster, it reaches the client whole).
+        return self.__class__, (str(self),), {"cli_message": self.cli_message}
+
+
+class CalibInputError(_TwoMessages, ValueError):
     """Raised for any invalid argument passed to a public ``calib`` function.
 
     The message names the argument and a fix in Python terms (``kind='logits'``); where the ``calib``
@@ -46,20 +59,12 @@ class CalibInputError(ValueError):
     ('pass renormalize=True', 'pass --renormalize')
     """
 
-    def __init__(self, message: str, *, cli_message: str | None = None):
-        super().__init__(message)
-        self.cli_message = message if cli_message is None else cli_message
-
-    def __reduce__(self):
-        # Both messages survive pickling (raised on a worker of a cluster, it reaches the client whole).
-        return self.__class__, (str(self),), {"cli_message": self.cli_message}
-
 
 class MissingFileError(CalibInputError, FileNotFoundError):
     """An input file that does not exist (or is a directory): a CalibInputError and a FileNotFoundError."""
 
 
-class CalibInputWarning(UserWarning):
+class CalibInputWarning(_TwoMessages, UserWarning):
     """Something about the input that calib handled on its own and the user should know (e.g. an index
     column kept as ids, rows renormalized): the command line prints it as a note on stderr, in the words
     of ``cli_message`` where the Python wording would name arguments (as for :class:`CalibInputError`).
@@ -70,14 +75,6 @@ class CalibInputWarning(UserWarning):
     >>> str(note), note.cli_message
     ('pass class_columns=', 'pass --class-columns')
     """
-
-    def __init__(self, message: str, *, cli_message: str | None = None):
-        super().__init__(message)
-        self.cli_message = message if cli_message is None else cli_message
-
-    def __reduce__(self):
-        # Both messages survive pickling (raised on a worker of a cluster, it reaches the client whole).
-        return self.__class__, (str(self),), {"cli_message": self.cli_message}
 
 
 def as_float_array(values, name: str, expected: str = "array") -> np.ndarray:
