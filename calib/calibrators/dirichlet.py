@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calib.calibrators.penalized import DEFAULT_FOLDS, DEFAULT_LAMBDAS, PenalizedSoftmaxMap
+from calib.calibrators.penalized import PenalizedSoftmaxMap
 
 
 class DirichletCalibrator(PenalizedSoftmaxMap):
@@ -99,30 +99,6 @@ class DirichletCalibrator(PenalizedSoftmaxMap):
     >>> round(float(model.coef_[0, 0]), 3), model.reg_mu_
     (0.54, 0.1)
     """
-
-    def __init__(
-        self,
-        reg_lambda="cv",
-        reg_mu=None,
-        penalty: str = "odir",
-        lambdas=DEFAULT_LAMBDAS,
-        mus=None,
-        n_folds: int = DEFAULT_FOLDS,
-        seed: int = 0,
-        patience: int | None = 2,
-        reference_row: bool = False,
-        normalized: bool = True,
-    ):
-        self.reg_lambda = reg_lambda
-        self.reg_mu = reg_mu
-        self.penalty = penalty
-        self.lambdas = lambdas
-        self.mus = mus
-        self.n_folds = n_folds
-        self.seed = seed
-        self.patience = patience
-        self.reference_row = reference_row
-        self.normalized = normalized
 
     def _features_fitted(self, on_logits: bool) -> str:
         return "log_posteriors"

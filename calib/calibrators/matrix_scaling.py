@@ -269,16 +269,18 @@ class MatrixScaling(PenalizedSoftmaxMap):
         normalized: bool = True,
     ):
         self.features = features
-        self.reg_lambda = reg_lambda
-        self.reg_mu = reg_mu
-        self.penalty = penalty
-        self.lambdas = lambdas
-        self.mus = mus
-        self.n_folds = n_folds
-        self.seed = seed
-        self.patience = patience
-        self.reference_row = reference_row
-        self.normalized = normalized
+        super().__init__(
+            reg_lambda=reg_lambda,
+            reg_mu=reg_mu,
+            penalty=penalty,
+            lambdas=lambdas,
+            mus=mus,
+            n_folds=n_folds,
+            seed=seed,
+            patience=patience,
+            reference_row=reference_row,
+            normalized=normalized,
+        )
 
     def _checked_features(self) -> str:
         if self.features not in ("logits", "last_class_ratios"):

@@ -63,11 +63,36 @@ class PenalizedSoftmaxMap(Calibrator):
 
     Subclasses say which features x are (``_features``) and what a fit on logits or on log-posteriors
     records as ``features_`` (``_features_fitted``); this class fits, cross-validates, predicts and saves.
-    Parameters are those of the subclasses (``reg_lambda``, ``reg_mu``, ``penalty``, ``lambdas``, ``mus``,
-    ``n_folds``, ``seed``, ``patience``, ``reference_row``, ``normalized``); see the module docstring.
+    It holds the penalty's parameters, which every subclass has (``reg_lambda``, ``reg_mu``, ``penalty``,
+    ``lambdas``, ``mus``, ``n_folds``, ``seed``, ``patience``, ``reference_row``, ``normalized``; documented
+    in the subclasses and the module docstring); a subclass with parameters of its own passes these on.
     """
 
     log_scale = True
+
+    def __init__(
+        self,
+        reg_lambda="cv",
+        reg_mu=None,
+        penalty: str = "odir",
+        lambdas=DEFAULT_LAMBDAS,
+        mus=None,
+        n_folds: int = DEFAULT_FOLDS,
+        seed: int = 0,
+        patience: int | None = 2,
+        reference_row: bool = False,
+        normalized: bool = True,
+    ):
+        self.reg_lambda = reg_lambda
+        self.reg_mu = reg_mu
+        self.penalty = penalty
+        self.lambdas = lambdas
+        self.mus = mus
+        self.n_folds = n_folds
+        self.seed = seed
+        self.patience = patience
+        self.reference_row = reference_row
+        self.normalized = normalized
 
     # -- what the subclasses define -----------------------------------------------------------------------------
 
