@@ -392,8 +392,35 @@ def as_labels(labels, n_samples: int, n_classes: int, name: str = "labels") -> n
 def check_inputs(
     scores, labels, kind: str, name: str = "scores", *, overwrite: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Validate a (scores, labels) pair; return (log-posteriors, int labels). ``overwrite``: as for
-    :func:`as_logprobs`."""
+    """Validate a (scores, labels) pair; return (log-posteriors, int labels).
+
+    The public functions that take posteriors and their labels take them as here; their docstrings
+    refer to this one.
+
+    Parameters
+    ----------
+    scores : array_like of shape (N, K)
+        Posteriors of N samples over K >= 2 classes, of kind ``kind``.
+    labels : array_like of shape (N,)
+        The true class of each sample, integers in [0, K).
+    kind : {"probs", "logprobs", "logits"}
+        What ``scores`` hold; nothing is guessed from the values.
+    name : str, default "scores"
+        The name a refusal of ``scores`` gives them (e.g. the file they were read from).
+    overwrite : bool, default False
+        As for :func:`as_logprobs`.
+
+    Returns
+    -------
+    (ndarray of shape (N, K), ndarray of shape (N,))
+        The float64 log-posteriors and the integer labels.
+
+    Examples
+    --------
+    >>> logp, y = check_inputs([[0.25, 0.75]], [1], "probs")
+    >>> logp.round(4).tolist(), y.tolist()
+    ([[-1.3863, -0.2877]], [1])
+    """
     logp = as_logprobs(scores, kind, name, overwrite=overwrite)
     return logp, as_labels(labels, logp.shape[0], logp.shape[1])
 

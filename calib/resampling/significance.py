@@ -777,12 +777,9 @@ def skce_asymptotic_test(
 
     Parameters
     ----------
-    scores : array_like of shape (n, K)
-        Posteriors of n samples over K >= 2 classes, of kind ``kind``.
-    labels : array_like of shape (n,)
-        The true class of each sample, integers in [0, K).
-    kind : {"probs", "logprobs", "logits"}
-        What ``scores`` hold; nothing is guessed from the values.
+    scores, labels, kind
+        Posteriors (n, K), K >= 2, of kind "probs", "logprobs" or "logits", and the true classes
+        in [0, K), as :func:`calib.validation.check_inputs` takes them.
     kernel : {"laplacian", "gaussian"}, default "laplacian"
         The scalar kernel kappa of the SKCE.
     bandwidth : float or "median", default "median"

@@ -86,12 +86,9 @@ def calibration_loss(
 
     Parameters
     ----------
-    scores : array_like of shape (N, K)
-        Raw posteriors of N samples over K >= 2 classes, of kind ``kind``.
-    labels : array_like of shape (N,)
-        The true class of each sample, integers in [0, K).
-    kind : {"probs", "logprobs", "logits"}
-        What ``scores`` hold; nothing is guessed from the values.
+    scores, labels, kind
+        Raw posteriors (N, K), K >= 2, of kind "probs", "logprobs" or "logits", and the true classes
+        in [0, K), as :func:`calib.validation.check_inputs` takes them.
     metric : {"ce", "brier"}
         The EPSR: cross-entropy or Brier score (1/K scaling).
     calibrator : Calibrator
