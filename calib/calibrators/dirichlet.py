@@ -51,15 +51,9 @@ class DirichletCalibrator(PenalizedSoftmaxMap):
         chosen); None uses mu = lambda.
     penalty : {"odir", "l2"}, default "odir"
         "l2" shrinks all of W toward the identity instead (:mod:`calib.calibrators.penalized`).
-    lambdas, mus : sequences of floats >= 0
-        The grid of ``reg_lambda="cv"`` (``mus=None``: mu = lambda), fitted in the order given.
-    n_folds, seed : int
-        The folds of ``reg_lambda="cv"``.
-    patience : int or None, default 2
-        The walk along the grid stops after this many points in a row worse than the best (None: the
-        whole grid).
-    reference_row, normalized : bool, default False, True
-        The penalty's parametrisation and scale (above).
+    lambdas, mus, n_folds, seed, patience, reference_row, normalized
+        The grid of ``reg_lambda="cv"``, its folds, when its walk stops, and the penalty's parametrisation
+        and scale, as for :class:`calib.calibrators.penalized.PenalizedSoftmaxMap`.
 
     Attributes
     ----------
@@ -69,17 +63,11 @@ class DirichletCalibrator(PenalizedSoftmaxMap):
         b.
     features_ : str
         "log_posteriors".
-    reg_lambda_, reg_mu_ : float
-        The penalty weights used.
-    cv_grid_, cv_losses_ : ndarray of shapes (G, 2) and (G,)
-        The (lambda, mu) grid and each point's mean held-out log-loss (one point, loss NaN, when the
-        weights were given).
-    converged_ : bool
-        Whether the optimizer met its stopping rule with a gradient norm at most
-        :data:`calib.calibrators.line_search.GRADIENT_TOL`; False comes with a CalibInputWarning.
-    gradient_norm_ : float
-        The largest gradient entry at the fitted parameters, for unit-spread features
-        (:mod:`calib.calibrators.line_search`); NaN in a model file written before it was recorded.
+    reg_lambda_, reg_mu_, cv_grid_, cv_losses_
+        The penalty weights used, the grid and each point's held-out log-loss, as for
+        :class:`calib.calibrators.penalized.PenalizedSoftmaxMap`.
+    converged_, gradient_norm_ : bool, float
+        As for :class:`calib.calibrators.matrix_scaling.VectorScaling`.
     n_classes_ : int
         K, the number of classes seen by ``fit``.
 

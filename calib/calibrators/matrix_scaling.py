@@ -210,15 +210,9 @@ class MatrixScaling(PenalizedSoftmaxMap):
         None: mu = lambda.
     penalty : {"odir", "l2"}, default "odir"
         ODIR leaves the diagonal of W free; "l2" shrinks all of W toward the identity.
-    lambdas, mus : sequences of floats >= 0
-        The grid of ``reg_lambda="cv"`` (``mus=None``: mu = lambda), fitted in the order given.
-    n_folds, seed : int
-        The folds of ``reg_lambda="cv"``.
-    patience : int or None, default 2
-        The walk along the grid stops after this many points in a row worse than the best (None: the
-        whole grid).
-    reference_row, normalized : bool, default False, True
-        The parametrisation and scale of the penalty (:mod:`calib.calibrators.penalized`).
+    lambdas, mus, n_folds, seed, patience, reference_row, normalized
+        The grid of ``reg_lambda="cv"``, its folds, when its walk stops, and the penalty's parametrisation
+        and scale, as for :class:`calib.calibrators.penalized.PenalizedSoftmaxMap`.
 
     Attributes
     ----------
@@ -228,11 +222,9 @@ class MatrixScaling(PenalizedSoftmaxMap):
         b.
     features_ : str
         "logits" (as given: predictions need kind="logits"), "log_posteriors" or "last_class_ratios".
-    reg_lambda_, reg_mu_ : float
-        The penalty weights used.
-    cv_grid_, cv_losses_ : ndarray of shapes (G, 2) and (G,)
-        The (lambda, mu) grid and each point's mean held-out log-loss (one point, loss NaN, when the
-        weights were given).
+    reg_lambda_, reg_mu_, cv_grid_, cv_losses_
+        The penalty weights used, the grid and each point's held-out log-loss, as for
+        :class:`calib.calibrators.penalized.PenalizedSoftmaxMap`.
     converged_, gradient_norm_ : bool, float
         As for :class:`VectorScaling`.
     n_classes_ : int

@@ -63,9 +63,29 @@ class PenalizedSoftmaxMap(Calibrator):
 
     Subclasses say which features x are (``_features``) and what a fit on logits or on log-posteriors
     records as ``features_`` (``_features_fitted``); this class fits, cross-validates, predicts and saves.
-    It holds the penalty's parameters, which every subclass has (``reg_lambda``, ``reg_mu``, ``penalty``,
-    ``lambdas``, ``mus``, ``n_folds``, ``seed``, ``patience``, ``reference_row``, ``normalized``; documented
-    in the subclasses and the module docstring); a subclass with parameters of its own passes these on.
+    It holds the penalty's parameters, which every subclass has; a subclass with parameters of its own passes
+    these on. ``reg_lambda``, ``reg_mu`` and ``penalty`` are documented in each subclass, in the terms of its
+    W; the others, and what the choice of the weights records, here.
+
+    Parameters
+    ----------
+    lambdas, mus : sequences of floats >= 0
+        The grid of ``reg_lambda="cv"`` (``mus=None``: mu = lambda), fitted in the order given.
+    n_folds, seed : int
+        The folds of ``reg_lambda="cv"``.
+    patience : int or None, default 2
+        The walk along the grid stops after this many points in a row worse than the best (None: the
+        whole grid).
+    reference_row, normalized : bool, default False, True
+        The penalty's parametrisation and scale (module docstring).
+
+    Attributes
+    ----------
+    reg_lambda_, reg_mu_ : float
+        The penalty weights used.
+    cv_grid_, cv_losses_ : ndarray of shapes (G, 2) and (G,)
+        The (lambda, mu) grid and each point's mean held-out log-loss (one point, loss NaN, when the
+        weights were given).
     """
 
     log_scale = True
