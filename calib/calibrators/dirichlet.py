@@ -78,14 +78,12 @@ class DirichletCalibrator(PenalizedSoftmaxMap):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> logits = rng.normal(size=(60, 3))
-    >>> labels = (logits + rng.gumbel(size=(60, 3))).argmax(axis=1)  # labels drawn from softmax(logits)
-    >>> scores = 2 * logits  # over-confident scores: twice the calibrated logits
+    >>> from calib.data.miscalibrated_logits import miscalibrated_logits
+    >>> draw = miscalibrated_logits(60, 3)  # model logits twice the true ones: over-confident
+    >>> scores, labels = draw.model_logits, draw.labels
     >>> model = DirichletCalibrator(reg_lambda=0.1).fit(scores, labels, kind="logits")
     >>> round(float(model.coef_[0, 0]), 3), model.reg_mu_
-    (0.54, 0.1)
+    (0.457, 0.1)
     """
 
     def _features_fitted(self, on_logits: bool) -> str:

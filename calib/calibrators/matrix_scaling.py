@@ -88,13 +88,12 @@ class VectorScaling(Calibrator):
     Examples
     --------
     >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> logits = rng.normal(size=(60, 3))
-    >>> labels = (logits + rng.gumbel(size=(60, 3))).argmax(axis=1)  # labels drawn from softmax(logits)
-    >>> scores = 2 * logits  # over-confident scores: twice the calibrated logits
+    >>> from calib.data.miscalibrated_logits import miscalibrated_logits
+    >>> draw = miscalibrated_logits(60, 3)  # model logits twice the true ones: over-confident
+    >>> scores, labels = draw.model_logits, draw.labels
     >>> model = VectorScaling().fit(scores, labels, kind="logits")
     >>> [round(w, 4) for w in model.coef_.tolist()], model.features_
-    ([0.7342, 0.2621, 0.6579], 'logits')
+    ([0.5219, 0.6488, 0.9618], 'logits')
     >>> centred = VectorScaling(features="clr").fit(scores, labels, kind="logits")
     >>> again = VectorScaling(features="clr").fit(1000 * scores, labels, kind="logits")  # logits x 1000
     >>> bool(np.allclose(again.coef_ * 1000, centred.coef_, rtol=1e-9))
@@ -237,13 +236,11 @@ class MatrixScaling(PenalizedSoftmaxMap):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> logits = rng.normal(size=(300, 3))
-    >>> labels = (logits + rng.gumbel(size=(300, 3))).argmax(axis=1)  # labels drawn from softmax(logits)
-    >>> model = MatrixScaling().fit(2 * logits, labels, kind="logits")  # over-confident logits
-    >>> model.reg_lambda_, round(float(model.coef_[0, 0]), 3)
-    (10000000.0, 0.491)
+    >>> from calib.data.miscalibrated_logits import miscalibrated_logits
+    >>> draw = miscalibrated_logits(300, 3)  # model logits twice the true ones: over-confident
+    >>> model = MatrixScaling().fit(draw.model_logits, draw.labels, kind="logits")
+    >>> model.reg_lambda_, round(float(model.coef_[0, 0]), 3)  # the truth: W = I / 2
+    (1.0, 0.502)
     """
 
     def __init__(

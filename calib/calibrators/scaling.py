@@ -98,14 +98,12 @@ class AffineCalibrator(Calibrator):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> logits = rng.normal(size=(60, 3))
-    >>> labels = (logits + rng.gumbel(size=(60, 3))).argmax(axis=1)  # labels drawn from softmax(logits)
-    >>> scores = 2 * logits  # over-confident scores: twice the calibrated logits
+    >>> from calib.data.miscalibrated_logits import miscalibrated_logits
+    >>> draw = miscalibrated_logits(60, 3)  # model logits twice the true ones: over-confident
+    >>> scores, labels = draw.model_logits, draw.labels
     >>> model = AffineCalibrator().fit(scores, labels, kind="logits")
-    >>> round(model.scale_, 4), model.converged_
-    (0.5518, True)
+    >>> round(model.scale_, 4), model.converged_  # the truth: alpha = 1/2
+    (0.6713, True)
     """
 
     log_scale = True
@@ -197,14 +195,12 @@ class TemperatureScaling(AffineCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> logits = rng.normal(size=(60, 3))
-    >>> labels = (logits + rng.gumbel(size=(60, 3))).argmax(axis=1)  # labels drawn from softmax(logits)
-    >>> scores = 2 * logits  # over-confident scores: twice the calibrated logits
+    >>> from calib.data.miscalibrated_logits import miscalibrated_logits
+    >>> draw = miscalibrated_logits(60, 3)  # model logits twice the true ones: over-confident
+    >>> scores, labels = draw.model_logits, draw.labels
     >>> model = TemperatureScaling().fit(scores, labels, kind="logits")
-    >>> round(model.scale_, 4)
-    0.5547
+    >>> round(model.scale_, 4)  # the truth: alpha = 1/2
+    0.612
     >>> bool((model.predict_proba(scores, kind="logits").argmax(axis=1) == scores.argmax(axis=1)).all())
     True
     """
