@@ -169,11 +169,9 @@ class TemperatureScaling(AffineCalibrator):
 
     Parameters
     ----------
-    priors : array_like of shape (K,), optional
-        Class priors P (finite, strictly positive, summing to 1) for the training cross-entropy;
-        every class must then occur in the training labels. Default None: each sample weighs 1/N.
-    max_iter : int, default 100
-        The most Newton iterations.
+    priors, max_iter
+        The class priors that weigh the training cross-entropy (default None: each sample weighs 1/N)
+        and the most Newton iterations (default 100), as for :class:`AffineCalibrator`.
 
     Attributes
     ----------
