@@ -98,15 +98,11 @@ def calibration_loss(
         of ``n_folds`` folds with a model fitted on the other folds.
     relative : bool, default True
         Return RCL (a fraction); False returns CalLoss (in the EPSR's units).
-    n_folds : int, default 5
-        Folds of "xv" (at least 2); ignored by "tt".
-    seed : int, default 0
-        Seed of the shuffled, label-stratified "xv" folds.
-    groups : array_like of shape (N,), optional
-        For "xv": a group id per sample (e.g. the original sample ids of a bootstrap resample); a
-        group never straddles two folds.
-    folds : array_like of shape (N,), optional
-        For "xv": a fold id per sample, overriding the seeded split (e.g. to replay a paper's folds).
+    n_folds, seed, groups, folds
+        The folds of "xv", ignored by "tt": how many (default 5, at least 2), the seed of their shuffled,
+        label-stratified split (default 0), and optionally a group id per sample (a group never straddles
+        two folds) or a fold id per sample that overrides the split, as for
+        :func:`calib.calibrators.protocols.calibrate`.
 
     Returns
     -------
