@@ -44,7 +44,7 @@ def corp_diagram(
     Returns
     -------
     None
-        The artists are added to ``ax``.
+        The curve, the band, the corner box and the inset histogram are added to ``ax``.
 
     Examples
     --------
@@ -92,7 +92,7 @@ def corp_curve_lines(ax, points, recalibrated, *, band=None, band_label="", colo
     Returns
     -------
     None
-        The artists are added to ``ax``.
+        The step curve, the diagonal and the band are added to ``ax``.
 
     Examples
     --------
@@ -147,7 +147,7 @@ def murphy_lines(ax, diagram: MurphyDiagram, *, colors=None):
     Returns
     -------
     None
-        The artists are added to ``ax``.
+        Two lines per system (raw and recalibrated) are added to ``ax``.
 
     Examples
     --------

@@ -51,7 +51,7 @@ def reliability_bars(ax, bins: ReliabilityBins, *, intervals=None, color="tab:bl
     Returns
     -------
     None
-        The artists are added to ``ax``.
+        The bars, the gap segments, the markers, the intervals (if given) and the diagonal are added to ``ax``.
 
     Examples
     --------
