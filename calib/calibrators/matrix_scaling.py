@@ -221,13 +221,9 @@ class MatrixScaling(PenalizedSoftmaxMap):
         b.
     features_ : str
         "logits" (as given: predictions need kind="logits"), "log_posteriors" or "last_class_ratios".
-    reg_lambda_, reg_mu_, cv_grid_, cv_losses_
-        The penalty weights used, the grid and each point's held-out log-loss, as for
-        :class:`calib.calibrators.penalized.PenalizedSoftmaxMap`.
-    converged_, gradient_norm_ : bool, float
-        As for :class:`VectorScaling`.
-    n_classes_ : int
-        K, the number of classes seen by ``fit``.
+    reg_lambda_, reg_mu_, cv_grid_, cv_losses_, converged_, gradient_norm_, n_classes_
+        The penalty weights used, the grid and each point's held-out log-loss, whether the fit converged,
+        its gradient norm and K, as for :class:`calib.calibrators.penalized.PenalizedSoftmaxMap`.
 
     Raises
     ------

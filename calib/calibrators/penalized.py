@@ -86,6 +86,10 @@ class PenalizedSoftmaxMap(Calibrator):
     cv_grid_, cv_losses_ : ndarray of shapes (G, 2) and (G,)
         The (lambda, mu) grid and each point's mean held-out log-loss (one point, loss NaN, when the
         weights were given).
+    converged_, gradient_norm_ : bool, float
+        As for :class:`calib.calibrators.matrix_scaling.VectorScaling`.
+    n_classes_ : int
+        K, the number of classes seen by ``fit``.
     """
 
     log_scale = True
