@@ -132,7 +132,7 @@ def reference(key: str) -> str:
     Parameters
     ----------
     key : str
-        A citation key of ``bibliography.toml``.
+        A citation key, as for :func:`cite`.
 
     Returns
     -------
@@ -142,7 +142,7 @@ def reference(key: str) -> str:
     Raises
     ------
     KeyError
-        If no work has that key.
+        As :func:`cite`, if no work has that key.
 
     Examples
     --------

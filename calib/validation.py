@@ -25,7 +25,20 @@ _ROW_SUM_TOL = 1e-4
 ROUNDING_TOL = 0.01
 
 
-class CalibInputError(ValueError):
+class _TwoMessages:
+    """A message in Python terms and ``cli_message``, the same in the command line's terms (defaults to
+    ``message``): what :class:`CalibInputError` and :class:`CalibInputWarning` both carry."""
+
+    def __init__(self, message: str, *, cli_message: str | None = None):
+        super().__init__(message)
+        self.cli_message = message if cli_message is None else cli_message
+
+    def __reduce__(self):
+        # Both messages survive pickling (raised on a worker of a cluster, it reaches the client whole).
+        return self.__class__, (str(self),), {"cli_message": self.cli_message}
+
+
+class CalibInputError(_TwoMessages, ValueError):
     """Raised for any invalid argument passed to a public ``calib`` function.
 
     The message names the argument and a fix in Python terms (``kind='logits'``); where the ``calib``
@@ -46,20 +59,12 @@ class CalibInputError(ValueError):
     ('pass renormalize=True', 'pass --renormalize')
     """
 
-    def __init__(self, message: str, *, cli_message: str | None = None):
-        super().__init__(message)
-        self.cli_message = message if cli_message is None else cli_message
-
-    def __reduce__(self):
-        # Both messages survive pickling (raised on a worker of a cluster, it reaches the client whole).
-        return self.__class__, (str(self),), {"cli_message": self.cli_message}
-
 
 class MissingFileError(CalibInputError, FileNotFoundError):
     """An input file that does not exist (or is a directory): a CalibInputError and a FileNotFoundError."""
 
 
-class CalibInputWarning(UserWarning):
+class CalibInputWarning(_TwoMessages, UserWarning):
     """Something about the input that calib handled on its own and the user should know (e.g. an index
     column kept as ids, rows renormalized): the command line prints it as a note on stderr, in the words
     of ``cli_message`` where the Python wording would name arguments (as for :class:`CalibInputError`).
@@ -70,14 +75,6 @@ class CalibInputWarning(UserWarning):
     >>> str(note), note.cli_message
     ('pass class_columns=', 'pass --class-columns')
     """
-
-    def __init__(self, message: str, *, cli_message: str | None = None):
-        super().__init__(message)
-        self.cli_message = message if cli_message is None else cli_message
-
-    def __reduce__(self):
-        # Both messages survive pickling (raised on a worker of a cluster, it reaches the client whole).
-        return self.__class__, (str(self),), {"cli_message": self.cli_message}
 
 
 def as_float_array(values, name: str, expected: str = "array") -> np.ndarray:
@@ -395,8 +392,35 @@ def as_labels(labels, n_samples: int, n_classes: int, name: str = "labels") -> n
 def check_inputs(
     scores, labels, kind: str, name: str = "scores", *, overwrite: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Validate a (scores, labels) pair; return (log-posteriors, int labels). ``overwrite``: as for
-    :func:`as_logprobs`."""
+    """Validate a (scores, labels) pair; return (log-posteriors, int labels).
+
+    The public functions that take posteriors and their labels take them as here; their docstrings
+    refer to this one.
+
+    Parameters
+    ----------
+    scores : array_like of shape (N, K)
+        Posteriors of N samples over K >= 2 classes, of kind ``kind``.
+    labels : array_like of shape (N,)
+        The true class of each sample, integers in [0, K).
+    kind : {"probs", "logprobs", "logits"}
+        What ``scores`` hold; nothing is guessed from the values.
+    name : str, default "scores"
+        The name a refusal of ``scores`` gives them (e.g. the file they were read from).
+    overwrite : bool, default False
+        As for :func:`as_logprobs`.
+
+    Returns
+    -------
+    (ndarray of shape (N, K), ndarray of shape (N,))
+        The float64 log-posteriors and the integer labels.
+
+    Examples
+    --------
+    >>> logp, y = check_inputs([[0.25, 0.75]], [1], "probs")
+    >>> logp.round(4).tolist(), y.tolist()
+    ([[-1.3863, -0.2877]], [1])
+    """
     logp = as_logprobs(scores, kind, name, overwrite=overwrite)
     return logp, as_labels(labels, logp.shape[0], logp.shape[1])
 

@@ -230,10 +230,8 @@ def corp_decomposition(confidence, outcome, *, score="brier", log_odds=None) -> 
 
     Parameters
     ----------
-    confidence : array_like of shape (N,)
-        Scores in [0, 1]: the forecast probabilities of the outcome.
-    outcome : array_like of shape (N,)
-        The binary outcomes, 0 or 1.
+    confidence, outcome : array_like of shape (N,)
+        The forecast probabilities in [0, 1] and the binary outcomes, as for :func:`corp_curve`.
     score : {"brier", "log"} or callable, default "brier"
         The proper score: "brier" is (p - y)^2, "log" is -log p(y) in nats; a function ``s(p, y)``
         maps an array of forecasts and an outcome (0.0 or 1.0) to the per-sample scores.
@@ -407,10 +405,8 @@ def corp_report(
 
     Parameters
     ----------
-    confidence : array_like of shape (N,)
-        Scores in [0, 1]: the forecast probabilities of the outcome.
-    outcome : array_like of shape (N,)
-        The binary outcomes, 0 or 1.
+    confidence, outcome : array_like of shape (N,)
+        The forecast probabilities in [0, 1] and the binary outcomes, as for :func:`corp_curve`.
     scores : sequence of {"brier", "log"} or callables, default ("brier", "log")
         The proper scores; a callable is reported under its ``__name__``.
     n_resamples : int, default 1000

@@ -66,13 +66,10 @@ def ecd(scores, labels, *, kind: str) -> float:
 
     Parameters
     ----------
-    scores : array_like of shape (N, K)
-        Posteriors of N samples over K >= 2 classes, of kind ``kind`` (the paper's version 1 is
-        binary; the summand NLL_i - H_i is computed here for any K).
-    labels : array_like of shape (N,)
-        The true class of each sample, integers in [0, K).
-    kind : {"probs", "logprobs", "logits"}
-        What ``scores`` hold; nothing is guessed from the values.
+    scores, labels, kind
+        Posteriors (N, K), K >= 2, of kind "probs", "logprobs" or "logits", and the true classes
+        in [0, K), as :func:`calib.validation.check_inputs` takes them. The paper's version 1 is binary;
+        the summand NLL_i - H_i is computed here for any K.
 
     Returns
     -------

@@ -226,12 +226,9 @@ def skce(
 
     Parameters
     ----------
-    scores : array_like of shape (n, K)
-        Posteriors of n samples over K >= 2 classes, of kind ``kind``.
-    labels : array_like of shape (n,)
-        The true class of each sample, integers in [0, K).
-    kind : {"probs", "logprobs", "logits"}
-        What ``scores`` hold; nothing is guessed from the values.
+    scores, labels, kind
+        Posteriors (n, K), K >= 2, of kind "probs", "logprobs" or "logits", and the true classes
+        in [0, K), as :func:`calib.validation.check_inputs` takes them.
     estimator : {"unbiased", "biased", "block"}, default "unbiased"
         Which estimator of the SKCE to return.
     kernel : {"laplacian", "gaussian"}, default "laplacian"
@@ -304,12 +301,9 @@ def mmce(scores, labels, *, kind: str, bandwidth: float = 0.4, estimator: str = 
 
     Parameters
     ----------
-    scores : array_like of shape (n, K)
-        Posteriors of n samples over K >= 2 classes, of kind ``kind``.
-    labels : array_like of shape (n,)
-        The true class of each sample, integers in [0, K).
-    kind : {"probs", "logprobs", "logits"}
-        What ``scores`` hold; nothing is guessed from the values.
+    scores, labels, kind
+        Posteriors (n, K), K >= 2, of kind "probs", "logprobs" or "logits", and the true classes
+        in [0, K), as :func:`calib.validation.check_inputs` takes them.
     bandwidth : float, default 0.4
         nu, the Laplacian kernel's bandwidth (the paper's value by default); a number above 1/700.
     estimator : {"biased", "unbiased"}, default "biased"

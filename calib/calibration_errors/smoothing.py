@@ -566,12 +566,9 @@ def smooth_ece_top_label(scores, labels, *, kind: str, bandwidth=None, discretiz
 
     Parameters
     ----------
-    scores : array_like of shape (n, K)
-        Posteriors of n samples, of kind ``kind``.
-    labels : array_like of shape (n,)
-        The true class of each sample, integers in [0, K).
-    kind : {"probs", "logprobs", "logits"}
-        What ``scores`` hold; nothing is guessed from the values.
+    scores, labels, kind
+        Posteriors (n, K), K >= 2, of kind "probs", "logprobs" or "logits", and the true classes
+        in [0, K), as :func:`calib.validation.check_inputs` takes them.
     bandwidth : float, optional
         Default None: the fixed point sigma*. A number >= 1e-5 fixes sigma.
     discretization : {"relplot", "fine"}, default "relplot"

@@ -79,10 +79,8 @@ class BetaCalibrator(Calibrator):
         The midpoint, c = b ln(1 - m) - a ln m: the score mapped to 1/2; 0.5 by definition for "ab",
         1 / (1 + exp(c / a)) for "am", found by root search for "abm"; NaN when no such score exists
         in (0, 1), e.g. a = b = 0.
-    converged_ : bool
-        Whether Newton's method met its stopping rule.
-    n_classes_ : int
-        2.
+    converged_, n_classes_ : bool, int
+        As for :class:`calib.calibrators.platt.PlattCalibrator` (n_classes_ is 2).
 
     Raises
     ------

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calib.calibrators.penalized import DEFAULT_FOLDS, DEFAULT_LAMBDAS, PenalizedSoftmaxMap
+from calib.calibrators.penalized import PenalizedSoftmaxMap
 
 
 class DirichletCalibrator(PenalizedSoftmaxMap):
@@ -51,15 +51,9 @@ class DirichletCalibrator(PenalizedSoftmaxMap):
         chosen); None uses mu = lambda.
     penalty : {"odir", "l2"}, default "odir"
         "l2" shrinks all of W toward the identity instead (:mod:`calib.calibrators.penalized`).
-    lambdas, mus : sequences of floats >= 0
-        The grid of ``reg_lambda="cv"`` (``mus=None``: mu = lambda), fitted in the order given.
-    n_folds, seed : int
-        The folds of ``reg_lambda="cv"``.
-    patience : int or None, default 2
-        The walk along the grid stops after this many points in a row worse than the best (None: the
-        whole grid).
-    reference_row, normalized : bool, default False, True
-        The penalty's parametrisation and scale (above).
+    lambdas, mus, n_folds, seed, patience, reference_row, normalized
+        The grid of ``reg_lambda="cv"``, its folds, when its walk stops, and the penalty's parametrisation
+        and scale, as for :class:`calib.calibrators.penalized.PenalizedSoftmaxMap`.
 
     Attributes
     ----------
@@ -69,19 +63,9 @@ class DirichletCalibrator(PenalizedSoftmaxMap):
         b.
     features_ : str
         "log_posteriors".
-    reg_lambda_, reg_mu_ : float
-        The penalty weights used.
-    cv_grid_, cv_losses_ : ndarray of shapes (G, 2) and (G,)
-        The (lambda, mu) grid and each point's mean held-out log-loss (one point, loss NaN, when the
-        weights were given).
-    converged_ : bool
-        Whether the optimizer met its stopping rule with a gradient norm at most
-        :data:`calib.calibrators.line_search.GRADIENT_TOL`; False comes with a CalibInputWarning.
-    gradient_norm_ : float
-        The largest gradient entry at the fitted parameters, for unit-spread features
-        (:mod:`calib.calibrators.line_search`); NaN in a model file written before it was recorded.
-    n_classes_ : int
-        K, the number of classes seen by ``fit``.
+    reg_lambda_, reg_mu_, cv_grid_, cv_losses_, converged_, gradient_norm_, n_classes_
+        The penalty weights used, the grid and each point's held-out log-loss, whether the fit converged,
+        its gradient norm and K, as for :class:`calib.calibrators.penalized.PenalizedSoftmaxMap`.
 
     Raises
     ------
@@ -90,39 +74,13 @@ class DirichletCalibrator(PenalizedSoftmaxMap):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> logits = rng.normal(size=(60, 3))
-    >>> labels = (logits + rng.gumbel(size=(60, 3))).argmax(axis=1)  # labels drawn from softmax(logits)
-    >>> scores = 2 * logits  # over-confident scores: twice the calibrated logits
+    >>> from calib.data.miscalibrated_logits import miscalibrated_logits
+    >>> draw = miscalibrated_logits(60, 3)  # model logits twice the true ones: over-confident
+    >>> scores, labels = draw.model_logits, draw.labels
     >>> model = DirichletCalibrator(reg_lambda=0.1).fit(scores, labels, kind="logits")
     >>> round(float(model.coef_[0, 0]), 3), model.reg_mu_
-    (0.54, 0.1)
+    (0.457, 0.1)
     """
-
-    def __init__(
-        self,
-        reg_lambda="cv",
-        reg_mu=None,
-        penalty: str = "odir",
-        lambdas=DEFAULT_LAMBDAS,
-        mus=None,
-        n_folds: int = DEFAULT_FOLDS,
-        seed: int = 0,
-        patience: int | None = 2,
-        reference_row: bool = False,
-        normalized: bool = True,
-    ):
-        self.reg_lambda = reg_lambda
-        self.reg_mu = reg_mu
-        self.penalty = penalty
-        self.lambdas = lambdas
-        self.mus = mus
-        self.n_folds = n_folds
-        self.seed = seed
-        self.patience = patience
-        self.reference_row = reference_row
-        self.normalized = normalized
 
     def _features_fitted(self, on_logits: bool) -> str:
         return "log_posteriors"

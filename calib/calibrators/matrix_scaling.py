@@ -88,13 +88,12 @@ class VectorScaling(Calibrator):
     Examples
     --------
     >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> logits = rng.normal(size=(60, 3))
-    >>> labels = (logits + rng.gumbel(size=(60, 3))).argmax(axis=1)  # labels drawn from softmax(logits)
-    >>> scores = 2 * logits  # over-confident scores: twice the calibrated logits
+    >>> from calib.data.miscalibrated_logits import miscalibrated_logits
+    >>> draw = miscalibrated_logits(60, 3)  # model logits twice the true ones: over-confident
+    >>> scores, labels = draw.model_logits, draw.labels
     >>> model = VectorScaling().fit(scores, labels, kind="logits")
     >>> [round(w, 4) for w in model.coef_.tolist()], model.features_
-    ([0.7342, 0.2621, 0.6579], 'logits')
+    ([0.5219, 0.6488, 0.9618], 'logits')
     >>> centred = VectorScaling(features="clr").fit(scores, labels, kind="logits")
     >>> again = VectorScaling(features="clr").fit(1000 * scores, labels, kind="logits")  # logits x 1000
     >>> bool(np.allclose(again.coef_ * 1000, centred.coef_, rtol=1e-9))
@@ -210,15 +209,9 @@ class MatrixScaling(PenalizedSoftmaxMap):
         None: mu = lambda.
     penalty : {"odir", "l2"}, default "odir"
         ODIR leaves the diagonal of W free; "l2" shrinks all of W toward the identity.
-    lambdas, mus : sequences of floats >= 0
-        The grid of ``reg_lambda="cv"`` (``mus=None``: mu = lambda), fitted in the order given.
-    n_folds, seed : int
-        The folds of ``reg_lambda="cv"``.
-    patience : int or None, default 2
-        The walk along the grid stops after this many points in a row worse than the best (None: the
-        whole grid).
-    reference_row, normalized : bool, default False, True
-        The parametrisation and scale of the penalty (:mod:`calib.calibrators.penalized`).
+    lambdas, mus, n_folds, seed, patience, reference_row, normalized
+        The grid of ``reg_lambda="cv"``, its folds, when its walk stops, and the penalty's parametrisation
+        and scale, as for :class:`calib.calibrators.penalized.PenalizedSoftmaxMap`.
 
     Attributes
     ----------
@@ -228,15 +221,9 @@ class MatrixScaling(PenalizedSoftmaxMap):
         b.
     features_ : str
         "logits" (as given: predictions need kind="logits"), "log_posteriors" or "last_class_ratios".
-    reg_lambda_, reg_mu_ : float
-        The penalty weights used.
-    cv_grid_, cv_losses_ : ndarray of shapes (G, 2) and (G,)
-        The (lambda, mu) grid and each point's mean held-out log-loss (one point, loss NaN, when the
-        weights were given).
-    converged_, gradient_norm_ : bool, float
-        As for :class:`VectorScaling`.
-    n_classes_ : int
-        K, the number of classes seen by ``fit``.
+    reg_lambda_, reg_mu_, cv_grid_, cv_losses_, converged_, gradient_norm_, n_classes_
+        The penalty weights used, the grid and each point's held-out log-loss, whether the fit converged,
+        its gradient norm and K, as for :class:`calib.calibrators.penalized.PenalizedSoftmaxMap`.
 
     Raises
     ------
@@ -245,13 +232,11 @@ class MatrixScaling(PenalizedSoftmaxMap):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> logits = rng.normal(size=(300, 3))
-    >>> labels = (logits + rng.gumbel(size=(300, 3))).argmax(axis=1)  # labels drawn from softmax(logits)
-    >>> model = MatrixScaling().fit(2 * logits, labels, kind="logits")  # over-confident logits
-    >>> model.reg_lambda_, round(float(model.coef_[0, 0]), 3)
-    (10000000.0, 0.491)
+    >>> from calib.data.miscalibrated_logits import miscalibrated_logits
+    >>> draw = miscalibrated_logits(300, 3)  # model logits twice the true ones: over-confident
+    >>> model = MatrixScaling().fit(draw.model_logits, draw.labels, kind="logits")
+    >>> model.reg_lambda_, round(float(model.coef_[0, 0]), 3)  # the truth: W = I / 2
+    (1.0, 0.502)
     """
 
     def __init__(
@@ -269,16 +254,18 @@ class MatrixScaling(PenalizedSoftmaxMap):
         normalized: bool = True,
     ):
         self.features = features
-        self.reg_lambda = reg_lambda
-        self.reg_mu = reg_mu
-        self.penalty = penalty
-        self.lambdas = lambdas
-        self.mus = mus
-        self.n_folds = n_folds
-        self.seed = seed
-        self.patience = patience
-        self.reference_row = reference_row
-        self.normalized = normalized
+        super().__init__(
+            reg_lambda=reg_lambda,
+            reg_mu=reg_mu,
+            penalty=penalty,
+            lambdas=lambdas,
+            mus=mus,
+            n_folds=n_folds,
+            seed=seed,
+            patience=patience,
+            reference_row=reference_row,
+            normalized=normalized,
+        )
 
     def _checked_features(self) -> str:
         if self.features not in ("logits", "last_class_ratios"):

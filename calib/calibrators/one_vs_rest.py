@@ -58,15 +58,13 @@ class OneVsRest(Calibrator):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> logits = rng.normal(size=(60, 3))
-    >>> labels = (logits + rng.gumbel(size=(60, 3))).argmax(axis=1)  # labels drawn from softmax(logits)
-    >>> scores = 2 * logits  # over-confident scores: twice the calibrated logits
+    >>> from calib.data.miscalibrated_logits import miscalibrated_logits
+    >>> draw = miscalibrated_logits(60, 3)  # model logits twice the true ones: over-confident
+    >>> scores, labels = draw.model_logits, draw.labels
     >>> from calib.calibrators import PlattCalibrator
     >>> model = OneVsRest(PlattCalibrator()).fit(scores, labels, kind="logits")
     >>> model.predict_proba(scores[:1], kind="logits").round(4).tolist()
-    [[0.2353, 0.278, 0.4867]]
+    [[0.0069, 0.0069, 0.9862]]
     """
 
     def __init__(self, calibrator):

@@ -63,11 +63,60 @@ class PenalizedSoftmaxMap(Calibrator):
 
     Subclasses say which features x are (``_features``) and what a fit on logits or on log-posteriors
     records as ``features_`` (``_features_fitted``); this class fits, cross-validates, predicts and saves.
-    Parameters are those of the subclasses (``reg_lambda``, ``reg_mu``, ``penalty``, ``lambdas``, ``mus``,
-    ``n_folds``, ``seed``, ``patience``, ``reference_row``, ``normalized``); see the module docstring.
+    It holds the penalty's parameters, which every subclass has; a subclass with parameters of its own passes
+    these on. ``reg_lambda``, ``reg_mu`` and ``penalty`` are documented in each subclass, in the terms of its
+    W; the others, and what the choice of the weights records, here.
+
+    Parameters
+    ----------
+    lambdas, mus : sequences of floats >= 0
+        The grid of ``reg_lambda="cv"`` (``mus=None``: mu = lambda), fitted in the order given.
+    n_folds, seed : int
+        The folds of ``reg_lambda="cv"``.
+    patience : int or None, default 2
+        The walk along the grid stops after this many points in a row worse than the best (None: the
+        whole grid).
+    reference_row, normalized : bool, default False, True
+        The penalty's parametrisation and scale (module docstring).
+
+    Attributes
+    ----------
+    reg_lambda_, reg_mu_ : float
+        The penalty weights used.
+    cv_grid_, cv_losses_ : ndarray of shapes (G, 2) and (G,)
+        The (lambda, mu) grid and each point's mean held-out log-loss (one point, loss NaN, when the
+        weights were given).
+    converged_, gradient_norm_ : bool, float
+        As for :class:`calib.calibrators.matrix_scaling.VectorScaling`.
+    n_classes_ : int
+        K, the number of classes seen by ``fit``.
     """
 
     log_scale = True
+
+    def __init__(
+        self,
+        reg_lambda="cv",
+        reg_mu=None,
+        penalty: str = "odir",
+        lambdas=DEFAULT_LAMBDAS,
+        mus=None,
+        n_folds: int = DEFAULT_FOLDS,
+        seed: int = 0,
+        patience: int | None = 2,
+        reference_row: bool = False,
+        normalized: bool = True,
+    ):
+        self.reg_lambda = reg_lambda
+        self.reg_mu = reg_mu
+        self.penalty = penalty
+        self.lambdas = lambdas
+        self.mus = mus
+        self.n_folds = n_folds
+        self.seed = seed
+        self.patience = patience
+        self.reference_row = reference_row
+        self.normalized = normalized
 
     # -- what the subclasses define -----------------------------------------------------------------------------
 

@@ -138,12 +138,9 @@ def calibrate(
     ----------
     calibrator : Calibrator
         An unfitted calibrator, e.g. ``TemperatureScaling()``; it is cloned, never fitted itself.
-    scores : array_like of shape (N, K)
-        Posteriors of N samples, of kind ``kind``.
-    labels : array_like of shape (N,)
-        The true class of each sample, integers in [0, K).
-    kind : {"probs", "logprobs", "logits"}
-        What ``scores`` hold; nothing is guessed from the values.
+    scores, labels, kind
+        Posteriors (N, K), K >= 2, of kind "probs", "logprobs" or "logits", and the true classes
+        in [0, K), as :func:`calib.validation.check_inputs` takes them.
     protocol : {"tt", "xv"}
         Train on the test data itself, or K-fold cross-validation on it. For a separate training
         set use :func:`calib.calibrators.protocols.held_out`.

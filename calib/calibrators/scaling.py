@@ -98,14 +98,12 @@ class AffineCalibrator(Calibrator):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> logits = rng.normal(size=(60, 3))
-    >>> labels = (logits + rng.gumbel(size=(60, 3))).argmax(axis=1)  # labels drawn from softmax(logits)
-    >>> scores = 2 * logits  # over-confident scores: twice the calibrated logits
+    >>> from calib.data.miscalibrated_logits import miscalibrated_logits
+    >>> draw = miscalibrated_logits(60, 3)  # model logits twice the true ones: over-confident
+    >>> scores, labels = draw.model_logits, draw.labels
     >>> model = AffineCalibrator().fit(scores, labels, kind="logits")
-    >>> round(model.scale_, 4), model.converged_
-    (0.5518, True)
+    >>> round(model.scale_, 4), model.converged_  # the truth: alpha = 1/2
+    (0.6713, True)
     """
 
     log_scale = True
@@ -171,11 +169,9 @@ class TemperatureScaling(AffineCalibrator):
 
     Parameters
     ----------
-    priors : array_like of shape (K,), optional
-        Class priors P (finite, strictly positive, summing to 1) for the training cross-entropy;
-        every class must then occur in the training labels. Default None: each sample weighs 1/N.
-    max_iter : int, default 100
-        The most Newton iterations.
+    priors, max_iter
+        The class priors that weigh the training cross-entropy (default None: each sample weighs 1/N)
+        and the most Newton iterations (default 100), as for :class:`AffineCalibrator`.
 
     Attributes
     ----------
@@ -197,14 +193,12 @@ class TemperatureScaling(AffineCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> logits = rng.normal(size=(60, 3))
-    >>> labels = (logits + rng.gumbel(size=(60, 3))).argmax(axis=1)  # labels drawn from softmax(logits)
-    >>> scores = 2 * logits  # over-confident scores: twice the calibrated logits
+    >>> from calib.data.miscalibrated_logits import miscalibrated_logits
+    >>> draw = miscalibrated_logits(60, 3)  # model logits twice the true ones: over-confident
+    >>> scores, labels = draw.model_logits, draw.labels
     >>> model = TemperatureScaling().fit(scores, labels, kind="logits")
-    >>> round(model.scale_, 4)
-    0.5547
+    >>> round(model.scale_, 4)  # the truth: alpha = 1/2
+    0.612
     >>> bool((model.predict_proba(scores, kind="logits").argmax(axis=1) == scores.argmax(axis=1)).all())
     True
     """

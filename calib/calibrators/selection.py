@@ -141,11 +141,9 @@ def compare_calibrators(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> logits = rng.normal(size=(300, 3))
-    >>> labels = (logits + rng.gumbel(size=(300, 3))).argmax(axis=1)
-    >>> result = compare_calibrators(["temperature"], 3 * logits, labels, kind="logits")
+    >>> from calib.data.miscalibrated_logits import miscalibrated_logits
+    >>> draw = miscalibrated_logits(300, 3, scale=3.0)  # model logits three times the true ones
+    >>> result = compare_calibrators(["temperature"], draw.model_logits, draw.labels, kind="logits")
     >>> result.losses["temperature"] < result.losses["raw"]  # over-confident scores: temperature helps
     True
     """
@@ -195,11 +193,10 @@ def choose_calibrator(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> logits = rng.normal(size=(300, 3))
-    >>> labels = (logits + rng.gumbel(size=(300, 3))).argmax(axis=1)
-    >>> name, result = choose_calibrator(3 * logits, labels, kind="logits", candidates=["temperature", "dp"])
+    >>> from calib.data.miscalibrated_logits import miscalibrated_logits
+    >>> draw = miscalibrated_logits(300, 3, scale=3.0)
+    >>> candidates = ["temperature", "dp"]
+    >>> name, result = choose_calibrator(draw.model_logits, draw.labels, kind="logits", candidates=candidates)
     >>> name in ("temperature", "dp"), result.chosen == name
     (True, True)
     """

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from calib.plots.reliability import diagonal
 from calib.scoring.murphy import MurphyDiagram
 
 HISTOGRAM_BINS = 20
@@ -43,7 +44,7 @@ def corp_diagram(
     Returns
     -------
     None
-        The artists are added to ``ax``.
+        The curve, the band, the corner box and the inset histogram are added to ``ax``.
 
     Examples
     --------
@@ -91,7 +92,7 @@ def corp_curve_lines(ax, points, recalibrated, *, band=None, band_label="", colo
     Returns
     -------
     None
-        The artists are added to ``ax``.
+        The step curve, the diagonal and the band are added to ``ax``.
 
     Examples
     --------
@@ -105,10 +106,7 @@ def corp_curve_lines(ax, points, recalibrated, *, band=None, band_label="", colo
         at, low, high = band
         ax.fill_between(at, low, high, step="post", color="tab:blue", alpha=0.25, linewidth=0, label=band_label)
     ax.step(points, recalibrated, where="post", color=color, linewidth=1.5, label="CORP (PAV) curve")
-    ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8)
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_aspect("equal", adjustable="box")
+    diagonal(ax)
     ax.set_ylabel("conditional event probability")
 
 
@@ -149,7 +147,7 @@ def murphy_lines(ax, diagram: MurphyDiagram, *, colors=None):
     Returns
     -------
     None
-        The artists are added to ``ax``.
+        Two lines per system (raw and recalibrated) are added to ``ax``.
 
     Examples
     --------

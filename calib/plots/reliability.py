@@ -51,7 +51,7 @@ def reliability_bars(ax, bins: ReliabilityBins, *, intervals=None, color="tab:bl
     Returns
     -------
     None
-        The artists are added to ``ax``.
+        The bars, the gap segments, the markers, the intervals (if given) and the diagonal are added to ``ax``.
 
     Examples
     --------
@@ -75,7 +75,7 @@ def reliability_bars(ax, bins: ReliabilityBins, *, intervals=None, color="tab:bl
     if intervals is not None:
         low, high = intervals
         ax.vlines(conf, low[full], high[full], color="black", linewidth=0.8)
-    _diagonal(ax)
+    diagonal(ax)
 
 
 def reliability_points(ax, bins: ReliabilityBins, *, marker_at: str = "mean", style=None, label=None):
@@ -88,7 +88,7 @@ def reliability_points(ax, bins: ReliabilityBins, *, marker_at: str = "mean", st
     else:
         raise ValueError(f"marker_at must be 'mean' or 'centre'; got {marker_at!r}")
     ax.plot(x, bins.frequency[full], marker="o", label=label, **(style or {}))
-    _diagonal(ax)
+    diagonal(ax)
 
 
 def score_histogram(ax, scores, edges, *, color="tab:blue"):
@@ -101,10 +101,31 @@ def score_histogram(ax, scores, edges, *, color="tab:blue"):
 def reliability_curve(ax, x, y, *, label=None, **style):
     """A smoothed or fine-binned reliability curve (e.g. the 'true' diagrams of Fig. 12)."""
     ax.plot(x, y, label=label, **style)
-    _diagonal(ax)
+    diagonal(ax)
 
 
-def _diagonal(ax):
+def diagonal(ax):
+    """The reference of every reliability diagram: the diagonal, dashed grey, on [0, 1] x [0, 1] with an
+    equal aspect.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes to draw on.
+
+    Returns
+    -------
+    None
+        The line is added to ``ax`` and its limits and aspect are set.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().add_subplot()
+    >>> diagonal(ax)
+    >>> len(ax.lines), ax.get_aspect()
+    (1, 1.0)
+    """
     ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)

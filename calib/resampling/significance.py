@@ -237,13 +237,11 @@ def hosmer_lemeshow(scores, labels, *, kind: str, n_bins: int = 10) -> HosmerLem
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> p1 = rng.uniform(0.05, 0.95, 200)
-    >>> scores, labels = np.column_stack([1 - p1, p1]), (rng.random(200) < p1).astype(int)
-    >>> result = hosmer_lemeshow(scores, labels, kind="probs")
+    >>> from calib.data.miscalibrated_logits import miscalibrated_logits
+    >>> draw = miscalibrated_logits(200, 2, scale=1.0)  # calibrated: the model's logits are the true ones
+    >>> result = hosmer_lemeshow(draw.model_logits, draw.labels, kind="logits")
     >>> round(result.statistic, 4), result.df, round(result.p_value, 4)
-    (5.0564, 8, 0.7515)
+    (4.4114, 8, 0.8182)
     """
     n_bins = check_positive_int(n_bins, "n_bins", minimum=3)
     probs, y = _probabilities(scores, labels, kind)
@@ -466,17 +464,15 @@ def resampling_test(
 
     Examples
     --------
-    >>> import numpy as np
     >>> from calib.calibration_errors.binned import BinnedCalibrationError
-    >>> rng = np.random.default_rng(0)
-    >>> p1 = rng.uniform(0.05, 0.95, 200)
-    >>> scores, labels = np.column_stack([1 - p1, p1]), (rng.random(200) < p1).astype(int)
+    >>> from calib.data.miscalibrated_logits import miscalibrated_logits
+    >>> draw = miscalibrated_logits(200, 2, scale=1.0)  # calibrated: the model's logits are the true ones
     >>> ece = BinnedCalibrationError("binary", n_bins=10)
     >>> def statistic(probs, y):
     ...     return ece(probs, y, kind="probs")
-    >>> result = resampling_test(statistic, scores, kind="probs", labels=labels, n_resamples=100)
+    >>> result = resampling_test(statistic, draw.model_logits, kind="logits", labels=draw.labels, n_resamples=100)
     >>> round(result.statistic, 4), result.p_value, round(result.p_value_plus_one, 4)
-    (0.0851, 0.2, 0.2079)
+    (0.0465, 0.36, 0.3663)
     """
     if not callable(statistic):
         raise CalibInputError(
@@ -777,12 +773,9 @@ def skce_asymptotic_test(
 
     Parameters
     ----------
-    scores : array_like of shape (n, K)
-        Posteriors of n samples over K >= 2 classes, of kind ``kind``.
-    labels : array_like of shape (n,)
-        The true class of each sample, integers in [0, K).
-    kind : {"probs", "logprobs", "logits"}
-        What ``scores`` hold; nothing is guessed from the values.
+    scores, labels, kind
+        Posteriors (n, K), K >= 2, of kind "probs", "logprobs" or "logits", and the true classes
+        in [0, K), as :func:`calib.validation.check_inputs` takes them.
     kernel : {"laplacian", "gaussian"}, default "laplacian"
         The scalar kernel kappa of the SKCE.
     bandwidth : float or "median", default "median"
@@ -806,13 +799,11 @@ def skce_asymptotic_test(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> p1 = rng.uniform(0.05, 0.95, 200)
-    >>> scores, labels = np.column_stack([1 - p1, p1]), (rng.random(200) < p1).astype(int)
-    >>> result = skce_asymptotic_test(scores, labels, kind="probs", n_resamples=100)
+    >>> from calib.data.miscalibrated_logits import miscalibrated_logits
+    >>> draw = miscalibrated_logits(200, 2, scale=1.0)  # calibrated: the model's logits are the true ones
+    >>> result = skce_asymptotic_test(draw.model_logits, draw.labels, kind="logits", n_resamples=100)
     >>> result.method, round(result.p_value, 4), result.null_statistics.shape
-    ('asymptotic', 0.2376, (100,))
+    ('asymptotic', 0.703, (100,))
     """
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     h = skce_kernel(scores, labels, kind=kind, kernel=kernel, bandwidth=bandwidth)

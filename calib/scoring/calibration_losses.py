@@ -86,12 +86,9 @@ def calibration_loss(
 
     Parameters
     ----------
-    scores : array_like of shape (N, K)
-        Raw posteriors of N samples over K >= 2 classes, of kind ``kind``.
-    labels : array_like of shape (N,)
-        The true class of each sample, integers in [0, K).
-    kind : {"probs", "logprobs", "logits"}
-        What ``scores`` hold; nothing is guessed from the values.
+    scores, labels, kind
+        Raw posteriors (N, K), K >= 2, of kind "probs", "logprobs" or "logits", and the true classes
+        in [0, K), as :func:`calib.validation.check_inputs` takes them.
     metric : {"ce", "brier"}
         The EPSR: cross-entropy or Brier score (1/K scaling).
     calibrator : Calibrator
@@ -101,15 +98,11 @@ def calibration_loss(
         of ``n_folds`` folds with a model fitted on the other folds.
     relative : bool, default True
         Return RCL (a fraction); False returns CalLoss (in the EPSR's units).
-    n_folds : int, default 5
-        Folds of "xv" (at least 2); ignored by "tt".
-    seed : int, default 0
-        Seed of the shuffled, label-stratified "xv" folds.
-    groups : array_like of shape (N,), optional
-        For "xv": a group id per sample (e.g. the original sample ids of a bootstrap resample); a
-        group never straddles two folds.
-    folds : array_like of shape (N,), optional
-        For "xv": a fold id per sample, overriding the seeded split (e.g. to replay a paper's folds).
+    n_folds, seed, groups, folds
+        The folds of "xv", ignored by "tt": how many (default 5, at least 2), the seed of their shuffled,
+        label-stratified split (default 0), and optionally a group id per sample (a group never straddles
+        two folds) or a fold id per sample that overrides the split, as for
+        :func:`calib.calibrators.protocols.calibrate`.
 
     Returns
     -------

@@ -182,15 +182,12 @@ def normalized_risk(scores, labels, costs, *, kind: str, priors=None) -> float:
 
     Parameters
     ----------
-    scores : array_like of shape (N, K)
-        Posteriors of N samples over K >= 2 classes, of kind ``kind``.
-    labels : array_like of shape (N,)
-        The true class of each sample, integers in [0, K).
+    scores, labels, kind
+        Posteriors (N, K), K >= 2, of kind "probs", "logprobs" or "logits", and the true classes
+        in [0, K), as :func:`calib.validation.check_inputs` takes them.
     costs : array_like of shape (K, D)
         Cost matrix, one row per true class and one column per decision (D >= 2); finite and
         non-negative, e.g. :func:`zero_one_costs`.
-    kind : {"probs", "logprobs", "logits"}
-        What ``scores`` hold; nothing is guessed from the values.
     priors : array_like of shape (K,), optional
         Class priors P (finite, strictly positive, summing to 1) for EC and the constant decision's
         cost; every class must then occur in ``labels``. The decisions themselves are those of the

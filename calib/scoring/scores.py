@@ -47,12 +47,9 @@ def cross_entropy(scores, labels, *, kind: str, priors=None, normalize: bool = F
 
     Parameters
     ----------
-    scores : array_like of shape (N, K)
-        Posteriors of N samples over K >= 2 classes, of kind ``kind``.
-    labels : array_like of shape (N,)
-        The true class of each sample, integers in [0, K).
-    kind : {"probs", "logprobs", "logits"}
-        What ``scores`` hold; nothing is guessed from the values.
+    scores, labels, kind
+        Posteriors (N, K), K >= 2, of kind "probs", "logprobs" or "logits", and the true classes
+        in [0, K), as :func:`calib.validation.check_inputs` takes them.
     priors : array_like of shape (K,), optional
         Class priors P (finite, strictly positive, summing to 1) to weight the samples by; every
         class must then occur in ``labels``. Default None: the empirical class frequencies, so every
@@ -121,12 +118,9 @@ def brier(scores, labels, *, kind: str, scaling: str, priors=None, normalize: bo
 
     Parameters
     ----------
-    scores : array_like of shape (N, K)
-        Posteriors of N samples over K >= 2 classes, of kind ``kind``.
-    labels : array_like of shape (N,)
-        The true class of each sample, integers in [0, K).
-    kind : {"probs", "logprobs", "logits"}
-        What ``scores`` hold; nothing is guessed from the values.
+    scores, labels, kind
+        Posteriors (N, K), K >= 2, of kind "probs", "logprobs" or "logits", and the true classes
+        in [0, K), as :func:`calib.validation.check_inputs` takes them.
     scaling : {"mean", "sum"}
         "mean" divides the squared distance by K (Ferrer & Ramos); "sum" does not (Brier). Required:
         the two conventions differ by a factor K.
