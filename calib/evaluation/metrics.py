@@ -86,12 +86,12 @@ class Context:
 Sums = Mapping[str, np.ndarray]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MetricDefinition:
-    """One metric (or a family of them, one per cost matrix): its names, terms and value.
+    """One metric (or a family of them, one per cost matrix): its names, terms and value, each field named.
 
-    ``names(ctx)`` lists the values it reports; ``terms(batch, ctx)`` maps term keys to :class:`Terms`
-    (a key shared by several metrics is computed once); ``value(sums, ctx)`` maps each name to its value
+    ``names(ctx)`` lists the values it reports (default: its ``name``); ``terms(batch, ctx)`` maps term keys
+    to :class:`Terms` (a key shared by several metrics is computed once); ``value(sums, ctx)`` maps each name to its value
     for every resample, from the summed terms (each with a trailing resample axis). ``whole(batch,
     ctx)`` replaces both for a metric that needs its samples at once, and its ``resampler(batch, ctx)``
     gives the function of (n, b) count columns that returns its b values on those resamples of the same
@@ -103,14 +103,18 @@ class MetricDefinition:
 
     name: str
     reads: str
-    names: Callable[[Context], list[str]]
-    terms: Callable[[Batch, Context], dict[str, Terms]] | None
-    value: Callable[[Sums, Context], dict[str, np.ndarray]] | None
+    names: Callable[[Context], list[str]] | None = None
+    terms: Callable[[Batch, Context], dict[str, Terms]] | None = None
+    value: Callable[[Sums, Context], dict[str, np.ndarray]] | None = None
     bounds: tuple[float, float] | Callable[[Context], tuple[float, float]] = (0.0, np.inf)
     applies: Callable[[Context], bool] = lambda ctx: True
     whole: Callable[[Batch, Context], float] | None = None
     bins: tuple[str, str] | None = None
     resampler: Callable[[Batch, Context], Callable[[np.ndarray], np.ndarray]] | None = None
+
+    def __post_init__(self):
+        if self.names is None:
+            object.__setattr__(self, "names", lambda ctx: [self.name])
 
 
 REGISTRY: dict[str, MetricDefinition] = {}
@@ -123,9 +127,9 @@ def register(definition: MetricDefinition) -> MetricDefinition:
     --------
     >>> import numpy as np
     >>> mean_confidence = MetricDefinition(
-    ...     "mean confidence", "the top label's confidence", lambda ctx: ["mean confidence"],
-    ...     lambda batch, ctx: {"confidence": Terms(batch.confidence), "n": Terms(np.ones(batch.labels.size))},
-    ...     lambda sums, ctx: {"mean confidence": sums["confidence"][0] / sums["n"][0]}, bounds=(0.0, 1.0))
+    ...     name="mean confidence", reads="the top label's confidence",
+    ...     terms=lambda batch, ctx: {"confidence": Terms(batch.confidence), "n": Terms(np.ones(batch.labels.size))},
+    ...     value=lambda sums, ctx: {"mean confidence": sums["confidence"][0] / sums["n"][0]}, bounds=(0.0, 1.0))
     >>> _ = register(mean_confidence)
     >>> "mean confidence" in REGISTRY
     True
@@ -193,25 +197,23 @@ def _positive(values: np.ndarray) -> np.ndarray:
 
 register(
     MetricDefinition(
-        "accuracy",
-        "the argmax of the scores against the labels",
-        lambda ctx: ["accuracy"],
-        lambda batch, ctx: {"correct": Terms(batch.correct.astype(np.float64)), "n": _ones(batch)},
-        lambda sums, ctx: {"accuracy": sums["correct"][0] / sums["n"][0]},
+        name="accuracy",
+        reads="the argmax of the scores against the labels",
+        terms=lambda batch, ctx: {"correct": Terms(batch.correct.astype(np.float64)), "n": _ones(batch)},
+        value=lambda sums, ctx: {"accuracy": sums["correct"][0] / sums["n"][0]},
         bounds=(0.0, 1.0),
     )
 )
 
 register(
     MetricDefinition(
-        "NCE",
-        "the log-posterior of the true class, against the naive system that outputs the priors",
-        lambda ctx: ["NCE"],
-        lambda batch, ctx: {
+        name="NCE",
+        reads="the log-posterior of the true class, against the naive system that outputs the priors",
+        terms=lambda batch, ctx: {
             "cross-entropy": _by_class(-batch.logp[np.arange(batch.labels.size), batch.labels], batch, ctx),
             "class counts": _by_class(np.ones(batch.labels.size), batch, ctx),
         },
-        lambda sums, ctx: {
+        value=lambda sums, ctx: {
             "NCE": _weighted_mean("cross-entropy", sums, ctx) / _positive(entr(_class_weights(sums, ctx)[0]).sum(0))
         },
     )
@@ -219,14 +221,13 @@ register(
 
 register(
     MetricDefinition(
-        "NBS",
-        "the mean squared distance between posteriors and one-hot labels, against the naive system's",
-        lambda ctx: ["NBS"],
-        lambda batch, ctx: {
+        name="NBS",
+        reads="the mean squared distance between posteriors and one-hot labels, against the naive system's",
+        terms=lambda batch, ctx: {
             "Brier": _by_class(brier_losses(batch.logp, batch.labels, "mean"), batch, ctx),
             "class counts": _by_class(np.ones(batch.labels.size), batch, ctx),
         },
-        lambda sums, ctx: {
+        value=lambda sums, ctx: {
             "NBS": _weighted_mean("Brier", sums, ctx)
             / _positive(np.sum(_class_weights(sums, ctx)[0] * (1 - _class_weights(sums, ctx)[0]), 0) / ctx.n_classes)
         },
@@ -251,11 +252,11 @@ def _risk_values(sums: Sums, ctx: Context) -> dict[str, np.ndarray]:
 
 register(
     MetricDefinition(
-        "NRisk",
-        "the cost of Bayes decisions for each cost matrix, against the best constant decision's",
-        lambda ctx: [f"NRisk {name}" for name in ctx.costs],
-        _risk_terms,
-        _risk_values,
+        name="NRisk",
+        reads="the cost of Bayes decisions for each cost matrix, against the best constant decision's",
+        names=lambda ctx: [f"NRisk {name}" for name in ctx.costs],
+        terms=_risk_terms,
+        value=_risk_values,
     )
 )
 
@@ -321,67 +322,67 @@ def _ece(key: str, sums: Sums) -> np.ndarray:
     return binned_error(None, sums["n"][0], gap_sums=sums[key])
 
 
-register(
-    MetricDefinition(
-        "ECE top-label",
-        "the top label's confidence against the argmax being right, in the settings' bins",
-        lambda ctx: ["ECE top-label"],
-        lambda batch, ctx: {
-            **_binned(
-                "top-label gaps",
-                batch.confidence,
-                batch.correct.astype(np.float64),
-                ctx.edges["confidence"],
-                ctx,
-            ),
-            "n": _ones(batch),
-        },
-        lambda sums, ctx: {"ECE top-label": _ece("top-label gaps", sums)},
+def binned_ece(
+    name: str,
+    reads: str,
+    key: str,
+    edges: str,
+    columns: Callable[[Batch, Context], tuple[np.ndarray, np.ndarray]],
+    applies: Callable[[Context], bool] = lambda ctx: True,
+) -> MetricDefinition:
+    """The declaration of a binned ECE: the scores and outcomes of a chunk (``columns(batch, ctx)``, each
+    (n,) or (n, K)), binned on the context's edges ``edges`` in the settings' bins, with their gaps summed
+    under term ``key``, and the value :func:`~calib.calibration_errors.binned.binned_error` of those sums.
+
+    Examples
+    --------
+    >>> mean_class_0 = binned_ece("ECE class 0", "P(class 0)", "class-0 gaps", "classes",
+    ...                           lambda batch, ctx: (batch.probs[:, 0], (batch.labels == 0) * 1.0))
+    >>> mean_class_0.bins
+    ('class-0 gaps', 'classes')
+    """
+
+    def terms(batch: Batch, ctx: Context) -> dict[str, Terms]:
+        scores, outcomes = columns(batch, ctx)
+        return {**_binned(key, scores, outcomes, ctx.edges[edges], ctx), "n": _ones(batch)}
+
+    return MetricDefinition(
+        name=name,
+        reads=reads,
+        terms=terms,
+        value=lambda sums, ctx: {name: _ece(key, sums)},
         bounds=(0.0, 1.0),
-        bins=("top-label gaps", "confidence"),
+        bins=(key, edges),
+        applies=applies,
     )
-)
+
 
 register(
-    MetricDefinition(
+    binned_ece(
+        "ECE top-label",
+        "the top label's confidence against the argmax being right, in the settings' bins",
+        "top-label gaps",
+        "confidence",
+        lambda batch, ctx: (batch.confidence, batch.correct.astype(np.float64)),
+    )
+)
+register(
+    binned_ece(
         "ECE positive class",
         "P(class 1) against the label being 1, in the settings' bins (two classes)",
-        lambda ctx: ["ECE positive class"],
-        lambda batch, ctx: {
-            **_binned(
-                "positive gaps",
-                batch.probs[:, 1],
-                (batch.labels == 1).astype(np.float64),
-                ctx.edges["positive"],
-                ctx,
-            ),
-            "n": _ones(batch),
-        },
-        lambda sums, ctx: {"ECE positive class": _ece("positive gaps", sums)},
-        bounds=(0.0, 1.0),
-        bins=("positive gaps", "positive"),
+        "positive gaps",
+        "positive",
+        lambda batch, ctx: (batch.probs[:, 1], (batch.labels == 1).astype(np.float64)),
         applies=lambda ctx: ctx.n_classes == 2,
     )
 )
-
 register(
-    MetricDefinition(
+    binned_ece(
         "ECE class-wise",
         "each class's probability against the label being that class, the mean of the K ECEs",
-        lambda ctx: ["ECE class-wise"],
-        lambda batch, ctx: {
-            **_binned(
-                "class-wise gaps",
-                batch.probs,
-                np.eye(ctx.n_classes)[batch.labels],
-                ctx.edges["classes"],
-                ctx,
-            ),
-            "n": _ones(batch),
-        },
-        lambda sums, ctx: {"ECE class-wise": _ece("class-wise gaps", sums)},
-        bounds=(0.0, 1.0),
-        bins=("class-wise gaps", "classes"),
+        "class-wise gaps",
+        "classes",
+        lambda batch, ctx: (batch.probs, np.eye(ctx.n_classes)[batch.labels]),
         applies=lambda ctx: ctx.n_classes > 2,
     )
 )
@@ -395,11 +396,8 @@ def _smooth_ece(batch: Batch, ctx: Context) -> float:
 
 register(
     MetricDefinition(
-        "smooth ECE",
-        "the top label's confidence against the argmax being right, kernel-smoothed (no bins)",
-        lambda ctx: ["smooth ECE"],
-        None,
-        None,
+        name="smooth ECE",
+        reads="the top label's confidence against the argmax being right, kernel-smoothed (no bins)",
         bounds=(0.0, 1.0),
         whole=_smooth_ece,
         resampler=lambda batch, ctx: ResampledSmoothEce(
@@ -410,14 +408,13 @@ register(
 
 register(
     MetricDefinition(
-        "ECD",
-        "the mean log loss minus the mean entropy of the predictions",
-        lambda ctx: ["ECD"],
-        lambda batch, ctx: {
+        name="ECD",
+        reads="the mean log loss minus the mean entropy of the predictions",
+        terms=lambda batch, ctx: {
             "ECD terms": Terms(ecd_terms(batch.logp, batch.labels, kind="logprobs")),
             "n": _ones(batch),
         },
-        lambda sums, ctx: {"ECD": sums["ECD terms"][0] / sums["n"][0]},
+        value=lambda sums, ctx: {"ECD": sums["ECD terms"][0] / sums["n"][0]},
         bounds=lambda ctx: (single_datum_bound(ctx.n_classes)[1], np.inf),  # the least one datum's term can be
     )
 )

@@ -162,11 +162,10 @@ def test_holm_adjustment_equals_its_definition():
 def mean_confidence():
     definition = register(
         MetricDefinition(
-            "mean confidence",
-            "the top label's confidence",
-            lambda ctx: ["mean confidence"],
-            lambda batch, ctx: {"confidence": Terms(batch.confidence), "n": Terms(np.ones(batch.labels.size))},
-            lambda sums, ctx: {"mean confidence": sums["confidence"][0] / sums["n"][0]},
+            name="mean confidence",
+            reads="the top label's confidence",
+            terms=lambda batch, ctx: {"confidence": Terms(batch.confidence), "n": Terms(np.ones(batch.labels.size))},
+            value=lambda sums, ctx: {"mean confidence": sums["confidence"][0] / sums["n"][0]},
             bounds=(0.0, 1.0),
         )
     )
