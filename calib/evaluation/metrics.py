@@ -91,8 +91,8 @@ class MetricDefinition:
     """One metric (or a family of them, one per cost matrix): its names, terms and value, each field named.
 
     ``names(ctx)`` lists the values it reports (default: its ``name``); ``terms(batch, ctx)`` maps term keys
-    to :class:`Terms` (a key shared by several metrics is computed once); ``value(sums, ctx)`` maps each name to its value
-    for every resample, from the summed terms (each with a trailing resample axis). ``whole(batch,
+    to :class:`Terms` (a key shared by several metrics is computed once); ``value(sums, ctx)`` maps each name
+    to its value for every resample, from the summed terms (each with a trailing resample axis). ``whole(batch,
     ctx)`` replaces both for a metric that needs its samples at once, and its ``resampler(batch, ctx)``
     gives the function of (n, b) count columns that returns its b values on those resamples of the same
     samples (without one, the metric has no interval). ``bounds`` are the values it can
