@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 
@@ -578,6 +579,13 @@ class Choice:
         if first.upper() != first and first.upper() not in self.allowed():
             yield first.upper()
         yield True
+
+
+# n_bins of every binned estimator and of an evaluation, declared once (BinnedCalibrationError, EvaluationSettings):
+# more bins than this leave almost every bin of any data set empty or with one sample.
+MAX_BINS = 10_000
+N_BINS = Integer(1, MAX_BINS)
+NBins = Annotated[int, N_BINS]
 
 
 def check(value, rule: Integer | Number | Choice, name: str):

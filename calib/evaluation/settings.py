@@ -13,7 +13,7 @@ from typing import Annotated
 
 from calib._internal.declared import check_fields, documented, option, setting
 from calib.calibrators.registry import CALIBRATORS
-from calib.validation import CalibInputError, Choice, Integer, Number
+from calib.validation import CalibInputError, Choice, Integer, NBins, Number
 
 BINNINGS = ("equal-width", "equal-mass")
 # The calibrators an evaluation cross-validates by default: for every K, then by K (registry names,
@@ -26,8 +26,6 @@ VECTOR_SCALING_MAX_CLASSES = 100
 # n_boot: 0 turns intervals off; fewer than 2 resamples give no interval, and past this many the intervals
 # stop changing while the run keeps growing.
 MAX_BOOTSTRAP = 100_000
-# n_bins: more bins than this leave almost every bin of any data set empty or with one sample.
-MAX_BINS = 10_000
 # The bootstrap sums of the binned metrics hold (bins x classes x resamples) numbers; past this many bytes
 # an evaluation is refused before it reads the data, with the resamples that fit.
 MAX_BINNED_SUMS_BYTES = 2**31
@@ -68,7 +66,7 @@ class EvaluationSettings:
     calib.validation.CalibInputError: binning must be one of equal-width, equal-mass; got 'quantile'
     """
 
-    n_bins: Annotated[int, Integer(1, MAX_BINS)] = setting(15, "bins of the binned ECEs and of the reliability diagram")
+    n_bins: NBins = setting(15, "bins of the binned ECEs and of the reliability diagram")
     binning: Annotated[str, Choice(BINNINGS)] = setting(
         "equal-width", "equal-width bins on [0, 1] (right-closed), or equal-mass bins (quantiles of the scores)"
     )
@@ -200,4 +198,3 @@ class EvaluationSettings:
         """A copy with ``changes`` (checked like the original)."""
         values = {f.name: getattr(self, f.name) for f in fields(self)} | changes
         return EvaluationSettings(**values)
-

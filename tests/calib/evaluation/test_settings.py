@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from calib._internal.declared import hints, invalid_values, option
+from calib.calibration_errors.binned import BinnedCalibrationError
 from calib.evaluation.settings import EvaluationSettings
-from calib.validation import CalibInputError
+from calib.validation import CalibInputError, NBins
 
 INVALID = [
     (field.name, value)
@@ -38,3 +39,12 @@ def test_settings_take_numpy_integers_and_sequences_of_names():
     settings = EvaluationSettings(n_bins=np.int64(10), seed=np.uint32(3), calibrators=["dp"], metrics=("NCE",))
     assert settings.n_bins == 10 and settings.calibrators == ("dp",) and settings.metrics == ("NCE",)
     assert EvaluationSettings(n_boot=0, fit_samples=None, fit_cells=None, smooth_bandwidth=1).n_boot == 0
+
+
+@pytest.mark.parametrize("value", list(invalid_values(NBins)), ids=repr)
+def test_n_bins_is_one_declaration_for_the_evaluation_and_the_binned_estimator(value):
+    with pytest.raises(CalibInputError) as evaluation:
+        EvaluationSettings(n_bins=value)
+    with pytest.raises(CalibInputError) as estimator:
+        BinnedCalibrationError(n_bins=value)
+    assert str(evaluation.value) == str(estimator.value)
