@@ -263,6 +263,7 @@ COMPARE_SETTINGS = ("metrics", "n_bins", "binning", "n_boot", "seed")
 
 
 def _setting_names(command: str) -> tuple[str, ...]:
+    """The settings ``command`` takes from its options."""
     from dataclasses import fields
 
     from calib.evaluation.settings import EvaluationSettings
