@@ -4,7 +4,7 @@ single-process out-of-core evaluation of the same log: rows per second and peak 
 Run from the repository root (needs ``pip install -e '.[dask]'``)::
 
     python benchmarks/dask_scaling.py write FOLDER --rows 1000000000     # the log: 60 files, 17 GB
-    python benchmarks/dask_scaling.py run FOLDER --workers 0 1 2 4 -- --bootstrap 0 --calibrators none
+    python benchmarks/dask_scaling.py run FOLDER --workers 0 1 2 4 -- --n-boot 0 --calibrators none
 
 ``write`` draws the log (seeded, two processes): files of 2^24 rows (row groups of 2^20) with columns
 class_0, class_1 (float64 probabilities, p_1 ~ Beta(0.7, 0.7)) and label (int8, 1 with probability

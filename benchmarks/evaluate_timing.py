@@ -3,13 +3,13 @@
 Run from the repository root: ``python benchmarks/evaluate_timing.py`` (``--only SUBSTRING`` keeps
 the files whose label contains it, e.g. ``--only 1e7``; ``--keep DIR`` writes the files to DIR and
 keeps them, otherwise a temporary folder is removed at the end; extra arguments after ``--`` go to
-``calib evaluate``, e.g. ``-- --bootstrap 50``). The inputs are seeded (benchmarks/inputs.py):
+``calib evaluate``, e.g. ``-- --n-boot 50``). The inputs are seeded (benchmarks/inputs.py):
 
 - 10^5 x 10 and 10^6 x 4 probabilities (overconfident softmax outputs) in ``.npz`` archives;
 - 10^7 x 2 probabilities (p_1 ~ Beta(0.7, 0.7)) three ways: ``.npy`` scores with ``--labels-file``,
   an ``.npz`` archive and a ``.parquet`` table;
 - 10^3 x 2 and 10^5 x 2 of the same kind (labelled "small"), for options whose cost does not grow with
-  the file, e.g. ``--only small -- --bootstrap 100000``;
+  the file, e.g. ``--only small -- --n-boot 100000``;
 - 5 x 10^4 x 1000 float32 logits (ImageNet validation's size) as ``.npy`` with ``--labels-file``;
 - 5 x 10^7 x 2 probabilities as one ``.parquet`` table (a prediction log larger than a few GiB in memory).
 

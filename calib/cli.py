@@ -1,6 +1,6 @@
 """The ``calib`` command: evaluate, calibrate and compare posteriors from files.
 
-    calib evaluate FILE [input options] [--out DIR] [--json] [--bootstrap B]
+    calib evaluate FILE [input options] [--out DIR] [--json] [--n-boot B]
     calib calibrate --method dp|auto|... --train FILE --apply FILE --out FILE.npz|.csv [--save-model MODEL.json]
     calib calibrate --model MODEL.json --apply FILE --out FILE.npz|.csv
     calib compare FILE FILE ... [--names A B ...] [--id-column COLUMN]
@@ -249,55 +249,26 @@ def _check_seed(args) -> None:
 def _settings(args):
     """The evaluation settings the command line asks for (:class:`calib.evaluation.settings.EvaluationSettings`),
     checked before any file is read; a setting out of range is reported with its option's name."""
+    from calib._internal.declared import from_options
     from calib.evaluation.settings import EvaluationSettings
 
-    _check_seed(args)
-    fields = {"n_bins": args.n_bins, "binning": args.binning, "n_boot": args.bootstrap, "seed": args.seed,
-              "metrics": args.metrics}  # fmt: skip
-    if args.command == "evaluate":
-        calibrators = args.calibrators
-        if calibrators is not None and [c.lower() for c in calibrators] == ["none"]:
-            calibrators = ()
-        if args.fit_samples is not None and args.fit_samples != 0 and args.fit_samples < 10:
-            raise UsageError(f"--fit-samples must be 0 (all samples) or at least 10; got {args.fit_samples}")
-        fields |= {
-            "smooth_bandwidth": args.smooth_bandwidth,
-            "calibrators": calibrators,
-            "folds": args.folds,
-            "sample_limit": args.sample_limit,
-            "fit_cells": args.fit_cells or None,
-            "threads": args.threads,
-        }
-        if args.fit_samples is not None:
-            fields["fit_samples"] = args.fit_samples or None
     try:
-        return EvaluationSettings(**fields)
-    except CalibInputError as exc:  # in the command's words: its own, or the field named by its option
-        said = exc.cli_message if exc.cli_message != str(exc) else _as_option(str(exc))
-        raise UsageError(said) from None
+        return from_options(EvaluationSettings, args, _setting_names(args.command))
+    except CalibInputError as exc:  # in the command's words (the settings name their options)
+        raise UsageError(exc.cli_message) from None
 
 
-# The settings' field names as the command's options.
-SETTING_OPTIONS = {
-    "n_bins": "--n-bins",
-    "binning": "--binning",
-    "smooth_bandwidth": "--smooth-bandwidth",
-    "calibrators": "--calibrators",
-    "folds": "--folds",
-    "n_boot": "--bootstrap",
-    "seed": "--seed",
-    "fit_samples": "--fit-samples",
-    "fit_cells": "--fit-cells",
-    "sample_limit": "--sample-limit",
-    "threads": "--threads",
-    "metrics": "--metrics",
-}
+# The settings compare takes from its options (evaluate takes every one; the others keep their defaults).
+COMPARE_SETTINGS = ("metrics", "n_bins", "binning", "n_boot", "seed")
 
 
-def _as_option(message: str) -> str:
-    """A settings error in the command's words: its field name replaced by the option's."""
-    field, _, rest = message.partition(" ")
-    return f"{SETTING_OPTIONS[field]} {rest}" if field in SETTING_OPTIONS else message
+def _setting_names(command: str) -> tuple[str, ...]:
+    """The settings ``command`` takes from its options."""
+    from dataclasses import fields
+
+    from calib.evaluation.settings import EvaluationSettings
+
+    return tuple(f.name for f in fields(EvaluationSettings)) if command == "evaluate" else COMPARE_SETTINGS
 
 
 def _strict_json(document) -> str:
@@ -890,33 +861,13 @@ def _check_same_labels(first: PosteriorSet, other: PosteriorSet, reference: str,
         )
 
 
-def _add_metric_options(parser: argparse.ArgumentParser, resamples: str) -> None:
-    """The options evaluate and compare share: the metrics, their bins, the bootstrap and the seed."""
-    from calib.evaluation.settings import MAX_BINS, MAX_BOOTSTRAP
+def _add_setting_options(parser: argparse.ArgumentParser, command: str) -> None:
+    """The options of the evaluation's settings ``command`` takes, built from their declarations
+    (:class:`calib.evaluation.settings.EvaluationSettings`)."""
+    from calib._internal.declared import add_options
+    from calib.evaluation.settings import EvaluationSettings
 
-    group = parser.add_argument_group("the metrics")
-    group.add_argument(
-        "--metrics",
-        nargs="+",
-        metavar="METRIC",
-        help="report only these metrics (e.g. NCE 'ECE top-label'); default: every metric that applies",
-    )
-    group.add_argument(
-        "--n-bins", type=int, default=15, help=f"bins of the binned ECEs and the figure (1..{MAX_BINS}; default 15)"
-    )
-    group.add_argument(
-        "--binning",
-        choices=("equal-width", "equal-mass"),
-        default="equal-width",
-        help="equal-width bins on [0, 1], or equal-mass bins (quantiles of the scores) (default equal-width)",
-    )
-    group.add_argument(
-        "--bootstrap",
-        type=int,
-        default=200,
-        help=f"{resamples} (0: no intervals; else 2..{MAX_BOOTSTRAP}; default 200)",
-    )
-    group.add_argument("--seed", type=int, default=0, help="seed of the resamples, folds and subsets (default 0)")
+    add_options(parser.add_argument_group("the evaluation's settings"), EvaluationSettings, _setting_names(command))
 
 
 class _Version(argparse.Action):
@@ -932,13 +883,7 @@ class _Version(argparse.Action):
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``calib`` command (its ``--help`` is the command's reference)."""
     # Every command fits or checks calibrators, so the registry (which names them) costs a command nothing extra.
-    from calib.calibrators.registry import CALIBRATORS, SAVABLE
-    from calib.evaluation.settings import (
-        DEFAULT_BINARY_CALIBRATORS,
-        DEFAULT_CALIBRATORS,
-        DEFAULT_MULTICLASS_CALIBRATORS,
-        VECTOR_SCALING_MAX_CLASSES,
-    )
+    from calib.calibrators.registry import SAVABLE
 
     parser = argparse.ArgumentParser(prog="calib", description="Evaluate and calibrate probabilistic classifiers.")
     parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
@@ -965,7 +910,7 @@ def build_parser() -> argparse.ArgumentParser:
         "class names matches rows by name, else rows follow the file's class columns; a header row of decision "
         "names is skipped)",
     )
-    _add_metric_options(ev, "bootstrap resamples")
+    _add_setting_options(ev, "evaluate")
     ev.add_argument(
         "--groups",
         metavar="COLUMN",
@@ -973,41 +918,6 @@ def build_parser() -> argparse.ArgumentParser:
         "calibration test per group, "
         "Holm-adjusted (at most 1000 groups)",
     )
-    ev.add_argument(
-        "--smooth-bandwidth",
-        type=float,
-        help="the smooth ECE's kernel bandwidth, in [1e-5, 1] (default: the fixed point of Błasiok & Nakkiran)",
-    )
-    ev.add_argument(
-        "--calibrators",
-        nargs="+",
-        metavar="NAME",
-        help=f"the calibrators to cross-validate ({', '.join(CALIBRATORS)}), or none (default: "
-        f"{' and '.join(DEFAULT_CALIBRATORS)}, with {' and '.join(DEFAULT_BINARY_CALIBRATORS)} for two classes and "
-        f"{' and '.join(DEFAULT_MULTICLASS_CALIBRATORS)} up to {VECTOR_SCALING_MAX_CLASSES} classes)",
-    )
-    ev.add_argument("--folds", type=int, default=5, help="cross-validation folds of the calibrators (default 5)")
-    ev.add_argument(
-        "--fit-samples",
-        type=int,
-        help="cross-validate the calibrators on at most this many samples, a seeded random subset beyond it "
-        "(default 1000000; 0: all samples)",
-    )
-    ev.add_argument(
-        "--fit-cells",
-        type=int,
-        default=10**7,
-        help="... and on at most this many scores (samples x classes), so fits of many classes stay fast "
-        "(default 10000000: 10000 samples of 1000 classes; 0: no bound)",
-    )
-    ev.add_argument(
-        "--sample-limit",
-        type=int,
-        default=10**6,
-        help="out of core, the smooth ECE and the CORP decomposition use a seeded random subset of at most this "
-        "many rows (default 1000000)",
-    )
-    ev.add_argument("--threads", type=int, default=2, help="calibrators fitted at once on small files (default 2)")
     ev.add_argument(
         "--scheduler",
         metavar="ADDRESS",
@@ -1072,7 +982,7 @@ def build_parser() -> argparse.ArgumentParser:
     co = commands.add_parser("compare", help="several systems on the same labels, with paired bootstrap intervals")
     co.add_argument("files", nargs="+")
     co.add_argument("--names", nargs="+", help="one short name per file")
-    _add_metric_options(co, "paired bootstrap resamples")
+    _add_setting_options(co, "compare")
     _add_input_options(co)
     co.set_defaults(run=_compare)
     return parser

@@ -185,7 +185,7 @@ def group_lines(summary: Summary) -> list[str]:
 
 def corp_lines(corp, n_samples: int) -> list[str]:
     """The CORP decompositions as text: score = MCB - DSC + UNC per score, with the MCB test's p-value."""
-    tested = f"MCB test on {corp.resamples} resamples" if corp.resamples else "no MCB test (--bootstrap 0)"
+    tested = f"MCB test on {corp.resamples} resamples" if corp.resamples else "no MCB test (--n-boot 0)"
     if corp.resamples and corp.test_samples < n_samples:
         tested += f" of a random {corp.test_samples} samples"
     lines = [f"  CORP decomposition, {corp.lens} (score = MCB - DSC + UNC; {tested}):"]
@@ -340,7 +340,7 @@ def compare_text(comparison: Comparison) -> str:
     if comparison.interval_method:
         lines.append(f"\ndifferences from {names[0]} ({comparison.interval_method}):")
     else:
-        lines.append(f"\ndifferences from {names[0]} (no bootstrap intervals: --bootstrap 0):")
+        lines.append(f"\ndifferences from {names[0]} (no bootstrap intervals: --n-boot 0):")
     for name, row in zip(names[1:], comparison.differences, strict=True):
         for metric, d in row.items():
             head = f"  {name} - {names[0]}: {metric:<24s}"

@@ -9,8 +9,9 @@ the caller names which with ``kind``; nothing is guessed from the values. Every 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 
@@ -461,27 +462,63 @@ def check_positive_int(value, name: str, minimum: int = 1) -> int:
 
 @dataclass(frozen=True)
 class Integer:
-    """An integer (not a bool) of at least ``minimum``.
+    """An integer (not a bool) from ``minimum`` to ``maximum`` where given; ``zero``: 0 is allowed too, and
+    means this (``n_boot=0``: no intervals).
 
     Examples
     --------
     >>> Integer(minimum=1).problem(0)
     'must be an integer >= 1; got 0'
+    >>> Integer(2, 100, zero="no intervals").problem(1)
+    'must be 0 (no intervals) or an integer from 2 to 100; got 1'
     """
 
     minimum: int | None = None
+    maximum: int | None = None
+    zero: str | None = None
+
+    def words(self) -> str:
+        """What the value must be, e.g. "an integer from 1 to 10000"."""
+        low, high = self.minimum, self.maximum
+        if low is not None and high is not None:
+            text = f"an integer from {low} to {high}"
+        else:
+            text = "an integer" + (f" >= {low}" if low is not None else f" <= {high}" if high is not None else "")
+        return text if self.zero is None else f"0 ({self.zero}) or {text}"
+
+    def bounds(self) -> str:
+        """The allowed range in short (a command's help), e.g. "1..10000"."""
+        low, high = self.minimum, self.maximum
+        span = f"{low}..{high}" if None not in (low, high) else f">= {low}" if low is not None else ""
+        return span if self.zero is None else f"0: {self.zero}; else {span}"
 
     def problem(self, value) -> str | None:
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            return f"must be an integer{'' if self.minimum is None else f' >= {self.minimum}'}; got {value!r}"
-        if self.minimum is not None and value < self.minimum:
-            return f"must be an integer >= {self.minimum}; got {value!r}"
-        return None
+        integral = not isinstance(value, bool) and isinstance(value, (int, np.integer))
+        if integral and self.zero is not None and value == 0:
+            return None
+        low, high = self.minimum, self.maximum
+        if integral and (low is None or value >= low) and (high is None or value <= high):
+            return None
+        return f"must be {self.words()}; got {value!r}"
+
+    def invalid(self) -> Iterator:
+        """Values this rule refuses: just outside each bound, a fraction, an integral float, a bool, a text."""
+        if self.minimum is not None:
+            yield -1 if self.zero is not None and self.minimum == 1 else self.minimum - 1
+            if self.zero is not None and self.minimum > 1:
+                yield -1
+        if self.maximum is not None:
+            yield self.maximum + 1
+        yield 2.5
+        yield float(self.minimum or 0) + 10.0
+        yield True
+        yield "3"
 
 
 @dataclass(frozen=True)
 class Number:
-    """A finite real number (not a bool), above ``low`` and below ``high`` where given (open bounds).
+    """A finite real number (not a bool), above ``low`` and below ``high`` where given: open bounds, or
+    closed ones (``closed=True``).
 
     Examples
     --------
@@ -489,19 +526,47 @@ class Number:
     'must be a finite number > 0; got -1.0'
     >>> Number(low=0, high=1).problem(1)
     'must be a number strictly between 0 and 1; got 1'
+    >>> Number(1e-5, 1, closed=True).problem(2.0)
+    'must be a number from 1e-05 to 1; got 2.0'
     """
 
     low: float | None = None
     high: float | None = None
+    closed: bool = False
+
+    def words(self) -> str:
+        """What the value must be, e.g. "a number strictly between 0 and 1"."""
+        if self.low is not None and self.high is not None:
+            between = "from {:g} to {:g}" if self.closed else "strictly between {:g} and {:g}"
+            return "a number " + between.format(self.low, self.high)
+        if self.low is None:
+            return "a finite number"
+        return f"a finite number {'>=' if self.closed else '>'} {self.low:g}"
+
+    def bounds(self) -> str:
+        """The allowed range in short (a command's help), e.g. "in (0, 1)"."""
+        if self.low is None and self.high is None:
+            return ""
+        left, right = "[]" if self.closed else "()"
+        high = "inf" if self.high is None else f"{self.high:g}"
+        return f"in {left}{self.low:g}, {high}{right if self.high is not None else ')'}"
 
     def problem(self, value) -> str | None:
         number = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
-        above = number and np.isfinite(value) and (self.low is None or value > self.low)
-        if above and (self.high is None or value < self.high):
-            return None
-        if self.low is not None and self.high is not None:
-            return f"must be a number strictly between {self.low:g} and {self.high:g}; got {value!r}"
-        return f"must be a finite number{'' if self.low is None else f' > {self.low:g}'}; got {value!r}"
+        if number and np.isfinite(value):
+            above = self.low is None or (value >= self.low if self.closed else value > self.low)
+            if above and (self.high is None or (value <= self.high if self.closed else value < self.high)):
+                return None
+        return f"must be {self.words()}; got {value!r}"
+
+    def invalid(self) -> Iterator:
+        """Values this rule refuses: on an open bound or just outside a closed one, NaN, infinities, a bool, a
+        text."""
+        if self.low is not None:
+            yield self.low - abs(self.low) / 2 - 1e-3 if self.closed else self.low
+        if self.high is not None:
+            yield self.high * 2 + 1 if self.closed else self.high
+        yield from (float("nan"), float("inf"), float("-inf"), True, "0.5")
 
 
 @dataclass(frozen=True)
@@ -519,11 +584,32 @@ class Choice:
     def allowed(self) -> tuple:
         return tuple(self.names() if callable(self.names) else self.names)
 
+    def words(self) -> str:
+        return f"one of {', '.join(map(str, self.allowed()))}"
+
+    def bounds(self) -> str:
+        return ""  # a command lists the choices itself
+
     def problem(self, value) -> str | None:
         allowed = self.allowed()
         if isinstance(value, str | int) and not isinstance(value, bool) and value in allowed:
             return None
-        return f"must be one of {', '.join(map(str, allowed))}; got {value!r}"
+        return f"must be {self.words()}; got {value!r}"
+
+    def invalid(self) -> Iterator:
+        """Values this rule refuses: an unknown name, a known one in other letters, a bool."""
+        yield "no-such-name"
+        first = str(self.allowed()[0])
+        if first.upper() != first and first.upper() not in self.allowed():
+            yield first.upper()
+        yield True
+
+
+# n_bins of every binned estimator and of an evaluation, declared once (BinnedCalibrationError, EvaluationSettings):
+# more bins than this leave almost every bin of any data set empty or with one sample.
+MAX_BINS = 10_000
+N_BINS = Integer(1, MAX_BINS)
+NBins = Annotated[int, N_BINS]
 
 
 def check(value, rule: Integer | Number | Choice, name: str):

@@ -17,16 +17,16 @@ Example: adding ``n_bins: Count = 15`` to a kind's dataclass is all a config nee
 from __future__ import annotations
 
 import dataclasses
-import functools
 import types
 import typing
 from collections.abc import Iterable
-from typing import Annotated, Any, Literal
+from typing import Annotated
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from calib.validation import Choice, Integer, Number, closest
+from calib._internal.declared import Checker, Refusal, hints
+from calib.validation import Integer, Number, closest
 
 # Longer lists of allowed values are cut after this many (the closest match is always suggested).
 _LISTED = 30
@@ -94,7 +94,7 @@ def typed(cls: type, node, path: str):
     for key in node:
         if key not in fields:
             raise ConfigError(message(f"{path}.{key}", "unknown key", fields, key))
-    hints = _hints(cls)
+    declared = hints(cls)
     values = {}
     for name, field in fields.items():
         if isinstance(node, DictConfig) and OmegaConf.is_missing(node, name):
@@ -106,18 +106,13 @@ def typed(cls: type, node, path: str):
                 raise ConfigError(
                     message(f"{path}.{name}", f"cannot be resolved: {str(exc).splitlines()[0]}")
                 ) from None
-            values[name] = check_value(hints[name], value, f"{path}.{name}")
+            values[name] = check_value(declared[name], value, f"{path}.{name}")
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise ConfigError(message(f"{path}.{name}", "missing: this block needs it"))
     try:
         return cls(**values)
     except Invalid as exc:
         raise ConfigError(message(f"{path}.{exc.key}", exc.problem)) from None
-
-
-@functools.cache
-def _hints(cls: type) -> dict:
-    return typing.get_type_hints(cls, include_extras=True)
 
 
 def field_type(cls: type, dotted: str):
@@ -132,12 +127,27 @@ def field_type(cls: type, dotted: str):
             hint = next((a for a in typing.get_args(hint) if dataclasses.is_dataclass(a)), None)
         if not (dataclasses.is_dataclass(hint) and name in _field_names(hint)):
             return None
-        hint = _hints(hint)[name]
+        hint = hints(hint)[name]
     return hint
 
 
 def _field_names(cls: type) -> list[str]:
     return [f.name for f in dataclasses.fields(cls)]
+
+
+class _ConfigChecker(Checker):
+    """The library's check of declared values (:class:`calib._internal.declared.Checker`) on a config: lists and
+    mappings may be OmegaConf's, a nested dataclass is a block read by :func:`typed`, ``Any`` is plain data."""
+
+    lists = (list, ListConfig)
+    mappings = (dict, DictConfig)
+    null = "given (null is not allowed here)"
+
+    def plain(self, value):
+        return OmegaConf.to_container(value, resolve=True) if isinstance(value, DictConfig | ListConfig) else value
+
+    def record(self, cls: type, value, path: str):
+        return typed(cls, value, path)
 
 
 def check_value(hint, value, path: str):
@@ -147,78 +157,10 @@ def check_value(hint, value, path: str):
     Example: ``check_value(list[Count], [5, 0], "grid.n_bins")`` stops with
     ``config error at grid.n_bins[1]: must be an integer >= 1; got 0``.
     """
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin is Annotated:
-        # A number's own rule says all a number's check would (and in its words: "an integer >= 1").
-        if not (args[0] in (int, float) and any(isinstance(r, Integer | Number) for r in args[1:])):
-            value = check_value(args[0], value, path)
-        elif value is None:
-            raise ConfigError(message(path, "must be given (null is not allowed here)"))
-        for rule in args[1:]:
-            if isinstance(rule, Choice) and rule.problem(value) is not None:
-                raise ConfigError(message(path, f"{value!r} is not a known name", rule.allowed(), value))
-            if rule.problem(value) is not None:
-                raise ConfigError(message(path, rule.problem(value)))
-        return value
-    if hint is Any:  # unchecked: plain data
-        return OmegaConf.to_container(value, resolve=True) if isinstance(value, DictConfig | ListConfig) else value
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        options = [a for a in args if a is not type(None)]
-        for option in options:
-            try:
-                return check_value(option, value, path)
-            except ConfigError as exc:
-                error = exc
-        if len(options) == 1:
-            raise error
-        forms = " or ".join(_described(option) for option in options)
-        raise ConfigError(message(path, f"must be {forms}; got {value!r}"))
-    if value is None:
-        raise ConfigError(message(path, "must be given (null is not allowed here)"))
-    if origin is Literal:
-        if not any(value == a and type(value) is type(a) for a in args):
-            raise ConfigError(message(path, f"{value!r} is not a known name", args, value))
-        return value
-    if dataclasses.is_dataclass(hint):
-        return typed(hint, value, path)
-    if origin is list:
-        if not isinstance(value, ListConfig | list):
-            raise ConfigError(message(path, f"must be a list; got {value!r}"))
-        return [check_value(args[0], item, f"{path}[{i}]") for i, item in enumerate(value)]
-    if origin is dict:
-        if not isinstance(value, DictConfig | dict):
-            raise ConfigError(message(path, f"must be a mapping; got {value!r}"))
-        return {
-            check_value(args[0], key, f"{path}.{key}"): check_value(args[1], item, f"{path}.{key}")
-            for key, item in value.items()
-        }
-    rule = {int: Integer(), float: Number()}.get(hint)
-    if rule is not None:
-        problem = rule.problem(value)
-        if problem is not None:
-            raise ConfigError(message(path, problem))
-        return value
-    if origin is not None or not isinstance(hint, type):
-        raise TypeError(f"{path}: a parameter of type {hint!r} is not one typed() checks (see its docstring)")
-    if not isinstance(value, hint):
-        raise ConfigError(message(path, f"must be a {hint.__name__}; got {value!r}"))
-    return value
-
-
-def _described(hint) -> str:
-    """What a value of the type ``hint`` is, in words (for the error of a union)."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin is Annotated:
-        rule = args[1]
-        if isinstance(rule, Choice):
-            return f"one of {', '.join(map(str, rule.allowed()))}"
-        return rule.problem(None).removeprefix("must be ").split(";")[0]  # the rule's own words
-    if origin is Literal:
-        return f"one of {', '.join(map(str, args))}"
-    if dataclasses.is_dataclass(hint):
-        return f"a mapping of {', '.join(_field_names(hint))}"
-    return {int: "an integer", float: "a number", str: "a text", bool: "true or false", list: "a list"}.get(
-        origin or hint, str(hint)
-    )
+    try:
+        return _ConfigChecker().check(hint, value, path)
+    except Refusal as refusal:
+        if refusal.allowed is not None:  # a name: the allowed names and the closest one
+            problem = f"{refusal.given!r} is not a known name"
+            raise ConfigError(message(refusal.path, problem, refusal.allowed, refusal.given)) from None
+        raise ConfigError(message(refusal.path, refusal.problem)) from None

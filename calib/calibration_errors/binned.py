@@ -29,13 +29,14 @@ from calib.calibration_errors.binning import (
 )
 from calib.calibration_errors.miscalibration import cell_statistics, distance
 from calib.validation import (
+    N_BINS,
     CalibInputError,
     Choice,
+    NBins,
     as_labels,
     as_probs,
     as_vector,
     check,
-    check_positive_int,
     top_label,
 )
 
@@ -287,7 +288,7 @@ class BinnedCalibrationError:
         1/2 ||ybar - qbar||_1 per cell (Vaicenavicius et al. (2019), eq. 6; equal to "binary" for
         K = 2); norms "l1" and "max" only. "auto": "binary" for K = 2, else "top_label".
     n_bins : int, default 15
-        M, the number of bins (per class for "canonical").
+        M, the number of bins (per class for "canonical"); 1 .. 10000 (:data:`calib.validation.N_BINS`).
     norm : {"l1", "l2", "squared", "max"}, default "l1"
         "l1" is the ECE; "l2" = sqrt(sum_m |B_m|/N gap_m^2) (Kumar et al. (2019)); "squared" is the
         same without the root (the L2 variant of Ferrer & Ramos (2024)); "max" is the MCE, the
@@ -352,7 +353,7 @@ class BinnedCalibrationError:
     """
 
     target: str = "top_label"
-    n_bins: int = 15
+    n_bins: NBins = 15
     norm: str = "l1"
     strategy: str = "equal-width"
     closed: str = "right"
@@ -372,7 +373,7 @@ class BinnedCalibrationError:
             if getattr(self, name) not in allowed:
                 raise CalibInputError(f"{name} must be one of {allowed}; got {getattr(self, name)!r}")
         object.__setattr__(self, "strategy", strategy_name(self.strategy))
-        check_positive_int(self.n_bins, "n_bins")
+        check(self.n_bins, N_BINS, "n_bins")
         if not (isinstance(self.edge_tolerance, int | float) and 0 <= self.edge_tolerance < 1):
             raise CalibInputError(f"edge_tolerance must be a number in [0, 1); got {self.edge_tolerance!r}")
         if self.debiased and self.norm not in ("l2", "squared"):

@@ -9,11 +9,13 @@ defaults are the command's.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from numbers import Integral
+from typing import Annotated
 
-from calib.validation import CalibInputError, Choice, check
+from calib._internal.declared import check_fields, documented, option, setting
+from calib.calibration_errors.binning import STRATEGIES
+from calib.calibrators.registry import CALIBRATORS
+from calib.validation import CalibInputError, Choice, Integer, NBins, Number
 
-BINNINGS = ("equal-width", "equal-mass")
 # The calibrators an evaluation cross-validates by default: for every K, then by K (registry names,
 # calib.calibrators.registry); vector scaling only while its 2K - 1 parameters stay few enough for
 # five cross-validated fits to take seconds (above, it is left out and the output says so).
@@ -24,8 +26,6 @@ VECTOR_SCALING_MAX_CLASSES = 100
 # n_boot: 0 turns intervals off; fewer than 2 resamples give no interval, and past this many the intervals
 # stop changing while the run keeps growing.
 MAX_BOOTSTRAP = 100_000
-# n_bins: more bins than this leave almost every bin of any data set empty or with one sample.
-MAX_BINS = 10_000
 # The bootstrap sums of the binned metrics hold (bins x classes x resamples) numbers; past this many bytes
 # an evaluation is refused before it reads the data, with the resamples that fit.
 MAX_BINNED_SUMS_BYTES = 2**31
@@ -35,45 +35,13 @@ MAX_BINNED_SUMS_BYTES = 2**31
 _TERMS_PER_BIN = 4
 
 
+@documented
 @dataclass(frozen=True)
 class EvaluationSettings:
     """The settings of one evaluation (all have the ``calib evaluate`` defaults).
 
-    Parameters
-    ----------
-    n_bins : int, default 15
-        Bins of the binned ECEs and of the reliability diagram (1 .. 10000).
-    binning : {"equal-width", "equal-mass"}, default "equal-width"
-        Equal-width bins on [0, 1] (right-closed), or equal-mass bins (quantiles of the scores).
-    smooth_bandwidth : float, optional
-        The smooth ECE's kernel bandwidth; default None: the fixed point (Błasiok & Nakkiran (2023)).
-    calibrators : tuple of str, optional
-        The calibrators to cross-validate, by their names in :data:`calib.calibrators.registry.CALIBRATORS`;
-        () for none; default None: dp and temperature, with histogram and isotonic for two classes and
-        vector scaling for up to 100 classes.
-    folds : int, default 5
-        Cross-validation folds of the calibrators.
-    n_boot : int, default 200
-        Bootstrap resamples (0: no intervals; else 2 .. 100000).
-    alpha : float, default 0.05
-        1 - the intervals' level.
-    seed : int, default 0
-        Seed of the resamples, the folds and the subsamples (0 .. 2^32 - 1).
-    fit_samples : int or None, default 1000000
-        The calibrators are cross-validated on at most this many samples (a seeded random subset
-        beyond); None: all samples.
-    fit_cells : int or None, default 10000000
-        ... and on at most this many scores (samples x classes), so that a fit's time and memory do not
-        grow with K: 10000 samples of 1000 classes, all 1000000 samples of up to 10 classes; None: no bound.
-    sample_limit : int, default 1000000
-        Out of core, the metrics that need all their samples at once (smooth ECE, the CORP
-        decomposition) use a seeded random subsample of at most this many rows.
-    corp_test_samples : int, default 20000
-        The MCB test resamples at most this many samples (a seeded random subset beyond).
-    threads : int, default 2
-        Calibrators fitted at once (each on one BLAS thread, so the results do not depend on it).
-    metrics : tuple of str, optional
-        The metrics to report (registry names, :mod:`calib.evaluation.metrics`); default None: all.
+    Each is one declared field: its type, default, bounds and help, from which come its check, the command's
+    option (``--`` + its name with dashes) and the Parameters below.
 
     Methods
     -------
@@ -98,57 +66,67 @@ class EvaluationSettings:
     calib.validation.CalibInputError: binning must be one of equal-width, equal-mass; got 'quantile'
     """
 
-    n_bins: int = 15
-    binning: str = "equal-width"
-    smooth_bandwidth: float | None = None
-    calibrators: tuple[str, ...] | None = None
-    folds: int = 5
-    n_boot: int = 200
-    alpha: float = 0.05
-    seed: int = 0
-    fit_samples: int | None = 10**6
-    fit_cells: int | None = 10**7
-    sample_limit: int = 10**6
-    corp_test_samples: int = 20_000
-    threads: int = 2
-    metrics: tuple[str, ...] | None = None
+    n_bins: NBins = setting(15, "bins of the binned ECEs and of the reliability diagram")
+    binning: Annotated[str, Choice(STRATEGIES)] = setting(
+        "equal-width",
+        "equal-width bins on [0, 1] (right-closed), or equal-mass bins (N / M scores each by rank, ties sharing a bin)",
+    )
+    smooth_bandwidth: Annotated[float, Number(1e-5, 1, closed=True)] | None = setting(
+        None, "the smooth ECE's kernel bandwidth", none="the fixed point of Błasiok & Nakkiran (2023)"
+    )
+    calibrators: tuple[str, ...] | None = setting(
+        None,
+        f"the calibrators to cross-validate, by name ({', '.join(CALIBRATORS)})",
+        none=f"{' and '.join(DEFAULT_CALIBRATORS)}, with {' and '.join(DEFAULT_BINARY_CALIBRATORS)} for two classes "
+        f"and {' and '.join(DEFAULT_MULTICLASS_CALIBRATORS)} up to {VECTOR_SCALING_MAX_CLASSES} classes",
+        empty="none",
+    )
+    folds: Annotated[int, Integer(minimum=2)] = setting(5, "cross-validation folds of the calibrators")
+    n_boot: Annotated[int, Integer(2, MAX_BOOTSTRAP, zero="no intervals")] = setting(
+        200, "bootstrap resamples of the intervals", deprecated=("bootstrap",)
+    )
+    alpha: Annotated[float, Number(0, 1)] = setting(0.05, "1 - the level of the intervals")
+    seed: Annotated[int, Integer(0, 2**32 - 1)] = setting(0, "seed of the resamples, the folds and the subsamples")
+    fit_samples: Annotated[int, Integer(minimum=10)] | None = setting(
+        10**6,
+        "the calibrators are cross-validated on at most this many samples (a seeded random subset beyond)",
+        none="all samples",
+        cli_none=0,
+    )
+    fit_cells: Annotated[int, Integer(minimum=1000)] | None = setting(
+        10**7,
+        "... and on at most this many scores (samples x classes), so that a fit's time and memory do not grow "
+        "with K: 10000 samples of 1000 classes, all 1000000 samples of up to 10 classes",
+        none="no bound",
+        cli_none=0,
+    )
+    sample_limit: Annotated[int, Integer(minimum=100)] = setting(
+        10**6,
+        "out of core, the metrics that need all their samples at once (smooth ECE, the CORP decomposition) use a "
+        "seeded random subsample of at most this many rows",
+    )
+    corp_test_samples: Annotated[int, Integer(minimum=2)] = setting(
+        20_000, "the MCB test resamples at most this many samples (a seeded random subset beyond)"
+    )
+    threads: Annotated[int, Integer(minimum=1)] = setting(
+        2, "calibrators fitted at once (each on one BLAS thread, so the results do not depend on it)"
+    )
+    metrics: tuple[str, ...] | None = setting(
+        None,
+        "the metrics to report, by their names in calib.evaluation.metrics (e.g. NCE 'ECE top-label')",
+        none="every metric that applies",
+    )
 
     def __post_init__(self):
-        for name, low in (("folds", 2), ("threads", 1), ("sample_limit", 100)):
-            _check_int(getattr(self, name), name, low)
-        _check_int(self.n_bins, "n_bins", 1, MAX_BINS)
-        if (
-            isinstance(self.n_boot, bool)
-            or not isinstance(self.n_boot, Integral)
-            or not (self.n_boot == 0 or 2 <= self.n_boot <= MAX_BOOTSTRAP)
-        ):
+        check_fields(self)
+        # The one rule across fields: each fold needs two samples to fit on.
+        if self.fit_samples is not None and self.fit_samples < 2 * self.folds:
+            problem = f"{self.folds} folds need at least {2 * self.folds} samples to fit on; fit_samples is "
             raise CalibInputError(
-                f"n_boot must be 0 (no intervals) or between 2 and {MAX_BOOTSTRAP}; got {self.n_boot!r}"
+                f"{problem}{self.fit_samples}: ask for fewer folds or more fit_samples",
+                cli_message=f"{problem.replace('fit_samples', option('fit_samples'))}{self.fit_samples}: ask for "
+                f"fewer {option('folds')} or more {option('fit_samples')}",
             )
-        _check_int(self.corp_test_samples, "corp_test_samples", 2)
-        _check_int(self.seed, "seed", 0, 2**32 - 1)
-        if self.fit_samples is not None:
-            _check_int(self.fit_samples, "fit_samples", 10)
-            if self.fit_samples < 2 * self.folds:
-                problem = f"{self.folds} folds need at least {2 * self.folds} samples to fit on; fit_samples is "
-                raise CalibInputError(
-                    f"{problem}{self.fit_samples}: ask for fewer folds or more fit_samples",
-                    cli_message=f"{problem.replace('fit_samples', '--fit-samples')}{self.fit_samples}: ask for "
-                    "fewer --folds or more --fit-samples",
-                )
-        if self.fit_cells is not None:
-            _check_int(self.fit_cells, "fit_cells", 1000)
-        check(self.binning, Choice(BINNINGS), "binning")
-        if not 0 < self.alpha < 1:
-            raise CalibInputError(f"alpha must lie in (0, 1), e.g. 0.05 for 95 % intervals; got {self.alpha!r}")
-        if self.smooth_bandwidth is not None and not 1e-5 <= float(self.smooth_bandwidth) <= 1:
-            raise CalibInputError(f"smooth_bandwidth must lie in [1e-5, 1] (or None); got {self.smooth_bandwidth!r}")
-        for name in ("calibrators", "metrics"):
-            value = getattr(self, name)
-            if value is not None:
-                if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-                    raise CalibInputError(f"{name} must be a sequence of names (or None); got {value!r}")
-                object.__setattr__(self, name, tuple(value))
 
     def calibrators_for(self, n_classes: int) -> tuple[tuple[str, ...], str]:
         """The calibrators to cross-validate for K = ``n_classes``, and what the defaults left out (or "")."""
@@ -191,7 +169,7 @@ class EvaluationSettings:
         fewer = f"at most {fits} resamples ({{}}) or " if fits >= 2 else ""
         raise CalibInputError(
             problem + fewer.format(f"n_boot={fits}") + "fewer bins (n_bins)",
-            cli_message=problem + fewer.format(f"--bootstrap {fits}") + "fewer bins (--n-bins)",
+            cli_message=problem + fewer.format(f"{option('n_boot')} {fits}") + f"fewer bins ({option('n_bins')})",
         )
 
     def binned_sums_bytes(self, n_classes: int, systems: int = 1) -> int:
@@ -221,9 +199,3 @@ class EvaluationSettings:
         """A copy with ``changes`` (checked like the original)."""
         values = {f.name: getattr(self, f.name) for f in fields(self)} | changes
         return EvaluationSettings(**values)
-
-
-def _check_int(value, name: str, low: int, high: int | None = None) -> None:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < low or (high is not None and value > high):
-        bound = f"an integer from {low} to {high}" if high is not None else f"an integer >= {low}"
-        raise CalibInputError(f"{name} must be {bound}; got {value!r}")

@@ -49,7 +49,7 @@ def test_huge_logits_give_a_finite_log_decomposition(tmp_path, capsys):
     z = np.where(right == (y == 1), 1.0, -1.0) * rng.choice([4000.0, 5000.0], n)
     path = tmp_path / "logits.csv"
     pd.DataFrame({"neg": np.zeros(n), "pos": z, "label": y}).to_csv(path, index=False)
-    code, document, err = _run(path, "--kind", "logits", "--bootstrap", "20", capsys=capsys)
+    code, document, err = _run(path, "--kind", "logits", "--n-boot", "20", capsys=capsys)
     assert code == 0, err
     log = document["corp"]["log"]
     expected_score = float(np.mean(np.logaddexp(0.0, -np.where(y == 1, z, -z))))  # -log p(y), from the logits

@@ -602,7 +602,7 @@ def _cli(command: str) -> Callable[[Data], object]:
             data = str(_save_npz(d, Path(tmp, "set.npz")))
             out = str(Path(tmp, "out.npz"))
             argv = {
-                "evaluate": ["evaluate", data, "--json", "--bootstrap", "5"],
+                "evaluate": ["evaluate", data, "--json", "--n-boot", "5"],
                 "calibrate": [
                     "calibrate",
                     "--method=temperature",
@@ -610,7 +610,7 @@ def _cli(command: str) -> Callable[[Data], object]:
                     f"--apply={data}",
                     f"--out={out}",
                 ],
-                "compare": ["compare", data, data, "--bootstrap", "5"],
+                "compare": ["compare", data, data, "--n-boot", "5"],
             }[command]
             stdout, stderr = io.StringIO(), io.StringIO()
             with redirect_stdout(stdout), redirect_stderr(stderr):

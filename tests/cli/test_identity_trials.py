@@ -28,7 +28,7 @@ def _cli(*args: str) -> tuple[int, str, str]:
 
 
 def _metrics(*args) -> dict:
-    status, out, err = _cli("evaluate", *args, "--json", "--quiet", "--bootstrap", "0", "--calibrators", "none")
+    status, out, err = _cli("evaluate", *args, "--json", "--quiet", "--n-boot", "0", "--calibrators", "none")
     assert status == 0, err
     return json.loads(out)
 
@@ -103,7 +103,7 @@ def test_compare_paired_by_id_refuses_files_whose_labels_differ(tmp_path):
     status, _, err = _cli("compare", tmp_path / "a.csv", tmp_path / "b.csv", "--id-column", "id", "--quiet")
     assert status == 1 and "paired by id differ" in err
     frame.sample(frac=1, random_state=0).to_csv(tmp_path / "c.csv", index=False)  # the same rows, shuffled
-    status, out, err = _cli("compare", tmp_path / "a.csv", tmp_path / "c.csv", "--id-column", "id", "--bootstrap", "0",
+    status, out, err = _cli("compare", tmp_path / "a.csv", tmp_path / "c.csv", "--id-column", "id", "--n-boot", "0",
                             "--quiet")  # fmt: skip
     assert status == 0, err
 

@@ -111,7 +111,7 @@ def test_a_saved_calibrator_is_applied_to_columns_by_name_whatever_their_order(t
         np.testing.assert_array_equal(a["labels"], b["labels"])
         # temperature scaling keeps each row's argmax: the calibrated file's accuracy is the model's
         assert accuracy_score(labels, b["scores"].argmax(axis=1)) == accuracy_score(labels, probs.argmax(axis=1))
-    evaluated = _metrics(run_calib("evaluate", "b.npz", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path))
+    evaluated = _metrics(run_calib("evaluate", "b.npz", "--json", "--quiet", "--n-boot", "0", cwd=tmp_path))
     assert evaluated["accuracy"]["value"] == pytest.approx(accuracy_score(labels, probs.argmax(axis=1)))
     # a file whose classes are not the model's is refused, naming both
     test.drop(columns="label").rename(columns={"virginica": "virginia"}).to_csv(tmp_path / "typo.csv", index=False)
@@ -142,7 +142,7 @@ def test_class_columns_keep_the_order_given(tmp_path):
             "index",
             "--json",
             "--quiet",
-            "--bootstrap",
+            "--n-boot",
             "0",
             cwd=tmp_path,
         )  # fmt: skip
@@ -173,12 +173,12 @@ def test_a_pivot_with_columns_in_lexicographic_order_is_read_by_class_number(tmp
     wide = long.pivot(index="sample", columns="cls", values="prob")  # columns c0, c1, c10, c11, c2, ...
     assert list(wide.columns[:4]) == ["c0", "c1", "c10", "c11"]
     wide.assign(label=labels).to_csv(tmp_path / "pivot.csv", index=False)
-    done = run_calib("evaluate", "pivot.csv", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
+    done = run_calib("evaluate", "pivot.csv", "--json", "--quiet", "--n-boot", "0", cwd=tmp_path)
     _assert_numbers(done, probs, labels)
     assert _json(done)["classes"] == [f"c{k}" for k in range(12)]
     # the same with the index written (the "sample" column) and as a JSON-style export: same numbers
     wide.assign(label=labels).to_csv(tmp_path / "indexed.csv")
-    done = run_calib("evaluate", "indexed.csv", "--id-column", "sample", "--json", "--quiet", "--bootstrap", "0",
+    done = run_calib("evaluate", "indexed.csv", "--id-column", "sample", "--json", "--quiet", "--n-boot", "0",
                      cwd=tmp_path)  # fmt: skip
     _assert_numbers(done, probs, labels)
 
@@ -187,7 +187,7 @@ def test_compare_matches_classes_by_name(tmp_path):
     probs, labels, names = _iris(tmp_path)
     test = pd.read_csv(tmp_path / "test.csv")
     test[["versicolor", "label", "setosa", "virginica"]].to_csv(tmp_path / "moved.csv", index=False)
-    done = run_calib("compare", "test.csv", "moved.csv", "--names", "A", "B", "--bootstrap", "20", "--quiet",
+    done = run_calib("compare", "test.csv", "moved.csv", "--names", "A", "B", "--n-boot", "20", "--quiet",
                      cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     line = next(x for x in done.stdout.splitlines() if "B - A: NCE" in x)
@@ -242,7 +242,7 @@ def test_scaling_outputs_with_exact_zeros_never_harms_the_brier_score(tmp_path, 
         raw_log_loss = log_loss(y_test, np.clip(raw, 1e-15, 1))  # infinite without the clip, for a true-class zero
         true_zero = (raw[np.arange(y_test.size), y_test] == 0).any()
         assert log_loss(y_test, calibrated) < (raw_log_loss if true_zero else 1.02 * raw_log_loss), name
-        evaluated = _metrics(run_calib("evaluate", f"{name}_test.csv", "--json", "--quiet", "--bootstrap", "0",
+        evaluated = _metrics(run_calib("evaluate", f"{name}_test.csv", "--json", "--quiet", "--n-boot", "0",
                                        cwd=tmp_path))  # fmt: skip
         # cross-validated on the test split (before: RCL-BS -2.1, "scaling is harmful"): the forest's and the
         # k-NN's Brier score goes down, the rounded (calibrated) model's stays within 1 %
@@ -296,7 +296,7 @@ def test_the_bootstraps_memory_does_not_grow_with_the_resamples(tmp_path):
     p1 = rng.uniform(size=300)
     labels = (rng.random(300) < p1).astype(int)
     pd.DataFrame({"no": 1 - p1, "yes": p1, "label": labels}).to_csv(tmp_path / "s.csv", index=False)
-    small, large = (_peak_kib(tmp_path, "evaluate", "s.csv", "--quiet", "--bootstrap", b) for b in ("500", "5000"))
+    small, large = (_peak_kib(tmp_path, "evaluate", "s.csv", "--quiet", "--n-boot", b) for b in ("500", "5000"))
     # before: about 0.3 MB more per resample (1.3 GB more here); now the resamples are reduced in blocks
     assert large - small < 60_000, (small, large)
 
@@ -311,7 +311,7 @@ def test_percentages_are_recognised_and_the_advice_reads_them(tmp_path):
     )
     line = _error(run_calib("evaluate", "percent.csv", "--quiet", cwd=tmp_path))
     assert "percentages" in line and "--kind logits" not in line
-    done = run_calib("evaluate", "percent.csv", *_advised(line, "--scale"), "--json", "--quiet", "--bootstrap", "0",
+    done = run_calib("evaluate", "percent.csv", *_advised(line, "--scale"), "--json", "--quiet", "--n-boot", "0",
                      cwd=tmp_path)  # fmt: skip
     _assert_numbers(done, probs, labels)
 
@@ -330,7 +330,7 @@ def test_percentages_of_many_classes_are_percentages_not_stray_cells(tmp_path):
     line = _error(run_calib("evaluate", "percent.csv", "--quiet", cwd=tmp_path))
     assert "these are percentages" in line and "holds the score" not in line
     done = run_calib("evaluate", "percent.csv", *_advised(line, "--scale"), "--json", "--quiet",
-                     "--bootstrap", "0", "--calibrators", "none", cwd=tmp_path)  # fmt: skip
+                     "--n-boot", "0", "--calibrators", "none", cwd=tmp_path)  # fmt: skip
     _assert_numbers(done, probs, labels)
 
 
@@ -343,12 +343,12 @@ def test_labels_minus_one_and_plus_one_get_advice_that_works(tmp_path):
     assert "[-1, 1]" in line
     advice = re.search(r"--label-values=\S+", line)[0]  # by name: each label's column
     assert advice == "--label-values=-1=neg,1=pos", line
-    done = run_calib("evaluate", "svm.csv", advice, "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
+    done = run_calib("evaluate", "svm.csv", advice, "--json", "--quiet", "--n-boot", "0", cwd=tmp_path)
     _assert_numbers(done, np.column_stack([1 - p1, p1]), labels)
     # the positive label alone names no column, and neither do the labels: refused with the same mapping
     line = _error(run_calib("evaluate", "svm.csv", "--positive-label", "1", "--quiet", cwd=tmp_path))
     assert "--label-values=-1=neg,1=pos" in line
-    done = run_calib("evaluate", "svm.csv", advice, "--positive-label", "1", "--json", "--quiet", "--bootstrap", "0",
+    done = run_calib("evaluate", "svm.csv", advice, "--positive-label", "1", "--json", "--quiet", "--n-boot", "0",
                      cwd=tmp_path)  # fmt: skip
     _assert_numbers(done, np.column_stack([1 - p1, p1]), labels)
     assert json.loads(done.stdout)["positive_class"] == "pos"
@@ -363,7 +363,7 @@ def test_a_missing_label_is_named_by_its_line(tmp_path):
     assert "line 9" in line and "drop the rows without a label" in line
     frame.dropna(subset=["label"]).to_csv(tmp_path / "fixed.csv", index=False)
     keep = np.arange(labels.size) != 7
-    _assert_numbers(run_calib("evaluate", "fixed.csv", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path),
+    _assert_numbers(run_calib("evaluate", "fixed.csv", "--json", "--quiet", "--n-boot", "0", cwd=tmp_path),
                     probs[keep], labels[keep])  # fmt: skip
 
 
@@ -374,20 +374,20 @@ def test_an_unlabelled_archive_gets_advice_that_works(tmp_path):
     line = _error(run_calib("evaluate", "scores.npz", "--quiet", cwd=tmp_path))
     assert "--labels-file" in line
     done = run_calib("evaluate", "scores.npz", "--labels-file", "labels.npy", "--kind", "probs", "--json", "--quiet",
-                     "--bootstrap", "0", cwd=tmp_path)  # fmt: skip
+                     "--n-boot", "0", cwd=tmp_path)  # fmt: skip
     _assert_numbers(done, probs, labels)
 
 
 def test_an_archive_says_its_kind_or_is_read_as_the_command_line_says(tmp_path):
     probs, labels, _ = _iris(tmp_path)
     np.savez(tmp_path / "plain.npz", scores=probs, labels=labels)  # no kind array: --kind's default, probs
-    _assert_numbers(run_calib("evaluate", "plain.npz", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path),
+    _assert_numbers(run_calib("evaluate", "plain.npz", "--json", "--quiet", "--n-boot", "0", cwd=tmp_path),
                     probs, labels)  # fmt: skip
     np.savez(tmp_path / "logits.npz", scores=np.log(probs) + 3.0, labels=labels)
-    _assert_numbers(run_calib("evaluate", "logits.npz", "--kind", "logits", "--json", "--quiet", "--bootstrap", "0",
+    _assert_numbers(run_calib("evaluate", "logits.npz", "--kind", "logits", "--json", "--quiet", "--n-boot", "0",
                               cwd=tmp_path), probs, labels)  # fmt: skip
     np.savez(tmp_path / "said.npz", scores=np.log(probs), labels=labels, kind=np.array("logprobs"))
-    _assert_numbers(run_calib("evaluate", "said.npz", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path),
+    _assert_numbers(run_calib("evaluate", "said.npz", "--json", "--quiet", "--n-boot", "0", cwd=tmp_path),
                     probs, labels)  # fmt: skip
     line = _error(run_calib("evaluate", "said.npz", "--kind", "probs", "--quiet", cwd=tmp_path))
     assert "holds logprobs (its kind array)" in line and "drop --kind" in line
@@ -426,7 +426,7 @@ def test_compressed_tab_separated_and_arrow_exports_read_alike(tmp_path):
     frame.to_feather(tmp_path / "s.feather")
     frame.to_feather(tmp_path / "s.arrow")
     for name in ("s.csv.gz", "s.tsv", "s.tsv.bz2", "s.feather", "s.arrow"):
-        _assert_numbers(run_calib("evaluate", name, "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path),
+        _assert_numbers(run_calib("evaluate", name, "--json", "--quiet", "--n-boot", "0", cwd=tmp_path),
                         probs, labels)  # fmt: skip
 
 
@@ -437,7 +437,7 @@ def test_other_separators_and_decimal_commas_get_the_options_that_read_them(tmp_
     frame.to_csv(tmp_path / "european.csv", sep=";", decimal=",", index=False)
     line = _error(run_calib("evaluate", "tabs.csv", "--quiet", cwd=tmp_path))
     assert _advised(line, "--sep") == ["--sep", "\t"]
-    _assert_numbers(run_calib("evaluate", "tabs.csv", *_advised(line, "--sep"), "--json", "--quiet", "--bootstrap",
+    _assert_numbers(run_calib("evaluate", "tabs.csv", *_advised(line, "--sep"), "--json", "--quiet", "--n-boot",
                               "0", cwd=tmp_path), probs, labels)  # fmt: skip
     line = _error(run_calib("evaluate", "european.csv", "--quiet", cwd=tmp_path))
     sep = _advised(line, "--sep")
@@ -445,7 +445,7 @@ def test_other_separators_and_decimal_commas_get_the_options_that_read_them(tmp_
     line = _error(run_calib("evaluate", "european.csv", *sep, "--quiet", cwd=tmp_path))
     assert "decimal comma" in line
     done = run_calib("evaluate", "european.csv", *sep, *_advised(line, "--decimal"), "--json", "--quiet",
-                     "--bootstrap", "0", cwd=tmp_path)  # fmt: skip
+                     "--n-boot", "0", cwd=tmp_path)  # fmt: skip
     _assert_numbers(done, probs, labels, rel=1e-12)
 
 
@@ -461,7 +461,7 @@ def test_a_named_pipe_is_read_as_a_stream(tmp_path):
 
     writer = threading.Thread(target=feed)
     writer.start()
-    done = run_calib("evaluate", "stream.csv", "--json", "--quiet", "--bootstrap", "0", cwd=tmp_path)
+    done = run_calib("evaluate", "stream.csv", "--json", "--quiet", "--n-boot", "0", cwd=tmp_path)
     writer.join(timeout=30)
     _assert_numbers(done, probs, labels)
 
@@ -534,10 +534,10 @@ def test_compare_pairs_rows_by_id_and_refuses_rows_in_another_order(tmp_path):
         where = np.flatnonzero(labels == label)
         order[where] = rng.permutation(where)
     frame.iloc[order].to_csv(tmp_path / "b.csv")
-    done = run_calib("compare", "a.csv", "b.csv", "--bootstrap", "50", "--quiet", cwd=tmp_path)
+    done = run_calib("compare", "a.csv", "b.csv", "--n-boot", "50", "--quiet", cwd=tmp_path)
     line = _error(done)
     assert "--id-column" in line
-    done = run_calib("compare", "a.csv", "b.csv", "--id-column", "Unnamed: 0", "--names", "A", "B", "--bootstrap",
+    done = run_calib("compare", "a.csv", "b.csv", "--id-column", "Unnamed: 0", "--names", "A", "B", "--n-boot",
                      "50", "--quiet", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     line = next(x for x in done.stdout.splitlines() if "B - A: NCE" in x)
@@ -556,7 +556,7 @@ def test_every_interval_holds_its_estimate_or_says_why(tmp_path):
     p1 = rng.uniform(0.05, 0.95, size=600)
     labels = (rng.random(600) < p1).astype(int)  # calibrated: the ECEs are small and biased upward
     pd.DataFrame({"no": 1 - p1, "yes": p1, "label": labels}).to_csv(tmp_path / "s.csv", index=False)
-    document = _json(run_calib("evaluate", "s.csv", "--json", "--quiet", "--bootstrap", "400", cwd=tmp_path))
+    document = _json(run_calib("evaluate", "s.csv", "--json", "--quiet", "--n-boot", "400", cwd=tmp_path))
     assert document["interval"].startswith("95 % basic bootstrap intervals")
     outside = [
         m["metric"] for m in document["metrics"] if m["low"] != "nan" and not m["low"] <= m["value"] <= m["high"]
@@ -564,7 +564,7 @@ def test_every_interval_holds_its_estimate_or_says_why(tmp_path):
     explained = [n.split(" ")[0] for n in document["interval_notes"]]
     assert outside and all(any(name.startswith(e) for e in explained) for name in outside)
     assert "accuracy" not in outside and "NCE" not in outside
-    text = run_calib("evaluate", "s.csv", "--quiet", "--bootstrap", "400", cwd=tmp_path).stdout
+    text = run_calib("evaluate", "s.csv", "--quiet", "--n-boot", "400", cwd=tmp_path).stdout
     assert "lies outside its interval" in text and "biased by about" in text
 
 
@@ -586,11 +586,11 @@ def test_the_figures_print_the_summarys_numbers_and_nothing_covers_the_corp_curv
     from calib.evaluation.engine import evaluate
 
     probs, labels, names = _iris(tmp_path)
-    done = run_calib("evaluate", "test.csv", "--json", "--quiet", "--bootstrap", "0", "--out", "report", cwd=tmp_path)
+    done = run_calib("evaluate", "test.csv", "--json", "--quiet", "--n-boot", "0", "--out", "report", cwd=tmp_path)
     document = _json(done)
     metrics = {m["metric"]: m["value"] for m in document["metrics"]}
     assert [p["metric"] for p in document["reliability"]] == ["ECE top-label", "ECE class-wise"]
-    text = run_calib("evaluate", "test.csv", "--quiet", "--bootstrap", "0", cwd=tmp_path).stdout
+    text = run_calib("evaluate", "test.csv", "--quiet", "--n-boot", "0", cwd=tmp_path).stdout
     for panel in document["reliability"]:
         assert f"{panel['metric']:<28s} {metrics[panel['metric']]:9.4f}" in text
     assert sum(panel["bins"][0]["counts"]) == labels.size

@@ -44,7 +44,7 @@ def _frame(n: int = 300, seed: int = 0) -> pd.DataFrame:
 
 def _run(path, *options: str, capsys) -> tuple[int, dict | None, str]:
     """``calib evaluate PATH --json`` in this process: (exit status, the JSON document or None, stderr)."""
-    code = calib.cli.main(["evaluate", str(path), "--json", "--quiet", "--bootstrap", "0", *options])
+    code = calib.cli.main(["evaluate", str(path), "--json", "--quiet", "--n-boot", "0", *options])
     out = capsys.readouterr()
     return code, (json.loads(out.out) if code == 0 else None), out.err
 
@@ -167,11 +167,11 @@ def test_a_sep_line_in_a_file_read_in_chunks(tmp_path, monkeypatch, capsys):
     frame = _frame(1000)
     path = tmp_path / "big.csv"
     path.write_text("sep=;\n" + frame.to_csv(index=False, sep=";"), encoding="utf-8")
-    code, whole, err = _run(path, "--bootstrap", "20", capsys=capsys)
+    code, whole, err = _run(path, "--n-boot", "20", capsys=capsys)
     assert code == 0, err
     monkeypatch.setattr(calib.cli, "CHUNKED_FILE_BYTES", 0)
     monkeypatch.setattr(calib.data.chunks, "CHUNK_ROWS", 128)
-    code, chunked, err = _run(path, "--bootstrap", "20", capsys=capsys)
+    code, chunked, err = _run(path, "--n-boot", "20", capsys=capsys)
     assert code == 0, err
     assert chunked == whole
     broken = frame.copy()

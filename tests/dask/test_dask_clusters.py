@@ -130,7 +130,7 @@ def _assert_same_document(a, b, where=""):
 
 
 def test_the_command_on_a_scheduler_and_two_workers_started_by_hand_gives_the_command_here(log, commands_cluster):
-    args = [str(log), "--kind", "probs", "--groups", "segment", "--bootstrap", "30", "--sample-limit", "20000"]
+    args = [str(log), "--kind", "probs", "--groups", "segment", "--n-boot", "30", "--sample-limit", "20000"]
     _assert_same_document(_json([*args, "--scheduler", commands_cluster]), _json(args))
 
 

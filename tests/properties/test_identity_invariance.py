@@ -140,7 +140,7 @@ def _cli(*args: str) -> tuple[int, str, str]:
 
 def _cli_metrics(path: Path, flag: str | None) -> dict:
     extra = ["--positive-label", flag] if flag else []
-    status, out, err = _cli("evaluate", str(path), "--json", "--quiet", "--bootstrap", "0", "--calibrators", "none",
+    status, out, err = _cli("evaluate", str(path), "--json", "--quiet", "--n-boot", "0", "--calibrators", "none",
                             *extra)  # fmt: skip
     assert status == 0, err
     return {m["metric"]: float(m["value"]) for m in json.loads(out)["metrics"]}  # strict JSON writes inf as "inf"
@@ -206,7 +206,7 @@ def test_calibrate_gives_each_named_class_the_same_probability_in_any_layout(dat
         for name in names:
             # rounding only: each output passes through a CSV of 17 significant digits
             np.testing.assert_allclose(outputs[0][name], outputs[1][name], rtol=1e-12, atol=1e-15)
-        status, out, err = _cli("compare", str(folder / "in0.csv"), str(folder / "in1.csv"), "--bootstrap", "0",
+        status, out, err = _cli("compare", str(folder / "in0.csv"), str(folder / "in1.csv"), "--n-boot", "0",
                                 "--quiet")  # fmt: skip
         assert status == 0, err  # the two layouts pair up: the same classes and the same label in every row
 

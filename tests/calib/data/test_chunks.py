@@ -164,7 +164,7 @@ def test_the_command_evaluates_a_file_read_in_chunks_as_it_evaluates_it_whole(la
 
     frame, _ = _tables(np.random.default_rng(5))["names"]
     path, _ = _written(frame, layout, tmp_path)
-    args = ["evaluate", str(path), "--json", "--quiet", "--bootstrap", "20", "--calibrators", "temperature",
+    args = ["evaluate", str(path), "--json", "--quiet", "--n-boot", "20", "--calibrators", "temperature",
             "--groups", "site", "--sample-limit", "500"]  # fmt: skip
     assert calib.cli.main(args) == 0
     whole = json.loads(capsys.readouterr().out)

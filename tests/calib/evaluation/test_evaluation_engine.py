@@ -78,7 +78,7 @@ def test_n_bins_10_on_the_command_line_equals_an_independent_10_bin_ece(tmp_path
     probs = rng.dirichlet([0.6, 0.6, 0.6], size=2000)
     labels = np.array([rng.choice(3, p=p**1.5 / (p**1.5).sum()) for p in probs])
     np.savez(tmp_path / "s.npz", scores=probs, labels=labels)
-    assert main(["evaluate", str(tmp_path / "s.npz"), "--n-bins", "10", "--json", "--quiet", "--bootstrap", "0",
+    assert main(["evaluate", str(tmp_path / "s.npz"), "--n-bins", "10", "--json", "--quiet", "--n-boot", "0",
                  "--calibrators", "none"]) == 0  # fmt: skip
     metrics = {m["metric"]: m["value"] for m in json.loads(capsys.readouterr().out)["metrics"]}
     # Top-label ECE by hand: 10 right-closed equal-width bins, the lowest holding 0.
@@ -86,7 +86,7 @@ def test_n_bins_10_on_the_command_line_equals_an_independent_10_bin_ece(tmp_path
     bins = np.clip(np.ceil(confidence * 10).astype(int) - 1, 0, 9)
     gaps = [abs(np.sum(correct[bins == b] - confidence[bins == b])) for b in range(10)]
     assert metrics["ECE top-label"] == pytest.approx(sum(gaps) / probs.shape[0], rel=1e-12)
-    main(["evaluate", str(tmp_path / "s.npz"), "--json", "--quiet", "--bootstrap", "0", "--calibrators", "none"])
+    main(["evaluate", str(tmp_path / "s.npz"), "--json", "--quiet", "--n-boot", "0", "--calibrators", "none"])
     default = json.loads(capsys.readouterr().out)
     assert default["settings"]["n_bins"] == 15  # the option reached the metric: 15 bins give another value
     assert {m["metric"]: m["value"] for m in default["metrics"]}["ECE top-label"] != metrics["ECE top-label"]
@@ -188,7 +188,7 @@ def test_a_metric_registered_once_appears_in_evaluate_compare_bootstrap_and_the_
     difference = comparison.differences[0]["mean confidence"]
     assert difference.value > 0 and 0 < difference.low < difference.high  # paired: sharper is more confident
     np.savez(tmp_path / "s.npz", scores=np.exp(logp), labels=y)
-    assert main(["evaluate", str(tmp_path / "s.npz"), "--json", "--quiet", "--bootstrap", "20",
+    assert main(["evaluate", str(tmp_path / "s.npz"), "--json", "--quiet", "--n-boot", "20",
                  "--calibrators", "none", "--metrics", "mean confidence", "NCE"]) == 0  # fmt: skip
     document = json.loads(capsys.readouterr().out)
     assert [m["metric"] for m in document["metrics"]] == ["NCE", "mean confidence"]
@@ -210,7 +210,7 @@ def test_unknown_settings_are_named_by_their_option_and_the_advice_holds(tmp_pat
     assert main(["evaluate", file, "--quiet"]) == 1  # 4 samples per class for 5 folds
     error = capsys.readouterr().err
     assert "(--calibrators none)" in error
-    assert main(["evaluate", file, "--quiet", "--calibrators", "none", "--json", "--bootstrap", "0"]) == 0
+    assert main(["evaluate", file, "--quiet", "--calibrators", "none", "--json", "--n-boot", "0"]) == 0
     metrics = {m["metric"]: m["value"] for m in json.loads(capsys.readouterr().out)["metrics"]}
     assert metrics["accuracy"] == np.mean((p > 0.5) == np.array([0, 1] * 4))
 
@@ -228,7 +228,7 @@ def test_the_groups_of_a_table_in_the_json_document_and_files(tmp_path, capsys):
     frame = pd.DataFrame({"no": probs[:, 0], "yes": probs[:, 1], "label": np.where(y == 1, "yes", "no"),
                           "segment": segments})  # fmt: skip
     frame.to_csv(tmp_path / "s.csv", index=False)
-    args = ["evaluate", str(tmp_path / "s.csv"), "--groups", "segment", "--json", "--quiet", "--bootstrap", "20",
+    args = ["evaluate", str(tmp_path / "s.csv"), "--groups", "segment", "--json", "--quiet", "--n-boot", "20",
             "--calibrators", "none", "--out", str(tmp_path / "out")]  # fmt: skip
     assert main(args) == 0
     groups = json.loads(capsys.readouterr().out)["groups"]
@@ -359,21 +359,6 @@ def test_the_ecd_interval_of_underconfident_ten_class_posteriors_holds_its_estim
     summary = evaluate(softmax(logits / 4, axis=1), labels, kind="probs", n_boot=100, calibrators=())
     ecd = summary.metrics["ECD"]
     assert ecd.value < -0.5 and ecd.low < ecd.value < ecd.high
-
-
-@pytest.mark.parametrize(
-    "options, fragment",
-    [
-        ({"n_bins": 10**9}, "n_bins must be an integer from 1 to 10000; got 1000000000"),
-        ({"n_boot": 10**9}, "n_boot must be 0 (no intervals) or between 2 and 100000; got 1000000000"),
-        ({"n_boot": 1}, "n_boot must be 0 (no intervals) or between 2 and 100000; got 1"),
-    ],
-)
-def test_bins_and_resamples_beyond_their_range_are_refused_by_name(options, fragment):
-    rng = np.random.default_rng(0)
-    with pytest.raises(CalibInputError) as raised:
-        evaluate(rng.dirichlet([1, 1, 1], size=50), rng.integers(0, 3, 50), kind="probs", **options)
-    assert str(raised.value) == fragment
 
 
 def test_bins_times_resamples_past_the_memory_bound_are_refused_and_the_advised_resamples_run(monkeypatch):

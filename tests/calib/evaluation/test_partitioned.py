@@ -82,7 +82,7 @@ def test_without_a_scheduler_the_command_never_imports_dask(tmp_path):
     folder = write_log(tmp_path / "log", n=3_000)
     script = (
         "import sys; from calib.cli import main; "
-        f"code = main(['evaluate', {str(folder)!r}, '--kind', 'probs', '--quiet', '--bootstrap', '5']); "
+        f"code = main(['evaluate', {str(folder)!r}, '--kind', 'probs', '--quiet', '--n-boot', '5']); "
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed', 'dask_jobqueue')); "
         "print(code, loaded)"
     )
