@@ -296,9 +296,11 @@ def settings_from(settings: EvaluationSettings | None, options: dict) -> Evaluat
     50
     """
     fields = [f.name for f in dataclasses.fields(EvaluationSettings)]
+    # A field's former names (the command's --bootstrap for n_boot) point to it.
+    former = {old: f.name for f in dataclasses.fields(EvaluationSettings) for old in f.metadata.get("deprecated", ())}
     for name in options:
         if name not in fields:
-            close = "n_boot" if name == "bootstrap" else closest(name, fields)  # the command's --bootstrap
+            close = former.get(name) or closest(name, fields)
             hint = f"; did you mean {close}?" if close else f"; the settings are {', '.join(fields)}"
             raise CalibInputError(f"{name} is not a setting of the evaluation{hint}")
     if settings is not None and options:

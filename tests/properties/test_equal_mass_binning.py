@@ -86,7 +86,7 @@ def test_the_command_gives_the_libraries_number_on_rounded_scores(tmp_path):
     path.write_text("p0,p1,y\n" + "".join(f"{1 - v:.2f},{v:.2f},{y}\n" for v, y in zip(p, labels, strict=True)))
     done = run_calib(
         *("evaluate", str(path), "--kind", "probs", "--labels", "y", "--binning", "equal-mass"),
-        *("--bootstrap", "0", "--calibrators", "none", "--json"),
+        *("--n-boot", "0", "--calibrators", "none", "--json"),
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
