@@ -9,6 +9,7 @@ the caller names which with ``kind``; nothing is guessed from the values. Every 
 from __future__ import annotations
 
 import difflib
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Annotated
@@ -518,7 +519,7 @@ class Integer:
 @dataclass(frozen=True)
 class Number:
     """A finite real number (not a bool), above ``low`` and below ``high`` where given: open bounds, or
-    closed ones (``closed=True``).
+    closed ones (``closed=True``), or a closed lower and an open upper bound (``closed="low"``: [low, high)).
 
     Examples
     --------
@@ -528,34 +529,46 @@ class Number:
     'must be a number strictly between 0 and 1; got 1'
     >>> Number(1e-5, 1, closed=True).problem(2.0)
     'must be a number from 1e-05 to 1; got 2.0'
+    >>> Number(0, 0.5, closed="low").problem(0.5)
+    'must be a number >= 0 and < 0.5; got 0.5'
     """
 
     low: float | None = None
     high: float | None = None
-    closed: bool = False
+    closed: bool | str = False
+
+    @property
+    def _low_closed(self) -> bool:
+        return self.closed is True or self.closed == "low"
+
+    @property
+    def _high_closed(self) -> bool:
+        return self.closed is True
 
     def words(self) -> str:
         """What the value must be, e.g. "a number strictly between 0 and 1"."""
         if self.low is not None and self.high is not None:
+            if self.closed == "low":
+                return f"a number >= {self.low:g} and < {self.high:g}"
             between = "from {:g} to {:g}" if self.closed else "strictly between {:g} and {:g}"
             return "a number " + between.format(self.low, self.high)
         if self.low is None:
             return "a finite number"
-        return f"a finite number {'>=' if self.closed else '>'} {self.low:g}"
+        return f"a finite number {'>=' if self._low_closed else '>'} {self.low:g}"
 
     def bounds(self) -> str:
         """The allowed range in short (a command's help), e.g. "in (0, 1)"."""
         if self.low is None and self.high is None:
             return ""
-        left, right = "[]" if self.closed else "()"
+        left, right = "[" if self._low_closed else "(", "]" if self._high_closed else ")"
         high = "inf" if self.high is None else f"{self.high:g}"
         return f"in {left}{self.low:g}, {high}{right if self.high is not None else ')'}"
 
     def problem(self, value) -> str | None:
         number = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
         if number and np.isfinite(value):
-            above = self.low is None or (value >= self.low if self.closed else value > self.low)
-            if above and (self.high is None or (value <= self.high if self.closed else value < self.high)):
+            above = self.low is None or (value >= self.low if self._low_closed else value > self.low)
+            if above and (self.high is None or (value <= self.high if self._high_closed else value < self.high)):
                 return None
         return f"must be {self.words()}; got {value!r}"
 
@@ -563,23 +576,28 @@ class Number:
         """Values this rule refuses: on an open bound or just outside a closed one, NaN, infinities, a bool, a
         text."""
         if self.low is not None:
-            yield self.low - abs(self.low) / 2 - 1e-3 if self.closed else self.low
+            yield self.low - abs(self.low) / 2 - 1e-3 if self._low_closed else self.low
         if self.high is not None:
-            yield self.high * 2 + 1 if self.closed else self.high
+            yield self.high * 2 + 1 if self._high_closed else self.high
         yield from (float("nan"), float("inf"), float("-inf"), True, "0.5")
 
 
 @dataclass(frozen=True)
 class Choice:
-    """One of the names ``names`` (a tuple, or a function returning them, for registries read when used).
+    """One of the names ``names`` (a tuple, or a function returning them, for registries read when used);
+    ``former``: (former name, name) pairs, former names still accepted for a release (:meth:`current` reads
+    them as the new one with a FutureWarning) but not listed.
 
     Examples
     --------
     >>> Choice(("tt", "xv")).problem("tv")
     "must be one of tt, xv; got 'tv'"
+    >>> Choice(("equal-width",), former=(("width", "equal-width"),)).problem("width") is None
+    True
     """
 
     names: tuple | Callable[[], Iterable]
+    former: tuple[tuple[str, str], ...] = ()
 
     def allowed(self) -> tuple:
         return tuple(self.names() if callable(self.names) else self.names)
@@ -592,9 +610,24 @@ class Choice:
 
     def problem(self, value) -> str | None:
         allowed = self.allowed()
-        if isinstance(value, str | int) and not isinstance(value, bool) and value in allowed:
+        if isinstance(value, str | int) and not isinstance(value, bool) and (value in allowed or self._new(value)):
             return None
         return f"must be {self.words()}; got {value!r}"
+
+    def _new(self, value) -> str | None:
+        return dict(self.former).get(value) if isinstance(value, str) else None
+
+    def current(self, value, name: str, stacklevel: int = 2):
+        """``value`` (allowed), or the name a former name stands for, with a FutureWarning naming ``name``."""
+        new = self._new(value)
+        if new is None:
+            return value
+        warnings.warn(
+            f"{name}={value!r} is the former name of {name}={new!r}; the former names go in the next release",
+            FutureWarning,
+            stacklevel=stacklevel + 1,
+        )
+        return new
 
     def invalid(self) -> Iterator:
         """Values this rule refuses: an unknown name, a known one in other letters, a bool."""
@@ -605,14 +638,78 @@ class Choice:
         yield True
 
 
+@dataclass(frozen=True)
+class Boolean:
+    """True or False (a numpy bool too; not 0 or 1).
+
+    Examples
+    --------
+    >>> Boolean().problem(1)
+    'must be True or False; got 1'
+    """
+
+    def words(self) -> str:
+        return "True or False"
+
+    def bounds(self) -> str:
+        return ""
+
+    def problem(self, value) -> str | None:
+        return None if isinstance(value, bool | np.bool_) else f"must be {self.words()}; got {value!r}"
+
+    def invalid(self) -> Iterator:
+        """Values this rule refuses: a number, a text."""
+        yield from (1, "yes")
+
+
+@dataclass(frozen=True)
+class Numbers:
+    """A non-empty sequence (list, tuple or 1-D array) of numbers, each allowed by ``item``.
+
+    Examples
+    --------
+    >>> Numbers(Number(0, closed=True)).problem([1.0, -1.0])
+    'must be a non-empty sequence of finite numbers >= 0; got [1.0, -1.0]'
+    """
+
+    item: Number
+
+    def words(self) -> str:
+        return "a non-empty sequence of " + self.item.words().replace("a finite number", "finite numbers", 1).replace(
+            "a number", "numbers", 1
+        )
+
+    def bounds(self) -> str:
+        return ""
+
+    def problem(self, value) -> str | None:
+        ok = isinstance(value, list | tuple) or (isinstance(value, np.ndarray) and value.ndim == 1)
+        if ok and len(value) and all(self.item.problem(v) is None for v in value):
+            return None
+        return f"must be {self.words()}; got {value!r}"
+
+    def invalid(self) -> Iterator:
+        """Values this rule refuses: an empty sequence, one with an invalid item, a number, a text."""
+        yield ()
+        yield [next(iter(self.item.invalid()))]
+        yield 1.0
+        yield "1.0"
+
+
 # n_bins of every binned estimator and of an evaluation, declared once (BinnedCalibrationError, EvaluationSettings):
 # more bins than this leave almost every bin of any data set empty or with one sample.
 MAX_BINS = 10_000
 N_BINS = Integer(1, MAX_BINS)
 NBins = Annotated[int, N_BINS]
+# Parameters that several objects share, declared once (the calibrators, EvaluationSettings).
+NFolds = Annotated[int, Integer(minimum=2)]  # cross-validation folds
+Seed = Annotated[int, Integer(0, 2**32 - 1)]  # the seed of numpy's RandomState
+Flag = Annotated[bool, Boolean()]
+NON_NEGATIVE = Number(0, closed=True)
+NonNegative = Annotated[float, NON_NEGATIVE]
 
 
-def check(value, rule: Integer | Number | Choice, name: str):
+def check(value, rule: Integer | Number | Choice | Boolean | Numbers, name: str):
     """``value`` unchanged if ``rule`` allows it, else a CalibInputError naming ``name`` (and, for a choice,
     the closest allowed name).
 

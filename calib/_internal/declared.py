@@ -27,7 +27,7 @@ import typing
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
-from calib.validation import CalibInputError, Choice, Integer, Number, closest
+from calib.validation import Boolean, CalibInputError, Choice, Integer, Number, closest
 
 _NOTHING = object()  # a refusal that shows no value ("must be given")
 
@@ -80,8 +80,10 @@ class Checker:
         origin, args = typing.get_origin(hint), typing.get_args(hint)
         if origin is Annotated:
             checks = rules(hint)
-            # A number's own rule says all a number's check would (and in its words: "an integer >= 1").
-            if not (args[0] in (int, float) and any(isinstance(r, Integer | Number) for r in checks)):
+            # A number's own rule says all a number's check would (and in its words: "an integer >= 1"); a
+            # Boolean, all a bool's (and takes numpy's bools too).
+            own = {int: Integer | Number, float: Integer | Number, bool: Boolean}.get(args[0])
+            if not (own is not None and any(isinstance(r, own) for r in checks)):
                 value = self.check(args[0], value, path)
             elif value is None and self.null is not None:
                 raise Refusal(path, self.null)
@@ -193,22 +195,33 @@ def check_fields(instance) -> None:
         try:
             checked = Checker().check(hints(cls)[field.name], value, field.name)
         except Refusal as refusal:
-            raise _error(field, hints(cls)[field.name], refusal) from None
+            raise _error(field.name, hints(cls)[field.name], refusal, field.metadata) from None
         if checked is not value:
             object.__setattr__(instance, field.name, checked)
 
 
-def _error(field: dataclasses.Field, hint, refusal: Refusal) -> CalibInputError:
-    meta = field.metadata
+def check_parameters(declared: dict, values: dict) -> None:
+    """Check each of ``values`` against its declaration in ``declared`` (name -> type hint, e.g. the
+    ``Annotated`` hints of a constructor's parameters), leaving them as they are; the first wrong one raises a
+    CalibInputError naming it and what it must be (as :func:`check_fields` words it)."""
+    for name, hint in declared.items():
+        try:
+            Checker().check(hint, values[name], name)
+        except Refusal as refusal:
+            raise CalibInputError(str(_error(name, hint, refusal, {}))) from None  # no option: Python's words only
+
+
+def _error(name: str, hint, refusal: Refusal, meta) -> CalibInputError:
+    """The error of a refused value of the field or parameter ``name`` (``meta``: a field's metadata)."""
     must, cli_must = refusal.must, refusal.must
-    if _optional(hint) and refusal.path == field.name:  # the whole value is wrong: say that None is allowed
+    if _optional(hint) and refusal.path == name:  # the whole value is wrong: say that None is allowed
         must += f", or None ({meta['none']})" if meta.get("none") else ", or None"
         if meta.get("cli_none") is not None:
             cli_must += f", or {meta['cli_none']} ({meta['none']})"
     got = "" if refusal.given is _NOTHING else f"; got {refusal.given!r}"
     close = closest(refusal.given, refusal.allowed) if refusal.allowed is not None else None
     hint_text = f". Did you mean {close!r}?" if close is not None else ""
-    where = refusal.path.replace(field.name, option(field.name), 1)
+    where = refusal.path.replace(name, option(name), 1)
     return CalibInputError(
         f"{refusal.path} must be {must}{got}{hint_text}", cli_message=f"{where} must be {cli_must}{got}{hint_text}"
     )

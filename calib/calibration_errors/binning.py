@@ -21,8 +21,8 @@ chunks read later).
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 
@@ -33,6 +33,11 @@ EDGE_RULES = ("right", "left")
 # FutureWarning) for one release.
 STRATEGIES = ("equal-width", "equal-mass")
 FORMER_STRATEGY_NAMES = {"width": "equal-width", "mass": "equal-mass"}
+# The rules of a binning's parameters, declared once (the binned estimators, HistogramBinning).
+EDGE_RULE = Choice(EDGE_RULES)
+STRATEGY = Choice(STRATEGIES, former=tuple(FORMER_STRATEGY_NAMES.items()))
+EdgeRule = Annotated[str, EDGE_RULE]
+Strategy = Annotated[str, STRATEGY]
 EDGE_TOLERANCE = 1e-12
 
 
@@ -174,7 +179,7 @@ def bin_ids_from_edges(
 
 def _inclusive(closed: str) -> bool:
     """Whether a value on an edge counts as past it (left-closed bins [a, b))."""
-    check(closed, Choice(EDGE_RULES), "closed")
+    check(closed, EDGE_RULE, "closed")
     return closed == "left"
 
 
@@ -247,16 +252,7 @@ def strategy_name(strategy, argument: str = "strategy") -> str:
     >>> strategy_name("equal-mass")
     'equal-mass'
     """
-    if isinstance(strategy, str) and strategy in FORMER_STRATEGY_NAMES:
-        warnings.warn(
-            f"{argument}={strategy!r} is the former name of {argument}={FORMER_STRATEGY_NAMES[strategy]!r}; "
-            "the short names go in the next release",
-            FutureWarning,
-            stacklevel=3,
-        )
-        return FORMER_STRATEGY_NAMES[strategy]
-    check(strategy, Choice(STRATEGIES), argument)
-    return strategy
+    return STRATEGY.current(check(strategy, STRATEGY, argument), argument, stacklevel=3)
 
 
 def bin_ids(values, n_bins: int, *, strategy: str = "equal-width", closed: str = "right") -> np.ndarray:
