@@ -17,6 +17,12 @@ Every fit records how many parameters it fitted (``n_parameters_``, from the sub
 ``_n_parameters``) on how many rows (``n_fit_rows_``), and says so with a CalibInputWarning when
 that is more than one parameter per :data:`ROWS_PER_PARAMETER` rows; a saved model keeps both.
 
+A calibrator declares its public parameters once, with their rules, as the ``Annotated`` type hints of its
+constructor (``n_bins: NBins = 15``, with the rules of :mod:`calib.validation`; scikit-learn's
+``_parameter_constraints`` is the idea): ``fit``, and saving or reading a model file, check every declared
+parameter (:meth:`Calibrator._check_params`), and one CalibInputError names the first wrong one and what it
+may be. A parameter without a hint is checked where its rule needs the data (e.g. ``priors``, one per class).
+
 A calibrator that maps log-posteriors (``log_scale``) treats exact zero probabilities as
 :mod:`calib.calibrators.zeros` describes: the base class smooths the scores before ``_fit`` and
 ``_transform`` see them (and gives a zero met only at prediction a finite log-posterior), so both
@@ -28,12 +34,15 @@ from __future__ import annotations
 
 import contextvars
 import copy
+import functools
 import inspect
+import typing
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
+from calib._internal.declared import check_parameters, rules
 from calib.calibrators.zeros import (
     smooth_zeros,
     unseen_zero_logs,
@@ -45,6 +54,7 @@ from calib.calibrators.zeros import (
 from calib.validation import (
     CalibInputError,
     CalibInputWarning,
+    Choice,
     as_finite_logits,
     as_labels,
     as_logprobs,
@@ -137,6 +147,22 @@ class Calibrator:
             if name != "self" and parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)
         ]
 
+    @classmethod
+    def _declared_params(cls) -> dict[str, object]:
+        """The constructor's parameters that declare their rules, name -> type hint (see the module docstring)."""
+        return _declared_params(cls)
+
+    def _check_params(self) -> None:
+        """Check every declared parameter (:meth:`_declared_params`): a CalibInputError names the first wrong one
+        and what it may be. A former name of a :class:`calib.validation.Choice` gives a FutureWarning."""
+        declared = self._declared_params()
+        values = {name: getattr(self, name) for name in declared}
+        check_parameters(declared, values)
+        for name, hint in declared.items():
+            for rule in rules(hint):
+                if isinstance(rule, Choice) and rule.former:
+                    rule.current(values[name], name, stacklevel=4)
+
     def get_params(self, deep: bool = True) -> dict[str, object]:
         """The constructor parameters and their values; with ``deep``, also ``name__param`` entries of
         every parameter that is itself a calibrator (as scikit-learn's ``get_params``)."""
@@ -184,7 +210,9 @@ class Calibrator:
 
         Sets ``n_parameters_`` (the parameters fitted; None for a calibrator that does not count them)
         and ``n_fit_rows_`` (N), and gives a :class:`calib.validation.CalibInputWarning` when
-        ``n_parameters_`` exceeds N / :data:`ROWS_PER_PARAMETER`."""
+        ``n_parameters_`` exceeds N / :data:`ROWS_PER_PARAMETER`. An invalid parameter is a CalibInputError
+        naming it, before the scores are read."""
+        self._check_params()
         if kind == "logits" and self.fits_logits():
             x = as_finite_logits(scores, overwrite=overwrite)
             y = as_labels(labels, x.shape[0], x.shape[1])
@@ -316,7 +344,8 @@ class Calibrator:
     def _saved_fields(self) -> dict[str, FittedField]:
         """Every fitted attribute a saved model holds: the subclass's ``_fitted_fields``, for a
         calibrator on log-posteriors the zero treatment's (``ZERO_FIELDS``), and the size of the fit
-        (``SIZE_FIELDS``)."""
+        (``SIZE_FIELDS``); a CalibInputError for an invalid parameter (:meth:`_check_params`)."""
+        self._check_params()
         return self._fitted_fields() | (ZERO_FIELDS if self.log_scale else {}) | SIZE_FIELDS
 
     def _fitted_state(self) -> dict[str, object]:
@@ -367,6 +396,20 @@ def warn_if_many_parameters(model: Calibrator) -> None:
 
 def _parameters(count: int) -> str:
     return f"{count} parameter" + ("" if count == 1 else "s")
+
+
+@functools.cache
+def _declared_params(cls: type) -> dict[str, object]:
+    """The parameters of ``cls``'s constructor with a type hint that holds rules (``Annotated``, alone or in a
+    union) or is a class (e.g. ``Calibrator``), name -> hint."""
+    hints = typing.get_type_hints(cls.__init__, include_extras=True)
+    return {name: hints[name] for name in cls._param_names() if name in hints and _declares(hints[name])}
+
+
+def _declares(hint) -> bool:
+    if rules(hint) or (isinstance(hint, type) and hint is not object):
+        return True
+    return any(_declares(option) for option in typing.get_args(hint) if option is not type(None))
 
 
 def _same_value(value, default) -> bool:

@@ -28,14 +28,17 @@ without loading it.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 from scipy.special import expit
 
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.platt import LogisticObjective, binary_log_sigmoid, fit_logistic
-from calib.validation import Choice, check
+from calib.validation import Choice
 
 BETA_PARAMETERS = ("abm", "ab", "am")
+BetaParameters = Annotated[str, Choice(BETA_PARAMETERS)]
 
 _LN2 = float(np.log(2.0))
 
@@ -102,11 +105,10 @@ class BetaCalibrator(Calibrator):
     binary_only = True
     log_scale = True
 
-    def __init__(self, parameters: str = "abm"):
+    def __init__(self, parameters: BetaParameters = "abm"):
         self.parameters = parameters
 
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        check(self.parameters, Choice(BETA_PARAMETERS), "parameters")
         y = labels.astype(np.float64)
         if self.parameters == "abm":
             self.a_, self.b_, self.c_, self.converged_ = _fit_abm(logp, y)
@@ -146,7 +148,6 @@ class BetaCalibrator(Calibrator):
         return binary_log_sigmoid(self.a_ * ln_s - self.b_ * ln_1ms + self.c_)
 
     def _fitted_fields(self) -> dict[str, FittedField]:
-        check(self.parameters, Choice(BETA_PARAMETERS), "parameters")
         monotone = 0.0 if self.parameters == "abm" else None  # the constraint a, b >= 0 of "abm"
         return {
             "a_": FittedField("float", low=monotone),

@@ -17,19 +17,23 @@ A bin with no training sample needs a policy (``empty_bin``):
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 
 from calib.calibration_errors.binning import (
     EDGE_RULES,
     FORMER_STRATEGY_NAMES,
+    EdgeRule,
+    Strategy,
     strategy_bin_ids,
     strategy_edges,
-    strategy_name,
 )
 from calib.calibrators.base import Calibrator, FittedField, binary_logprobs
-from calib.validation import CalibInputError, Choice, check, check_positive_int
+from calib.validation import CalibInputError, Choice, NBins
 
 EMPTY_BIN_POLICIES = ("identity", "prior", "zero")
+EmptyBin = Annotated[str, Choice(EMPTY_BIN_POLICIES)]
 
 
 class HistogramBinning(Calibrator):
@@ -47,7 +51,7 @@ class HistogramBinning(Calibrator):
     Parameters
     ----------
     n_bins : int, default 15
-        M, the number of bins (>= 1).
+        M, the number of bins (1 to 10000).
     closed : {"right", "left"}, default "right"
         Edge rule of equal-width bins (see :mod:`calib.calibration_errors.binning`): "right" puts a score on an inner
         edge in the lower bin, "left" in the upper one.
@@ -96,19 +100,16 @@ class HistogramBinning(Calibrator):
     binary_only = True
 
     def __init__(
-        self, n_bins: int = 15, closed: str = "right", empty_bin: str = "identity", strategy: str = "equal-width"
+        self,
+        n_bins: NBins = 15,
+        closed: EdgeRule = "right",
+        empty_bin: EmptyBin = "identity",
+        strategy: Strategy = "equal-width",
     ):
         self.n_bins = n_bins
         self.closed = closed
         self.empty_bin = empty_bin
         self.strategy = strategy
-
-    def _check_params(self) -> int:
-        """``n_bins``, after checking the parameters (a CalibInputError names the first invalid one)."""
-        n_bins = check_positive_int(self.n_bins, "n_bins")
-        check(self.empty_bin, Choice(EMPTY_BIN_POLICIES), "empty_bin")
-        strategy_name(self.strategy)
-        return n_bins
 
     def _bin_ids(self, p1: np.ndarray) -> np.ndarray:
         return strategy_bin_ids(p1, self.edges_, strategy=self._strategy, closed=self.closed_)
@@ -118,7 +119,6 @@ class HistogramBinning(Calibrator):
         return FORMER_STRATEGY_NAMES.get(self.strategy, self.strategy)
 
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        self._check_params()
         p1 = np.exp(logp[:, 1])
         self.edges_ = strategy_edges(self._strategy, self.n_bins, p1)
         self.closed_ = self.closed if self._strategy == "equal-width" else "right"
@@ -144,7 +144,7 @@ class HistogramBinning(Calibrator):
         return binary_logprobs(np.where(empty, fill, mapped))
 
     def _fitted_fields(self) -> dict[str, FittedField]:
-        m = self._check_params()
+        m = int(self.n_bins)
         return {
             "edges_": FittedField("array", (m + 1,), low=0.0, high=1.0, increasing=True),
             "closed_": FittedField("str", choices=EDGE_RULES),

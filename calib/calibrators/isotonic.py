@@ -15,12 +15,15 @@ without loading it.
 
 from __future__ import annotations
 
-from numbers import Real
+from typing import Annotated
 
 import numpy as np
 
 from calib.calibrators.base import Calibrator, FittedField
-from calib.validation import CalibInputError
+from calib.validation import CalibInputError, Number
+
+# The smallest probability either class gets: below 0.5, or every prediction would be 1/2.
+Clip = Annotated[float, Number(0, 0.5, closed="low")]
 
 
 class IsotonicCalibrator(Calibrator):
@@ -70,15 +73,10 @@ class IsotonicCalibrator(Calibrator):
 
     binary_only = True
 
-    def __init__(self, clip: float = 1e-30):
+    def __init__(self, clip: Clip = 1e-30):
         self.clip = clip
 
-    def _check_clip(self) -> None:
-        if isinstance(self.clip, bool) or not isinstance(self.clip, Real) or not 0 <= self.clip < 0.5:
-            raise CalibInputError(f"clip must be in [0, 0.5); got {self.clip!r}")
-
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        self._check_clip()
         self.X_thresholds_, self.y_thresholds_ = isotonic_thresholds(_log_odds(logp), labels.astype(np.float64))
 
     def _n_parameters(self) -> int:
@@ -95,7 +93,6 @@ class IsotonicCalibrator(Calibrator):
 
     def _fitted_fields(self) -> dict[str, FittedField]:
         """The thresholds (predictions interpolate between them), of any length."""
-        self._check_clip()
         return {"X_thresholds_": FittedField("array", (None,)), "y_thresholds_": FittedField("array", (None,))}
 
     def _restore_fitted_state(self, state: dict[str, object]) -> None:

@@ -28,13 +28,27 @@ deterministically with the solvers of :mod:`calib.calibrators.softmax_regression
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 
 from calib._internal.rows import log_softmax_rows
 from calib.calibrators.base import Calibrator, FittedField
-from calib.calibrators.penalized import DEFAULT_FOLDS, DEFAULT_LAMBDAS, PenalizedSoftmaxMap
+from calib.calibrators.penalized import (
+    DEFAULT_FOLDS,
+    DEFAULT_LAMBDAS,
+    Grid,
+    Patience,
+    PenalizedSoftmaxMap,
+    Penalty,
+    RegLambda,
+)
 from calib.calibrators.softmax_regression import SoftmaxObjective, fit_softmax
-from calib.validation import CalibInputError
+from calib.validation import Choice, Flag, NFolds, NonNegative, Seed
+
+# What vector scaling's weights multiply, and matrix scaling's matrix (module docstring).
+VECTOR_FEATURES = ("logits", "log_posteriors", "clr", "last_class_ratios")
+MATRIX_FEATURES = ("logits", "last_class_ratios")
 
 
 class VectorScaling(Calibrator):
@@ -101,25 +115,19 @@ class VectorScaling(Calibrator):
     """
 
     log_scale = True
-    FEATURES = ("logits", "log_posteriors", "clr", "last_class_ratios")
+    FEATURES = VECTOR_FEATURES
 
-    def __init__(self, features: str = "logits"):
+    def __init__(self, features: Annotated[str, Choice(VECTOR_FEATURES)] = "logits"):
         self.features = features
 
     def fits_logits(self) -> bool:
-        return self._checked_features() == "logits"
+        return self.features == "logits"
 
     def _fitted_on_logits(self) -> bool:
         return getattr(self, "features_", None) == "logits"
 
-    def _checked_features(self) -> str:
-        if self.features not in self.FEATURES:
-            raise CalibInputError(f"features must be one of {self.FEATURES}; got {self.features!r}")
-        return self.features
-
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        features = self._checked_features()
-        self._fit_on(logp, labels, "log_posteriors" if features == "logits" else features)
+        self._fit_on(logp, labels, "log_posteriors" if self.features == "logits" else self.features)
 
     def _fit_logits(self, logits: np.ndarray, labels: np.ndarray) -> None:
         self._fit_on(logits, labels, "logits")
@@ -153,8 +161,7 @@ class VectorScaling(Calibrator):
 
     def _fitted_fields(self) -> dict[str, FittedField]:
         k = self.n_classes_
-        features = self._checked_features()
-        choices = ("logits", "log_posteriors") if features == "logits" else (features,)
+        choices = ("logits", "log_posteriors") if self.features == "logits" else (self.features,)
         return {
             "coef_": FittedField("array", (k,)),
             "intercept_": FittedField("array", (k,)),
@@ -241,17 +248,17 @@ class MatrixScaling(PenalizedSoftmaxMap):
 
     def __init__(
         self,
-        features: str = "logits",
-        reg_lambda="cv",
-        reg_mu=None,
-        penalty: str = "odir",
-        lambdas=DEFAULT_LAMBDAS,
-        mus=None,
-        n_folds: int = DEFAULT_FOLDS,
-        seed: int = 0,
-        patience: int | None = 2,
-        reference_row: bool = False,
-        normalized: bool = True,
+        features: Annotated[str, Choice(MATRIX_FEATURES)] = "logits",
+        reg_lambda: RegLambda = "cv",
+        reg_mu: NonNegative | None = None,
+        penalty: Penalty = "odir",
+        lambdas: Grid = DEFAULT_LAMBDAS,
+        mus: Grid | None = None,
+        n_folds: NFolds = DEFAULT_FOLDS,
+        seed: Seed = 0,
+        patience: Patience = 2,
+        reference_row: Flag = False,
+        normalized: Flag = True,
     ):
         self.features = features
         super().__init__(
@@ -267,21 +274,12 @@ class MatrixScaling(PenalizedSoftmaxMap):
             normalized=normalized,
         )
 
-    def _checked_features(self) -> str:
-        if self.features not in ("logits", "last_class_ratios"):
-            raise CalibInputError(
-                f"features must be 'logits' or 'last_class_ratios'; got {self.features!r} (for the map on "
-                "log-posteriors, use DirichletCalibrator)"
-            )
-        return self.features
-
     def fits_logits(self) -> bool:
-        return self._checked_features() == "logits"
+        return self.features == "logits"
 
     def _features_fitted(self, on_logits: bool) -> str:
-        features = self._checked_features()
-        if features == "last_class_ratios":
-            return features
+        if self.features == "last_class_ratios":
+            return self.features
         return "logits" if on_logits else "log_posteriors"
 
     def _features(self, x: np.ndarray, features: str) -> np.ndarray:

@@ -67,15 +67,10 @@ class OneVsRest(Calibrator):
     [[0.0069, 0.0069, 0.9862]]
     """
 
-    def __init__(self, calibrator):
+    def __init__(self, calibrator: Calibrator):
         self.calibrator = calibrator
 
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        if not isinstance(self.calibrator, Calibrator):
-            raise CalibInputError(
-                "calibrator must be a calib Calibrator instance, e.g. OneVsRest(IsotonicCalibrator()); "
-                f"got {type(self.calibrator).__name__}"
-            )
         k = logp.shape[1]
         self.estimators_ = [None] * k
         self.constants_ = np.full(k, np.nan)

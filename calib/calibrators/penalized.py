@@ -35,21 +35,33 @@ and the map is refitted on all rows with it. The grid and its losses are kept (`
 from __future__ import annotations
 
 import warnings
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
 from calib._internal.rows import log_softmax_rows
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.folds import fold_ids, usable_folds
-from calib.calibrators.softmax_regression import (
-    SoftmaxObjective,
-    check_nonnegative,
-    fit_softmax,
-    minimize_objective,
+from calib.calibrators.softmax_regression import SoftmaxObjective, fit_softmax, minimize_objective
+from calib.validation import (
+    NON_NEGATIVE,
+    CalibInputError,
+    CalibInputWarning,
+    Choice,
+    Flag,
+    Integer,
+    NFolds,
+    NonNegative,
+    Numbers,
+    Seed,
 )
-from calib.validation import CalibInputError, CalibInputWarning, check_positive_int
 
 PENALTIES = ("odir", "l2")
+# The parameters of every penalized map, declared once (this class, MatrixScaling and DirichletCalibrator).
+RegLambda = NonNegative | Literal["cv"]  # a weight, or "cv": chosen by cross-validation
+Penalty = Annotated[str, Choice(PENALTIES)]
+Grid = Annotated[Any, Numbers(NON_NEGATIVE)]  # penalty weights, a non-empty sequence
+Patience = Annotated[int, Integer(minimum=1)] | None
 # The default grid of lambda (mu = lambda), strongest first: the normalized penalties weigh each entry of W
 # by about lambda / K^2, and the weights that help grow with K (chosen by the cross-validation: 1 to 10 on
 # CIFAR-10 networks, 100 to 1e6 on CIFAR-100 ones, 5000 calibration rows; README, "Many classes"), so the grid
@@ -96,16 +108,16 @@ class PenalizedSoftmaxMap(Calibrator):
 
     def __init__(
         self,
-        reg_lambda="cv",
-        reg_mu=None,
-        penalty: str = "odir",
-        lambdas=DEFAULT_LAMBDAS,
-        mus=None,
-        n_folds: int = DEFAULT_FOLDS,
-        seed: int = 0,
-        patience: int | None = 2,
-        reference_row: bool = False,
-        normalized: bool = True,
+        reg_lambda: RegLambda = "cv",
+        reg_mu: NonNegative | None = None,
+        penalty: Penalty = "odir",
+        lambdas: Grid = DEFAULT_LAMBDAS,
+        mus: Grid | None = None,
+        n_folds: NFolds = DEFAULT_FOLDS,
+        seed: Seed = 0,
+        patience: Patience = 2,
+        reference_row: Flag = False,
+        normalized: Flag = True,
     ):
         self.reg_lambda = reg_lambda
         self.reg_mu = reg_mu
@@ -164,7 +176,7 @@ class PenalizedSoftmaxMap(Calibrator):
     def _cross_validated_losses(self, feats: np.ndarray, labels: np.ndarray, grid) -> np.ndarray:
         """Mean held-out log-loss of each grid point (NaN past the point where the walk stopped); each fold
         walks the grid in order from warm starts."""
-        asked = check_positive_int(self.n_folds, "n_folds", minimum=2)
+        asked = int(self.n_folds)
         n_folds = usable_folds(labels, asked)
         if n_folds < 2:
             raise CalibInputError(
@@ -182,7 +194,7 @@ class PenalizedSoftmaxMap(Calibrator):
                 stacklevel=5,
             )
         folds = fold_ids(labels, n_folds=n_folds, seed=self.seed)
-        patience = self._patience()
+        patience = self.patience
         tests = [folds == fold for fold in np.unique(folds)]
         thetas: list[np.ndarray | None] = [None] * len(tests)
         losses = np.full(len(grid), np.nan)
@@ -215,9 +227,7 @@ class PenalizedSoftmaxMap(Calibrator):
     def _objective(self, feats: np.ndarray, labels: np.ndarray, lam: float, mu: float) -> SoftmaxObjective:
         """The penalized mean log-loss of softmax(W x + b) on ``feats`` (exposed for gradient checks)."""
         k, d = self.n_classes_, feats.shape[1]
-        penalty = self._penalty()
-        reference = self._reference_row()
-        normalized = self._normalized()
+        penalty, reference, normalized = self.penalty, bool(self.reference_row), bool(self.normalized)
         identity = np.eye(k)[:, :d]
         free_rows = np.arange(k) < k - 1 if reference else None
         free_bias = np.arange(k) < k - 1 if (reference or d < k) else None
@@ -245,47 +255,26 @@ class PenalizedSoftmaxMap(Calibrator):
 
     # -- parameters ------------------------------------------------------------------------------------------------
 
+    def _check_params(self) -> None:
+        """The declared parameters, and that a fixed mu (``reg_mu``) and a grid of mu (``mus``) are not both given
+        for ``reg_lambda="cv"``."""
+        super()._check_params()
+        if _is_cv(self.reg_lambda) and self.reg_mu is not None and self.mus is not None:
+            raise CalibInputError("give reg_mu (mu fixed) or mus (a grid of mu), not both")
+
     def _grid(self) -> list[tuple[float, float]]:
-        lambdas = check_grid(self.lambdas, "lambdas")
+        lambdas = _floats(self.lambdas)
         if self.reg_mu is not None:  # mu given: fixed while lambda is chosen
-            if self.mus is not None:
-                raise CalibInputError("give reg_mu (mu fixed) or mus (a grid of mu), not both")
-            mu = check_nonnegative(self.reg_mu, "reg_mu")
+            mu = float(self.reg_mu)
             return [(lam, mu) for lam in lambdas]
         if self.mus is None:
             return [(lam, lam) for lam in lambdas]
-        return [(lam, mu) for lam in lambdas for mu in check_grid(self.mus, "mus")]
-
-    def _patience(self) -> int | None:
-        return None if self.patience is None else check_positive_int(self.patience, "patience")
+        return [(lam, mu) for lam in lambdas for mu in _floats(self.mus)]
 
     def _given_penalty(self) -> tuple[float, float]:
-        lam = check_nonnegative(self.reg_lambda, "reg_lambda")
-        mu = lam if self.reg_mu is None else check_nonnegative(self.reg_mu, "reg_mu")
+        lam = float(self.reg_lambda)
+        mu = lam if self.reg_mu is None else float(self.reg_mu)
         return lam, mu
-
-    def _penalty(self) -> str:
-        if self.penalty not in PENALTIES:
-            raise CalibInputError(f"penalty must be one of {PENALTIES}; got {self.penalty!r}")
-        return self.penalty
-
-    def _reference_row(self) -> bool:
-        return _boolean(self.reference_row, "reference_row")
-
-    def _normalized(self) -> bool:
-        return _boolean(self.normalized, "normalized")
-
-    def _check_parameters(self) -> None:
-        """Every parameter, before a fit or a load: a CalibInputError naming the first bad one."""
-        self._penalty()
-        self._reference_row()
-        self._normalized()
-        if _is_cv(self.reg_lambda):
-            self._grid()
-            self._patience()
-            check_positive_int(self.n_folds, "n_folds", minimum=2)
-        else:
-            self._given_penalty()
 
     # -- predicting and saving -------------------------------------------------------------------------------------
 
@@ -300,12 +289,11 @@ class PenalizedSoftmaxMap(Calibrator):
         of those directions without a penalty), K^2 - 1 with a reference row or on K - 1 log-ratios."""
         k = self.n_classes_
         d = k - 1 if self.features_ == "last_class_ratios" else k
-        rows = k - 1 if self._reference_row() else k
-        biases = k - 1 if (self._reference_row() or d < k) else k
+        rows = k - 1 if self.reference_row else k
+        biases = k - 1 if (self.reference_row or d < k) else k
         return rows * d + biases
 
     def _fitted_fields(self) -> dict[str, FittedField]:
-        self._check_parameters()
         k = self.n_classes_
         return {
             "coef_": FittedField("array", (k, k)),
@@ -326,18 +314,6 @@ def _is_cv(value) -> bool:
     return isinstance(value, str) and value == "cv"
 
 
-def _boolean(value, name: str) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise CalibInputError(f"{name} must be True or False; got {value!r}")
-    return bool(value)
-
-
-def check_grid(values, name: str) -> list[float]:
-    """``values`` as a non-empty list of finite floats >= 0, or a CalibInputError naming ``name``."""
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise CalibInputError(f"{name} must be a non-empty sequence of finite numbers >= 0; got {values!r}") from exc
-    if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
-        raise CalibInputError(f"{name} must be a non-empty sequence of finite numbers >= 0; got {values!r}")
-    return [float(v) for v in arr]
+def _floats(values) -> list[float]:
+    """A grid (checked: a non-empty sequence of numbers >= 0) as floats."""
+    return [float(v) for v in np.asarray(values, dtype=np.float64)]

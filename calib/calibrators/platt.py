@@ -17,11 +17,15 @@ The same small logistic-regression solver is reused by :mod:`calib.calibrators.b
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 
 from calib.calibrators.base import Calibrator
 from calib.calibrators.line_search import armijo_step, converged_when_stalled
-from calib.validation import CalibInputError
+from calib.validation import Choice, Flag
+
+PLATT_FEATURES = ("log_odds", "score")
 
 
 class PlattCalibrator(Calibrator):
@@ -86,20 +90,16 @@ class PlattCalibrator(Calibrator):
         """The log-odds feature reads log-posteriors (exact zeros smoothed); the "score" feature does not."""
         return self.feature == "log_odds"
 
-    def __init__(self, smooth_targets: bool = False, feature: str = "log_odds"):
+    def __init__(self, smooth_targets: Flag = False, feature: Annotated[str, Choice(PLATT_FEATURES)] = "log_odds"):
         self.smooth_targets = smooth_targets
         self.feature = feature
 
     def _feature(self, logp: np.ndarray) -> np.ndarray:
         if self.feature == "log_odds":
             return log_odds(logp)
-        if self.feature == "score":
-            return np.exp(logp[:, 1])
-        raise CalibInputError(f"feature must be 'log_odds' or 'score'; got {self.feature!r}")
+        return np.exp(logp[:, 1])
 
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        if not isinstance(self.smooth_targets, (bool, np.bool_)):
-            raise CalibInputError(f"smooth_targets must be True or False; got {self.smooth_targets!r}")
         targets = platt_targets(labels) if self.smooth_targets else labels.astype(np.float64)
         problem = self._objective(logp, targets)
         theta, self.converged_ = fit_logistic(problem)

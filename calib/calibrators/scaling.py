@@ -20,6 +20,8 @@ up to rounding: the calibrated posteriors do not depend on the scale of the logi
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 from scipy.linalg.blas import dsyrk
 
@@ -27,7 +29,7 @@ from calib._internal.rows import log_softmax_rows
 from calib.calibrators.base import Calibrator, FittedField
 from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.line_search import armijo_step, converged_when_stalled, report_convergence
-from calib.validation import CalibInputError, as_priors, class_counts
+from calib.validation import CalibInputError, Flag, Integer, as_priors, class_counts
 
 # The fits keep the scale alpha' of the unit-spread log-posteriors at or above this (alpha >= MIN_SCALE / s).
 MIN_SCALE = 1e-6
@@ -37,6 +39,8 @@ _AT_BOUND = MIN_SCALE * (1 + 1e-9)
 # scales outside it only on scores whose spread exceeds ~1e6 nats (or is below ~1e-6): those fit and
 # predict, but are refused by save_calibrator.
 SAVED_SCALES = (1e-6, 1e6)
+# The most Newton iterations of a fit.
+MaxIter = Annotated[int, Integer(minimum=1)]
 
 
 class AffineCalibrator(Calibrator):
@@ -68,7 +72,7 @@ class AffineCalibrator(Calibrator):
         Class priors P (finite, strictly positive, summing to 1) for the training cross-entropy;
         every class must then occur in the training labels. Default None: each sample weighs 1/N.
     max_iter : int, default 100
-        The most Newton iterations.
+        The most Newton iterations (>= 1).
 
     Attributes
     ----------
@@ -108,7 +112,7 @@ class AffineCalibrator(Calibrator):
 
     log_scale = True
 
-    def __init__(self, bias: bool = True, priors=None, max_iter: int = 100):
+    def __init__(self, bias: Flag = True, priors=None, max_iter: MaxIter = 100):
         self.bias = bias
         self.priors = priors
         self.max_iter = max_iter
@@ -203,7 +207,7 @@ class TemperatureScaling(AffineCalibrator):
     True
     """
 
-    def __init__(self, priors=None, max_iter: int = 100):
+    def __init__(self, priors=None, max_iter: MaxIter = 100):
         super().__init__(bias=False, priors=priors, max_iter=max_iter)
 
 

@@ -118,17 +118,6 @@ def gradient_norm(problem: SoftmaxObjective, theta: np.ndarray, spread: float) -
     return float(np.max(np.abs(grad)))
 
 
-def check_nonnegative(value, name: str) -> float:
-    """Return ``value`` as a finite float >= 0."""
-    try:
-        out = float(value)
-    except (TypeError, ValueError) as exc:
-        raise CalibInputError(f"{name} must be a finite number >= 0; got {value!r}") from exc
-    if isinstance(value, bool) or not np.isfinite(out) or out < 0:
-        raise CalibInputError(f"{name} must be a finite number >= 0; got {value!r}")
-    return out
-
-
 class SoftmaxObjective:
     """Mean cross-entropy of softmax(x W^T + b) plus a quadratic penalty, with its analytic gradient.
 

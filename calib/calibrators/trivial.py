@@ -35,18 +35,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
 
 from calib.calibrators.base import Calibrator
 from calib.calibrators.isotonic import distinct_levels
-from calib.validation import CalibInputError, Choice, check, check_positive_int
+from calib.validation import CalibInputError, Choice, NBins, check_positive_int
 
 if TYPE_CHECKING:
     from sklearn.isotonic import IsotonicRegression
 
 ZERO_ROW_POLICIES = ("uniform", "nan")
+ZeroRows = Annotated[str, Choice(ZERO_ROW_POLICIES)]
 
 
 class MeanReplacement(Calibrator):
@@ -138,12 +139,10 @@ class _NetcalOneVsAll(Calibrator):
     K = 2 only index 1 is used).
     """
 
-    def __init__(self, zero_rows: str = "uniform"):
+    def __init__(self, zero_rows: ZeroRows = "uniform"):
         self.zero_rows = zero_rows
 
     def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        check(self.zero_rows, Choice(ZERO_ROW_POLICIES), "zero_rows")
-        self._check_params()
         p = np.exp(logp)
         k = p.shape[1]
         self.models_ = [None] * k
@@ -185,9 +184,6 @@ class _NetcalOneVsAll(Calibrator):
         with np.errstate(divide="ignore"):
             return np.log(c)
 
-    def _check_params(self) -> None:
-        pass
-
     def _fit_binary(self, p: np.ndarray, positive: np.ndarray):
         raise NotImplementedError
 
@@ -225,12 +221,9 @@ class OneVsAllHistogramBinning(_NetcalOneVsAll):
     ``models_[j]`` is the class-j histogram (``edges``, bin ``values``, calibration ``counts``) or None.
     """
 
-    def __init__(self, n_bins: int = 15, zero_rows: str = "uniform"):
+    def __init__(self, n_bins: NBins = 15, zero_rows: ZeroRows = "uniform"):
         super().__init__(zero_rows=zero_rows)
         self.n_bins = n_bins
-
-    def _check_params(self) -> None:
-        check_positive_int(self.n_bins, "n_bins")
 
     def _fit_binary(self, p: np.ndarray, positive: np.ndarray) -> _Histogram:
         eps = np.finfo(np.float64).eps
