@@ -635,15 +635,17 @@ def _cli(command: str) -> Callable[[Data], object]:
 
 
 LOADER_NAMES = {"scores": ("score",), "labels": ("label",)}
-CALIBRATORS = [  # (name, constructor, K of its base data, options)
+# (name, constructor, K of its base data, options); their parameters' invalid values are generated from their
+# declarations (tests/calib/calibrators/test_parameters.py)
+CALIBRATORS = [
     *((name, getattr(cal, name), 3, {}) for name in ("AffineCalibrator", "TemperatureScaling", "VectorScaling")),
     *((name, getattr(cal, name), 3, {}) for name in ("MatrixScaling", "DirichletCalibrator", "MeanReplacement")),
     *((name, getattr(cal, name), 2, {}) for name in ("BetaCalibrator", "IsotonicCalibrator", "PlattCalibrator")),
     ("DirichletCalibrator(cv)", partial(cal.DirichletCalibrator, lambdas=(0.01, 1.0), n_folds=3), 3, {}),
-    ("OneVsAllHistogramBinning", cal.OneVsAllHistogramBinning, 3, opt("n_bins")),
+    ("OneVsAllHistogramBinning", cal.OneVsAllHistogramBinning, 3, {}),
     ("OneVsAllIsotonic", cal.OneVsAllIsotonic, 3, {}),
     ("OneVsRest(IsotonicCalibrator)", partial(cal.OneVsRest, cal.IsotonicCalibrator()), 3, {}),
-    ("HistogramBinning", cal.HistogramBinning, 2, opt("n_bins")),
+    ("HistogramBinning", cal.HistogramBinning, 2, {}),
 ]
 
 ENTRIES = [

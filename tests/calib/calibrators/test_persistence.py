@@ -340,7 +340,7 @@ EDITS = [
     ("string not a choice", "histogram", 2, _set("fitted", "closed_", "middle"), "closed_ must be one of"),
     ("bad n_bins", "histogram", 2, _set("init", "n_bins", "15"), "init: n_bins must be an integer"),
     ("bad policy", "histogram", 2, _set("init", "empty_bin", "nearest"), "init: empty_bin must be one of"),
-    ("bad clip", "isotonic", 2, _set("init", "clip", "small"), "init: clip must be in [0, 0.5)"),
+    ("bad clip", "isotonic", 2, _set("init", "clip", "small"), "init: clip must be a number >= 0 and < 0.5"),
     (
         "thresholds out of order",
         "isotonic",
