@@ -161,7 +161,7 @@ class Calibrator:
         for name, hint in declared.items():
             for rule in rules(hint):
                 if isinstance(rule, Choice) and rule.former:
-                    rule.current(values[name], name, stacklevel=4)
+                    rule.current(values[name], name, stacklevel=3)
 
     def get_params(self, deep: bool = True) -> dict[str, object]:
         """The constructor parameters and their values; with ``deep``, also ``name__param`` entries of
@@ -401,13 +401,15 @@ def _parameters(count: int) -> str:
 @functools.cache
 def _declared_params(cls: type) -> dict[str, object]:
     """The parameters of ``cls``'s constructor with a type hint that holds rules (``Annotated``, alone or in a
-    union) or is a class (e.g. ``Calibrator``), name -> hint."""
+    union) or is a class of its own (e.g. ``Calibrator``), name -> hint."""
     hints = typing.get_type_hints(cls.__init__, include_extras=True)
     return {name: hints[name] for name in cls._param_names() if name in hints and _declares(hints[name])}
 
 
 def _declares(hint) -> bool:
-    if rules(hint) or (isinstance(hint, type) and hint is not object):
+    """Whether ``hint`` declares a parameter: rules, or a class that is not a builtin (a plain ``int`` or ``str``
+    hint of a subclass elsewhere is a hint only)."""
+    if rules(hint) or (isinstance(hint, type) and hint.__module__ != "builtins"):
         return True
     return any(_declares(option) for option in typing.get_args(hint) if option is not type(None))
 
