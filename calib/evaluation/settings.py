@@ -14,7 +14,7 @@ from typing import Annotated
 from calib._internal.declared import check_fields, documented, option, setting
 from calib.calibration_errors.binning import STRATEGIES
 from calib.calibrators.registry import CALIBRATORS
-from calib.validation import CalibInputError, Choice, Integer, NBins, Number
+from calib.validation import CalibInputError, Choice, Integer, NBins, NFolds, Number, Seed
 
 # The calibrators an evaluation cross-validates by default: for every K, then by K (registry names,
 # calib.calibrators.registry); vector scaling only while its 2K - 1 parameters stay few enough for
@@ -81,12 +81,12 @@ class EvaluationSettings:
         f"and {' and '.join(DEFAULT_MULTICLASS_CALIBRATORS)} up to {VECTOR_SCALING_MAX_CLASSES} classes",
         empty="none",
     )
-    folds: Annotated[int, Integer(minimum=2)] = setting(5, "cross-validation folds of the calibrators")
+    folds: NFolds = setting(5, "cross-validation folds of the calibrators")
     n_boot: Annotated[int, Integer(2, MAX_BOOTSTRAP, zero="no intervals")] = setting(
         200, "bootstrap resamples of the intervals", deprecated=("bootstrap",)
     )
     alpha: Annotated[float, Number(0, 1)] = setting(0.05, "1 - the level of the intervals")
-    seed: Annotated[int, Integer(0, 2**32 - 1)] = setting(0, "seed of the resamples, the folds and the subsamples")
+    seed: Seed = setting(0, "seed of the resamples, the folds and the subsamples")
     fit_samples: Annotated[int, Integer(minimum=10)] | None = setting(
         10**6,
         "the calibrators are cross-validated on at most this many samples (a seeded random subset beyond)",
