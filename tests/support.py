@@ -53,3 +53,10 @@ def artifact_rules() -> set[str]:
     from pipeline.targets import experiments, jobs, rule_name
 
     return {rule_name(job) for job in jobs(experiments())}
+
+
+def stable_id(value) -> str:
+    """A test id's text for ``value``, the same in every process (pytest-xdist compares the ids its workers
+    collect): the repr, or the type's name for an object whose repr holds its address."""
+    text = repr(value)
+    return f"<{type(value).__name__}>" if " at 0x" in text else text

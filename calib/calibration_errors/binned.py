@@ -14,14 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 from scipy.special import betaincinv
 
+from calib._internal.declared import check_fields
 from calib.calibration_errors.binning import (
     EDGE_GRIDS,
-    EDGE_RULES,
     EDGE_TOLERANCE,
+    EdgeRule,
+    Strategy,
     bin_statistics,
     strategy_bin_ids,
     strategy_edges,
@@ -29,10 +32,11 @@ from calib.calibration_errors.binning import (
 )
 from calib.calibration_errors.miscalibration import cell_statistics, distance
 from calib.validation import (
-    N_BINS,
     CalibInputError,
     Choice,
+    Flag,
     NBins,
+    Number,
     as_labels,
     as_probs,
     as_vector,
@@ -352,30 +356,21 @@ class BinnedCalibrationError:
     0.29
     """
 
-    target: str = "top_label"
+    target: Annotated[str, Choice(TARGETS)] = "top_label"
     n_bins: NBins = 15
-    norm: str = "l1"
-    strategy: str = "equal-width"
-    closed: str = "right"
-    edges: str = "exact"
-    edge_tolerance: float = EDGE_TOLERANCE
-    one_in_extra_bin: bool = False
-    average: bool = False
-    debiased: bool = False
+    norm: Annotated[str, Choice(NORMS)] = "l1"
+    strategy: Strategy = "equal-width"
+    closed: EdgeRule = "right"
+    edges: Annotated[str, Choice(EDGE_GRIDS)] = "exact"
+    edge_tolerance: Annotated[float, Number(0, 1, closed="low")] = EDGE_TOLERANCE
+    one_in_extra_bin: Flag = False
+    average: Flag = False
+    debiased: Flag = False
 
     def __post_init__(self):
-        for name, allowed in (
-            ("target", TARGETS),
-            ("norm", NORMS),
-            ("closed", EDGE_RULES),
-            ("edges", EDGE_GRIDS),
-        ):
-            if getattr(self, name) not in allowed:
-                raise CalibInputError(f"{name} must be one of {allowed}; got {getattr(self, name)!r}")
+        check_fields(self)
         object.__setattr__(self, "strategy", strategy_name(self.strategy))
-        check(self.n_bins, N_BINS, "n_bins")
-        if not (isinstance(self.edge_tolerance, int | float) and 0 <= self.edge_tolerance < 1):
-            raise CalibInputError(f"edge_tolerance must be a number in [0, 1); got {self.edge_tolerance!r}")
+        # The rules across fields.
         if self.debiased and self.norm not in ("l2", "squared"):
             raise CalibInputError(f"debiased applies to norm 'l2' or 'squared' only; got norm={self.norm!r}")
         if self.target == "canonical" and self.norm not in ("l1", "max"):

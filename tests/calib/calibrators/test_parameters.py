@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from support import stable_id
 
 import calib.calibrators as calibrators
 from calib._internal.declared import invalid_values
@@ -54,7 +55,9 @@ def test_every_parameter_of_every_calibrator_is_declared():
 
 
 @pytest.mark.parametrize(
-    ("cls", "name", "value"), INVALID, ids=[f"{cls.__name__}({name}={value!r})" for cls, name, value in INVALID]
+    ("cls", "name", "value"),
+    INVALID,
+    ids=[f"{cls.__name__}({name}={stable_id(value)})" for cls, name, value in INVALID],
 )
 def test_an_invalid_parameter_is_one_error_at_fit_naming_it(cls, name, value):
     model = cls(**REQUIRED.get(cls, {}) | {name: value})

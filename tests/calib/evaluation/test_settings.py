@@ -8,6 +8,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from support import stable_id
 
 from calib._internal.declared import hints, invalid_values, option
 from calib.calibration_errors.binned import BinnedCalibrationError
@@ -25,7 +26,7 @@ def test_every_setting_has_invalid_values_to_try():
     assert {name for name, _ in INVALID} == {f.name for f in dataclasses.fields(EvaluationSettings)}
 
 
-@pytest.mark.parametrize(("name", "value"), INVALID, ids=[f"{n}={v!r}" for n, v in INVALID])
+@pytest.mark.parametrize(("name", "value"), INVALID, ids=[f"{n}={stable_id(v)}" for n, v in INVALID])
 def test_an_invalid_setting_is_one_error_naming_the_field_and_its_option(name, value):
     with pytest.raises(CalibInputError) as raised:
         EvaluationSettings(**{name: value})
@@ -48,3 +49,20 @@ def test_n_bins_is_one_declaration_for_the_evaluation_and_the_binned_estimator(v
     with pytest.raises(CalibInputError) as estimator:
         BinnedCalibrationError(n_bins=value)
     assert str(evaluation.value) == str(estimator.value)
+
+
+ESTIMATOR_INVALID = [
+    (field.name, value)
+    for field in dataclasses.fields(BinnedCalibrationError)
+    for value in invalid_values(hints(BinnedCalibrationError)[field.name])
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), ESTIMATOR_INVALID, ids=[f"{n}={stable_id(v)}" for n, v in ESTIMATOR_INVALID]
+)
+def test_an_invalid_binned_estimator_setting_is_one_error_naming_it(name, value):
+    with pytest.raises(CalibInputError) as raised:
+        BinnedCalibrationError(**{name: value})
+    message = str(raised.value)
+    assert message.startswith(f"{name} must be ") and "; got " in message and "\n" not in message
