@@ -460,6 +460,25 @@ def _label_forms(positive_label) -> list:
     return forms
 
 
+def check_label_values(label_values) -> None:
+    """Refuse a ``label_values`` that is neither one of :data:`LABEL_VALUES` nor a mapping of label to class
+    column, naming ``label_values=`` (``--label-values`` on the command line).
+
+    Examples
+    --------
+    >>> check_label_values("1-based"), check_label_values({"-1": "neg", "1": "pos"})
+    (None, None)
+    """
+    if isinstance(label_values, dict):
+        return
+    if label_values not in LABEL_VALUES:
+        raise CalibInputError(
+            f"label_values must be one of {LABEL_VALUES} or a mapping of label to class column; got {label_values!r}",
+            cli_message=f"--label-values must be one of {', '.join(LABEL_VALUES)} or LABEL=COLUMN pairs; "
+            f"got {label_values!r}",
+        )
+
+
 def _label_indices(labels, names: list[str], label_values, path: Path, notes: list, named=False, frame=None):
     """Labels (a pandas Series) as class indices into the columns ``names``, as the module docstring says;
     a note when numbers are read as positions (which must then reach every column unless the columns were
@@ -473,12 +492,7 @@ def _label_indices(labels, names: list[str], label_values, path: Path, notes: li
         if bad:
             raise CalibInputError(f"{path}: label_values maps to {bad}, which are not class columns {names}")
         return _mapped(labels.astype(str), mapping, path, "label_values")
-    if label_values not in LABEL_VALUES:
-        raise CalibInputError(
-            f"label_values must be one of {LABEL_VALUES} or a mapping of label to class column; got {label_values!r}",
-            cli_message=f"--label-values must be one of {', '.join(LABEL_VALUES)} or LABEL=COLUMN pairs; "
-            f"got {label_values!r}",
-        )
+    check_label_values(label_values)
     numbers = class_numbers(names)
     words = _boolean_words(names)
     booleans = pd.api.types.is_bool_dtype(labels.dtype)
