@@ -59,7 +59,7 @@ class OwnSet:
     (``--positive-label``); ``scale``, ``renormalize``, ``sep``, ``decimal``, ``scores_key``, ``labels_key``,
     ``format``: as the options of those names;
     ``sha256``: the checksum ``file`` must have; ``label``: the set's name in tables (default: the config
-    file's name).
+    file's name). A table's keys map onto :class:`calib.data.table_options.TableOptions` (:meth:`table_options`).
     """
 
     file: str

@@ -208,7 +208,7 @@ def resolve_classes(
     labels : pandas.Series, optional
         The table's labels, or their distinct values (the decision depends on the set of values only).
     label_column, class_columns, label_values, positive_label, exclude
-        As for :func:`calib.data.real.load_table`; ``exclude``: columns that are neither scores nor labels
+        As for :class:`calib.data.table_options.TableOptions`; ``exclude``: columns that are neither scores nor labels
         (ids, groups).
 
     Returns
@@ -674,7 +674,7 @@ def table_inputs(scores, labels, *, kind="probs", class_columns=None, label_valu
     ``scores`` may be a pandas DataFrame, an Arrow table, or any table that offers the Arrow stream
     (``__arrow_c_stream__``: polars, DuckDB results) or the dataframe interchange protocol
     (``__dataframe__``); its columns are matched to the labels and ordered by :func:`resolve_classes`,
-    with the options of :func:`calib.data.real.load_table` (by name, as for a file: numeric columns that
+    with the options of :class:`calib.data.table_options.TableOptions` (by name, as for a file: numeric columns that
     are plainly not classes left out, numbers onto other names by position; each with a warning, kept
     in the layout's ``notes``). Labels with an index (a Series) must have the table's index, so rows
     cannot pair up wrongly; Arrow arrays are read as their values. Arrays are returned unchanged, and
@@ -689,7 +689,7 @@ def table_inputs(scores, labels, *, kind="probs", class_columns=None, label_valu
     kind : {"probs", "logprobs", "logits"}
         What the scores hold (for a binary table of one column, the positive class's).
     class_columns, label_values, positive_label
-        As for :func:`calib.data.real.load_table`.
+        As for :class:`calib.data.table_options.TableOptions`.
 
     Returns
     -------

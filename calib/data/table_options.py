@@ -22,43 +22,53 @@ SCALES = ("unit", "percent")
 
 @dataclass(frozen=True, kw_only=True)
 class TableOptions:
-    """The options a table is read with, checked when made.
+    """The options a table is read with, checked when made (an error names the option).
 
-    Attributes
+    Source: calib's own; the options of ``calib evaluate`` of the same names (``--kind``, ``--labels``,
+    ``--class-columns``, ...), whose rules :mod:`calib.data.classes` gives.
+
+    Parameters
     ----------
     kind : {"probs", "logprobs", "logits"}
         What the score columns hold; required, never guessed (``--kind``).
-    label_column : str
-        The column of true labels (default ``"label"``; ``--labels``).
-    class_columns : tuple of str, optional
-        The score columns, by name or fnmatch pattern (``"prob_*"``), names kept in the order given; a
-        string is one name or pattern. Default None: every numeric column but the labels, ids and groups
-        (``--class-columns``).
-    label_values : {"auto", "index", "names", "1-based"} or mapping
+    label_column : str, default "label"
+        The column of true labels (``--labels``).
+    class_columns : str or sequence of str, optional
+        The score columns, by name or fnmatch pattern (``"prob_*"``), names kept in the order given; kept
+        as a tuple (a string is one name or pattern). Default None: every numeric column but the labels,
+        ids and groups (``--class-columns``).
+    label_values : {"auto", "index", "names", "1-based"} or mapping, default "auto"
         How labels name classes: class indices from 0, class column names, indices from 1, or a mapping
-        from label to class column; ``"auto"`` (default) decides from the labels and the columns
+        from label to class column; ``"auto"`` decides from the labels and the columns
         (:mod:`calib.data.classes`; ``--label-values``).
     positive_label : optional
         For a binary table: the label of the positive class; a table may then hold one score column, the
-        positive class's (default None; ``--positive-label``).
+        positive class's (``--positive-label``).
     id_column : str, optional
         A column of row ids, kept in the set's ``ids``, not read as scores (``--id-column``).
     group_column : str, optional
         A column of subgroups, kept in the set's ``groups``, not read as scores (``--groups``).
-    renormalize : bool
+    renormalize : bool, default False
         Divide rows of probabilities by their sums when rounding left them off 1 (by at most 0.01)
-        (default False; ``--renormalize``).
-    scale : {"unit", "percent"}
+        (``--renormalize``).
+    scale : {"unit", "percent"}, default "unit"
         ``"percent"``: probabilities written as percentages (0-100), divided by 100; only with
-        ``kind="probs"`` (default ``"unit"``; ``--scale``).
+        ``kind="probs"`` (``--scale``).
     sep : str, optional
-        The column separator of a text table (default None: ``,`` for csv, a tab for tsv, or what a
-        first line ``sep=X`` says; ``--sep``).
-    decimal : str
-        The decimal mark of a text table (default ``"."``; ``--decimal``).
+        The column separator of a text table; default None: ``,`` for csv, a tab for tsv, or what a
+        first line ``sep=X`` says (``--sep``).
+    decimal : str, default "."
+        The decimal mark of a text table (``--decimal``).
     format : str, optional
-        The file's format when its suffix does not say it, one of :data:`calib.data.formats.FORMATS`
-        (default None: from the suffix; ``--format``).
+        The file's format when its suffix does not say it, one of :data:`calib.data.formats.FORMATS`;
+        default None: from the suffix (``--format``).
+
+    Methods
+    -------
+    names()
+        The options' names.
+    taken_from(keywords)
+        The options among a function's keywords.
 
     Examples
     --------
