@@ -63,6 +63,15 @@ def test_evaluate_dataset_without_a_scheduler_is_the_out_of_core_evaluation(tmp_
     assert_same(summary, evaluate_chunks(table.chunks, n_classes=2, grouped=True, n_boot=10, calibrators=()), 0)
 
 
+def test_evaluate_dataset_takes_the_table_options_as_an_object_or_as_keywords_not_both(tmp_path):
+    folder = write_log(tmp_path / "log", n=3_000)
+    options = TableOptions(kind="probs", group_column="segment")
+    given = evaluate_dataset(folder, options, n_boot=0, calibrators=())
+    assert_same(given, evaluate_dataset(folder, kind="probs", group_column="segment", n_boot=0, calibrators=()), 0)
+    with pytest.raises(CalibInputError, match=r"^group_column: give the table's options once"):
+        evaluate_dataset(folder, options, group_column="segment", n_boot=0)
+
+
 def test_a_partition_without_labels_is_named_by_its_file_and_row(tmp_path, monkeypatch):
     folder = write_log(tmp_path / "log", n=6_000)
     frame = pd.read_parquet(folder / "part-01.parquet")
