@@ -20,8 +20,9 @@ detail that may change. Posteriors are passed with an explicit ``kind`` ("probs"
   :class:`BetaCalibrator`, :class:`HistogramBinning`, :class:`IsotonicCalibrator`, :class:`OneVsRest`,
   and :func:`calibrate` (train-on-test or cross-validated), :func:`save_calibrator`,
   :func:`load_calibrator`;
-- data and summaries: :func:`load_posteriors`, :func:`evaluate`, :func:`evaluate_chunks`,
-  :func:`evaluate_dataset` (a Parquet data set, here or on a Dask cluster);
+- data and summaries: :func:`load_posteriors`, :class:`TableOptions` (how a table is read),
+  :func:`evaluate`, :func:`evaluate_chunks`, :func:`evaluate_dataset` (a Parquet data set, here or on a
+  Dask cluster);
 - diagrams: :func:`reliability_bins` (prepare) and :func:`reliability_bars` (plot).
 
 Names are imported on first use, so ``import calib`` (and the ``calib`` command) loads only what
@@ -84,6 +85,7 @@ _HOMES = {
     "save_calibrator": "calib.calibrators",
     "load_calibrator": "calib.calibrators",
     "load_posteriors": "calib.data.real",
+    "TableOptions": "calib.data.table_options",
     "evaluate": "calib.evaluation.engine",
     "evaluate_chunks": "calib.evaluation.engine",
     "evaluate_dataset": "calib.evaluation.router",

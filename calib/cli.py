@@ -44,7 +44,8 @@ os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
 from calib._internal.memory import return_large_arrays_to_the_system
 from calib.data.formats import FORMATS, file_format
-from calib.data.real import SCALES, PosteriorSet, load_posteriors
+from calib.data.real import PosteriorSet, load_posteriors, load_table
+from calib.data.table_options import SCALES, TableOptions
 from calib.validation import CalibInputError, CalibInputWarning, MissingFileError, as_priors
 
 KINDS = ("probs", "logprobs", "logits")
@@ -164,11 +165,29 @@ def _label_values(values: list[str] | None):
     return dict(pairs)
 
 
+def _table_options(args, fmt: str) -> TableOptions:
+    """The options a table of format ``fmt`` is read with, as the command line gives them: the one place
+    every command builds them, for a table read whole or in chunks; checked here, an error names the option."""
+    return TableOptions(
+        kind=args.kind or "probs",
+        label_column=args.labels,
+        class_columns=args.class_columns,
+        label_values=_label_values(args.label_values),
+        positive_label=args.positive_label,
+        id_column=args.id_column,
+        group_column=getattr(args, "groups", None),  # evaluate's option only
+        renormalize=args.renormalize,
+        scale=args.scale,
+        sep=args.sep,
+        decimal=args.decimal,
+        format=fmt,
+    )
+
+
 def _load(path: str, args, *, require_labels: bool = True, labels_file: bool = True) -> PosteriorSet:
     """Load ``path`` as the command line says, and validate its scores as log-posteriors, so that a bad
     file stops here, before any computation; loader warnings become notes on stderr."""
     file = Path(path)
-    options = {"renormalize": args.renormalize, "require_labels": require_labels, "scale": args.scale}
     fmt = file_format(file, args.format)
     group_column = getattr(args, "groups", None)
     if group_column and fmt in ("npz", "npy"):
@@ -176,25 +195,18 @@ def _load(path: str, args, *, require_labels: bool = True, labels_file: bool = T
             f"--groups {group_column}: groups are read from a column of a table (CSV, Parquet, Feather); "
             f"{path} is .{fmt}: write the scores, labels and groups as one table"
         )
-    kind = args.kind
-    if fmt == "npz":  # the archive's own kind array, as calib calibrate writes it, else --kind's default
-        options |= {"scores_key": args.scores_key, "labels_key": args.labels_key, "default_kind": "probs"}
-    else:
-        kind = kind or "probs"
-    options["labels"] = args.labels_file if labels_file else None
-    if fmt not in ("npz", "npy"):
-        options |= {
-            "label_column": args.labels,
-            "class_columns": args.class_columns,
-            "label_values": _label_values(args.label_values),
-            "positive_label": args.positive_label,
-            "id_column": args.id_column,
-            "group_column": group_column,
-            "sep": args.sep,
-            "decimal": args.decimal,
-        }
+    labels = args.labels_file if labels_file else None
     with _Notes():
-        pset = load_posteriors(file, kind=kind, format=fmt, **options)
+        if fmt in ("npz", "npy"):
+            options = {"renormalize": args.renormalize, "require_labels": require_labels, "scale": args.scale}
+            kind = args.kind
+            if fmt == "npz":  # the archive's own kind array, as calib calibrate writes it, else --kind's default
+                options |= {"scores_key": args.scores_key, "labels_key": args.labels_key, "default_kind": "probs"}
+            else:
+                kind = kind or "probs"
+            pset = load_posteriors(file, kind=kind, format=fmt, labels=labels, **options)
+        else:
+            pset = load_table(file, _table_options(args, fmt), labels=labels, require_labels=require_labels)
         pset.logprobs()  # validated now: a bad file stops before any work
     return pset
 
@@ -407,22 +419,7 @@ def _chunked(args, map_reduce=None):
                 return None  # loaded whole, which names what is missing
             kind = args.kind or "probs"
             return npy_chunks(file, args.labels_file, kind=kind, renormalize=args.renormalize, scale=args.scale)
-        return table_chunks(
-            file,
-            kind=args.kind or "probs",
-            format=fmt,
-            label_column=args.labels,
-            class_columns=args.class_columns,
-            label_values=_label_values(args.label_values),
-            positive_label=args.positive_label,
-            group_column=args.groups,
-            id_column=args.id_column,
-            renormalize=args.renormalize,
-            scale=args.scale,
-            sep=args.sep,
-            decimal=args.decimal,
-            map_reduce=map_reduce,
-        )
+        return table_chunks(file, _table_options(args, fmt), map_reduce=map_reduce)
 
 
 def _report_files(groups: str | None) -> tuple[str, ...]:

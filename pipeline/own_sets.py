@@ -23,7 +23,8 @@ from typing import Annotated, Any, Literal
 
 from calib._internal.files import atomic_write, sha256_file
 from calib.data.formats import FORMATS, file_format
-from calib.data.real import PosteriorSet, load_posteriors
+from calib.data.real import PosteriorSet, load_posteriors, load_table
+from calib.data.table_options import TableOptions
 from calib.validation import CalibInputError, CalibInputWarning
 from pipeline.config import CACHE_DIR, CONFIG_DIR, OWN_SETS, own_set_config, own_set_names
 from pipeline.parameters import ConfigError, message, typed
@@ -58,7 +59,7 @@ class OwnSet:
     (``--positive-label``); ``scale``, ``renormalize``, ``sep``, ``decimal``, ``scores_key``, ``labels_key``,
     ``format``: as the options of those names;
     ``sha256``: the checksum ``file`` must have; ``label``: the set's name in tables (default: the config
-    file's name).
+    file's name). A table's keys map onto :class:`calib.data.table_options.TableOptions` (:meth:`table_options`).
     """
 
     file: str
@@ -79,6 +80,25 @@ class OwnSet:
     format: Literal[FORMATS] | None = None
     sha256: Annotated[Any, Sha256()] | None = None  # Any: YAML reads unquoted digits as a number, which the rule names
     label: str | None = None
+
+    def table_options(self, fmt: str) -> TableOptions:
+        """The options a table of format ``fmt`` declared here is read with (each key is the command's option
+        of that name, ``labels`` its label column), checked as :class:`TableOptions` checks them.
+
+        Example: ``OwnSet(file="s.csv", kind="probs", labels="y").table_options("csv").label_column`` is ``"y"``.
+        """
+        return TableOptions(
+            kind=self.kind,
+            label_column=self.labels,
+            class_columns=self.class_columns,
+            label_values=self.label_values,
+            positive_label=self.positive_label,
+            renormalize=self.renormalize,
+            scale=self.scale,
+            sep=self.sep,
+            decimal=self.decimal,
+            format=fmt,
+        )
 
 
 def declaration_file(name: str) -> str:
@@ -140,26 +160,20 @@ def load(name: str, split: str = "test") -> PosteriorSet:
         fmt = file_format(path, spec.format)
     except CalibInputError as exc:
         raise error(name, "format", _declaration_words(exc)) from None
-    options: dict = {"scale": spec.scale, "renormalize": spec.renormalize}
-    if fmt == "npz":
-        options |= {"scores_key": spec.scores_key, "labels_key": spec.labels_key}
-    if labels_file is not None:  # a table's label column too, as --labels-file replaces it
-        options["labels"] = resolve(labels_file)
-    elif fmt == "npy":
+    # a table's label column too, as --labels-file replaces it
+    labels = None if labels_file is None else resolve(labels_file)
+    if labels is None and fmt == "npy":
         raise error(name, labels_key, f"{path} holds scores only: give the .npy file of its labels")
-    if fmt not in ("npz", "npy"):
-        options |= {
-            "label_column": spec.labels,
-            "class_columns": spec.class_columns,
-            "label_values": spec.label_values,
-            "positive_label": spec.positive_label,
-            "sep": spec.sep,
-            "decimal": spec.decimal,
-        }
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", CalibInputWarning)
-            pset = load_posteriors(path, kind=spec.kind, format=fmt, **options)
+            if fmt in ("npz", "npy"):
+                options: dict = {"scale": spec.scale, "renormalize": spec.renormalize}
+                if fmt == "npz":
+                    options |= {"scores_key": spec.scores_key, "labels_key": spec.labels_key}
+                pset = load_posteriors(path, kind=spec.kind, format=fmt, labels=labels, **options)
+            else:
+                pset = load_table(path, spec.table_options(fmt), labels=labels)
             pset.logprobs()  # validated here: wrong scores stop before any work
     except CalibInputError as exc:
         blamed = "labels" if fmt not in ("npz", "npy") and "label" in str(exc).lower() else key

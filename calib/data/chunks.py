@@ -6,17 +6,16 @@ scores with an ``.npy`` of labels (both memory-mapped). A table's layout is reso
 :func:`calib.data.real.load_table` resolves it on the whole table: the score columns and their class
 order from the first rows, and the labels' meaning from the set of distinct labels of the whole
 label column, read first on its own (:func:`calib.data.classes.resolve_classes` decides from that set,
-so it decides as it would on every row). Every chunk is then read with the needed columns only and
-converted the same way, so the chunks put together are the set the whole-file loader returns, and a
-bad cell is reported with its row in the file. Memory is bounded by the chunk size, whatever the
-number of rows.
+so it decides as it would on every row), by the rules both readers share (:mod:`calib.data.reading`).
+Every chunk is then read with the needed columns only and converted the same way, so the chunks put
+together are the set the whole-file loader returns, and a bad cell is reported with its row in the file.
+Memory is bounded by the chunk size, whatever the number of rows.
 
 pandas and pyarrow are imported inside the readers that need them, so reading a .npy file loads neither.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,15 +25,10 @@ from pathlib import Path
 import numpy as np
 
 from calib.data.classes import ClassLayout, two_columns
-from calib.data.formats import TEXT_FORMATS, read_text_table, text_options
-from calib.data.real import _index_column, table_layout
-from calib.validation import (
-    CalibInputError,
-    CalibInputWarning,
-    check_inputs,
-    not_probabilities,
-    renormalized,
-)
+from calib.data.formats import TEXT_FORMATS, file_format, read_text_table, text_options
+from calib.data.reading import ScoreRows, check_score_arrays, index_column, table_layout
+from calib.data.table_options import TableOptions
+from calib.validation import CalibInputError, check_inputs, not_probabilities
 
 # Rows per chunk read (a few MiB per score column).
 CHUNK_ROWS = 1 << 18
@@ -84,36 +78,19 @@ class ChunkedSet:
     given_order: tuple[int, ...] | None = None  # as PosteriorSet.given_order
 
 
-def table_chunks(
-    path,
-    *,
-    kind: str,
-    format: str,
-    label_column: str = "label",
-    class_columns=None,
-    label_values="auto",
-    positive_label=None,
-    group_column: str | None = None,
-    id_column: str | None = None,
-    renormalize: bool = False,
-    scale: str = "unit",
-    sep: str | None = None,
-    decimal: str = ".",
-    map_reduce: Callable | None = None,
-) -> ChunkedSet:
-    """A table as a :class:`ChunkedSet`, with the options of :func:`calib.data.real.load_table`.
+def table_chunks(path, options: TableOptions, *, map_reduce: Callable | None = None) -> ChunkedSet:
+    """A table as a :class:`ChunkedSet`, read with the options :func:`calib.data.real.load_table` reads it
+    with whole.
 
     Parameters
     ----------
     path : str or Path
         A Parquet file, a folder of ``*.parquet`` files (one table, in the order of the file names, every
         file with the same columns), or a CSV / TSV file.
-    kind : {"probs", "logprobs", "logits"}
-        What the score columns hold.
-    format : {"parquet", "csv", "tsv"}
-        The table's format (:func:`calib.data.formats.file_format`).
-    label_column, class_columns, label_values, positive_label, group_column, id_column, renormalize, scale, sep, decimal
-        As for :func:`calib.data.real.load_table` (the id column is left out of the scores, not read).
+    options : TableOptions
+        How to read it (:class:`calib.data.table_options.TableOptions`); its ``format`` is one of
+        ``parquet``, ``csv``, ``tsv`` (default: from the suffix; a folder is Parquet). The id column is left
+        out of the scores, not read.
     map_reduce : callable, optional
         For a Parquet table, ``map_reduce(function, partitions, merge, what)`` runs ``function`` on each
         :class:`Partition` and merges the results in order (on a cluster, for instance): the label
@@ -129,21 +106,21 @@ def table_chunks(
     >>> path = os.path.join(tempfile.mkdtemp(), "scores.parquet")
     >>> frame = pd.DataFrame({"dog": [0.1, 0.8, 0.4], "cat": [0.9, 0.2, 0.6], "label": ["cat", "dog", "dog"]})
     >>> frame.to_parquet(path)
-    >>> table = table_chunks(path, kind="probs", format="parquet")
+    >>> table = table_chunks(path, TableOptions(kind="probs"))
     >>> table.class_names, [labels.tolist() for _, labels, _ in table.chunks()]
     (('cat', 'dog'), [[0, 1, 1]])
     >>> [np.exp(logp).round(2).tolist() for logp, _, _ in table.chunks()][0][0]
     [0.9, 0.1]
     """
     path = Path(path)
-    source = _ParquetSource(path) if format == "parquet" else _TextSource(path, format, sep, decimal)
-    head, _ = _index_column(source.head(), path, id_column)
+    fmt = options.format or ("parquet" if path.is_dir() else file_format(path))
+    source = _ParquetSource(path) if fmt == "parquet" else _TextSource(path, fmt, options.sep, options.decimal)
+    head, _ = index_column(source.head(), path, options.id_column)
     if head.empty and source.n_rows in (0, None):
         raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
+    label_column = options.label_column
     if label_column not in head.columns:  # refused naming the column, as the whole-file loader refuses it
-        table_layout(head, path, labels=None, label_column=label_column, class_columns=class_columns,
-                     label_values=label_values, positive_label=positive_label, id_column=id_column,
-                     group_column=group_column)  # fmt: skip
+        table_layout(head, path, options, labels=None)
     scan = partial(_distinct_labels, source, path, label_column)
     if map_reduce is not None and isinstance(source, _ParquetSource):
         labels = map_reduce(scan, source.partitions(PARTITION_ROWS), _Labels.merged, "label values")
@@ -151,16 +128,15 @@ def table_chunks(
         labels = scan(None)
     if labels.dtype is None:
         raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
-    layout = table_layout(head, path, labels=labels.series(), label_column=label_column,
-                          class_columns=class_columns, label_values=label_values, positive_label=positive_label,
-                          id_column=id_column, group_column=group_column)  # fmt: skip
+    layout = table_layout(head, path, options, labels=labels.series())
     columns, names = list(layout.columns), layout.names
-    scores_of = _ScoresOf(path, kind, scale, renormalize, columns)
-    read = _TableReader(source, path, kind, columns, label_column, group_column, layout, scores_of)
+    kind = options.kind
+    scores_of = _ScoresOf(ScoreRows(path, kind, options.scale, options.renormalize), columns)
+    read = _TableReader(source, path, kind, columns, label_column, options.group_column, layout, scores_of)
 
     def chunks() -> Iterator[tuple]:
         yield from read(None)
-        scores_of.note()
+        scores_of.rows.note()
 
     parquet = isinstance(source, _ParquetSource)
     return ChunkedSet(path, source.n_rows, names, len(names), kind, chunks, source.estimate_rows,
@@ -219,20 +195,18 @@ def npy_chunks(scores_path, labels_path, *, kind: str, renormalize: bool = False
     >>> pieces.n_samples, [y.tolist() for _, y, _ in pieces.chunks()]
     (2, [[1, 0]])
     """
-    from calib.data.real import _scores_and_labels
-
     scores_path, labels_path = Path(scores_path), Path(labels_path)
     scores = _mapped_npy(scores_path, "scores file")
     labels = _mapped_npy(labels_path, "labels file")
-    _scores_and_labels(scores, labels, f"scores file {scores_path}", f"labels file {labels_path}")
-    scores_of = _ScoresOf(scores_path, kind, scale, renormalize, None)
+    check_score_arrays(scores, labels, f"scores file {scores_path}", f"labels file {labels_path}")
+    scores_of = _ScoresOf(ScoreRows(scores_path, kind, scale, renormalize), None)
 
     def chunks() -> Iterator[tuple]:
         for start in range(0, scores.shape[0], CHUNK_ROWS):
             part = np.asarray(scores[start : start + CHUNK_ROWS], dtype=np.float64)
             y = np.asarray(labels[start : start + CHUNK_ROWS])
             yield *_validated(scores_of.prepared(part, scores_path), y, kind, scores_path, start, _row), None
-        scores_of.note()
+        scores_of.rows.note()
 
     return ChunkedSet(scores_path, scores.shape[0], None, scores.shape[1], kind, chunks)
 
@@ -252,25 +226,11 @@ def _mapped_npy(path: Path, what: str) -> np.ndarray:
 
 class _ScoresOf:
     """A chunk's score columns as scores of ``kind``: percentages divided, probabilities checked, rows
-    renormalized (the largest deviation over every chunk noted once, as the whole-file loader notes it)."""
+    renormalized (:class:`calib.data.reading.ScoreRows`: the largest deviation over every chunk noted once,
+    as the whole-file loader notes it)."""
 
-    def __init__(self, path: Path, kind: str, scale: str, renormalize: bool, columns):
-        from calib.data.real import SCALES
-
-        if scale not in SCALES:
-            raise CalibInputError(
-                f"scale must be one of {SCALES}; got {scale!r}",
-                cli_message=f"--scale must be unit or percent; got {scale!r}",
-            )
-        if scale == "percent" and kind != "probs":
-            raise CalibInputError(
-                f"{path}: scale='percent' is for probabilities written as percentages (kind='probs'); "
-                f"got kind={kind!r}",
-                cli_message=f"{path}: --scale percent is for probabilities written as percentages (--kind probs); "
-                f"got --kind {kind}",
-            )
-        self.path, self.kind, self.scale, self.renormalize, self.columns = path, kind, scale, renormalize, columns
-        self.worst = 0.0
+    def __init__(self, rows: ScoreRows, columns):
+        self.rows, self.kind, self.columns = rows, rows.kind, columns
 
     def __call__(self, frame, start: int, path: Path) -> np.ndarray:
         try:
@@ -285,21 +245,11 @@ class _ScoresOf:
         return self.prepared(scores, path)
 
     def prepared(self, scores: np.ndarray, path: Path) -> np.ndarray:
-        if self.scale == "percent":
-            scores = scores / 100.0
+        scores = self.rows.scaled(scores)
+        # A chunk with a missing or infinite score is left to _validated, which names its rows in the file.
         if self.kind == "probs" and np.isfinite(scores).all() and not ((scores >= 0) & (scores <= 1)).all():
             raise not_probabilities(scores, str(path), self.columns)
-        if not self.renormalize:
-            return scores
-        fixed, worst = renormalized(scores, self.kind, str(self.path))
-        self.worst = max(self.worst, worst)
-        return fixed
-
-    def note(self) -> None:
-        if self.worst > 0:
-            warnings.warn(
-                f"{self.path}: renormalized rows off 1 by up to {self.worst:.3g}", CalibInputWarning, stacklevel=3
-            )
+        return self.rows.renormalized(scores)
 
 
 def _row(row: int) -> str:

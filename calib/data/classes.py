@@ -208,7 +208,7 @@ def resolve_classes(
     labels : pandas.Series, optional
         The table's labels, or their distinct values (the decision depends on the set of values only).
     label_column, class_columns, label_values, positive_label, exclude
-        As for :func:`calib.data.real.load_table`; ``exclude``: columns that are neither scores nor labels
+        As for :class:`calib.data.table_options.TableOptions`; ``exclude``: columns that are neither scores nor labels
         (ids, groups).
 
     Returns
@@ -460,6 +460,25 @@ def _label_forms(positive_label) -> list:
     return forms
 
 
+def check_label_values(label_values) -> None:
+    """Refuse a ``label_values`` that is neither one of :data:`LABEL_VALUES` nor a mapping of label to class
+    column, naming ``label_values=`` (``--label-values`` on the command line).
+
+    Examples
+    --------
+    >>> check_label_values("1-based"), check_label_values({"-1": "neg", "1": "pos"})
+    (None, None)
+    """
+    if isinstance(label_values, dict):
+        return
+    if label_values not in LABEL_VALUES:
+        raise CalibInputError(
+            f"label_values must be one of {LABEL_VALUES} or a mapping of label to class column; got {label_values!r}",
+            cli_message=f"--label-values must be one of {', '.join(LABEL_VALUES)} or LABEL=COLUMN pairs; "
+            f"got {label_values!r}",
+        )
+
+
 def _label_indices(labels, names: list[str], label_values, path: Path, notes: list, named=False, frame=None):
     """Labels (a pandas Series) as class indices into the columns ``names``, as the module docstring says;
     a note when numbers are read as positions (which must then reach every column unless the columns were
@@ -473,12 +492,7 @@ def _label_indices(labels, names: list[str], label_values, path: Path, notes: li
         if bad:
             raise CalibInputError(f"{path}: label_values maps to {bad}, which are not class columns {names}")
         return _mapped(labels.astype(str), mapping, path, "label_values")
-    if label_values not in LABEL_VALUES:
-        raise CalibInputError(
-            f"label_values must be one of {LABEL_VALUES} or a mapping of label to class column; got {label_values!r}",
-            cli_message=f"--label-values must be one of {', '.join(LABEL_VALUES)} or LABEL=COLUMN pairs; "
-            f"got {label_values!r}",
-        )
+    check_label_values(label_values)
     numbers = class_numbers(names)
     words = _boolean_words(names)
     booleans = pd.api.types.is_bool_dtype(labels.dtype)
@@ -660,7 +674,7 @@ def table_inputs(scores, labels, *, kind="probs", class_columns=None, label_valu
     ``scores`` may be a pandas DataFrame, an Arrow table, or any table that offers the Arrow stream
     (``__arrow_c_stream__``: polars, DuckDB results) or the dataframe interchange protocol
     (``__dataframe__``); its columns are matched to the labels and ordered by :func:`resolve_classes`,
-    with the options of :func:`calib.data.real.load_table` (by name, as for a file: numeric columns that
+    with the options of :class:`calib.data.table_options.TableOptions` (by name, as for a file: numeric columns that
     are plainly not classes left out, numbers onto other names by position; each with a warning, kept
     in the layout's ``notes``). Labels with an index (a Series) must have the table's index, so rows
     cannot pair up wrongly; Arrow arrays are read as their values. Arrays are returned unchanged, and
@@ -675,7 +689,7 @@ def table_inputs(scores, labels, *, kind="probs", class_columns=None, label_valu
     kind : {"probs", "logprobs", "logits"}
         What the scores hold (for a binary table of one column, the positive class's).
     class_columns, label_values, positive_label
-        As for :func:`calib.data.real.load_table`.
+        As for :class:`calib.data.table_options.TableOptions`.
 
     Returns
     -------

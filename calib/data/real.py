@@ -14,7 +14,6 @@ starts without loading them.
 
 from __future__ import annotations
 
-import re
 import warnings
 import zipfile
 from contextlib import nullcontext
@@ -24,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from calib._internal.files import atomic_write
-from calib.data.classes import ClassLayout, resolve_classes, two_columns
+from calib.data.classes import two_columns
 from calib.data.formats import (
     TEXT_FORMATS,
     file_format,
@@ -33,6 +32,8 @@ from calib.data.formats import (
     require_readable,
     seekable_source,
 )
+from calib.data.reading import ScoreRows, check_score_arrays, index_column, table_layout
+from calib.data.table_options import TableOptions
 from calib.validation import (
     KINDS,
     CalibInputError,
@@ -41,10 +42,7 @@ from calib.validation import (
     as_logprobs,
     check_scores,
     not_probabilities,
-    renormalized,
 )
-
-SCALES = ("unit", "percent")
 
 
 @dataclass(frozen=True)
@@ -203,40 +201,11 @@ def _archive_array(data, key: str, path) -> np.ndarray:
     return _numeric_array(lambda: data[key], f"array {key!r} of {path}")
 
 
-def _scores_and_labels(scores: np.ndarray, labels: np.ndarray | None, where: str, labels_where: str) -> None:
-    if scores.ndim == 1:
-        raise CalibInputError(
-            f"{where} holds one score per sample, shape {scores.shape}; a binary problem needs both columns "
-            "(np.column_stack([1 - p, p])), or load a table with one score column and positive_label=",
-            cli_message=f"{where} holds one score per sample, shape {scores.shape}; a binary problem needs both "
-            "columns (negative, positive), or a CSV table with one score column and --positive-label LABEL",
-        )
-    if labels is not None and (labels.ndim != 1 or labels.shape[0] != scores.shape[0]):
-        raise CalibInputError(
-            f"{labels_where} holds shape {labels.shape}; it needs one label per row of {where}, "
-            f"shape ({scores.shape[0]},)"
-        )
-    if labels is not None and scores.ndim == 2:  # refused naming the file the labels came from
-        as_labels(labels, scores.shape[0], scores.shape[1], name=labels_where)
-
-
 def _prepared(scores: np.ndarray, kind: str, scale: str, renormalize: bool, path, columns=None) -> np.ndarray:
     """Scores as read, divided by 100 for ``scale="percent"``, checked to be probabilities when ``kind``
-    says so, and rescaled to sum to 1 with ``renormalize``."""
-    if scale not in SCALES:
-        raise CalibInputError(
-            f"scale must be one of {SCALES}; got {scale!r}",
-            cli_message=f"--scale must be unit or percent; got {scale!r}",
-        )
-    if scale == "percent":
-        if kind != "probs":
-            raise CalibInputError(
-                f"{path}: scale='percent' is for probabilities written as percentages (kind='probs'); "
-                f"got kind={kind!r}",
-                cli_message=f"{path}: --scale percent is for probabilities written as percentages (--kind probs); "
-                f"got --kind {kind}",
-            )
-        scores = np.asarray(scores, dtype=np.float64) / 100.0
+    says so, and rescaled to sum to 1 with ``renormalize`` (:class:`calib.data.reading.ScoreRows`)."""
+    rows = ScoreRows(path, kind, scale, renormalize)
+    scores = rows.scaled(scores)
     numbers = scores.dtype.kind in "fiu"
     missing = np.isnan(scores) if scores.dtype.kind == "f" else None
     if missing is not None and missing.any():
@@ -249,10 +218,8 @@ def _prepared(scores: np.ndarray, kind: str, scale: str, renormalize: bool, path
         )
     if kind == "probs" and numbers and ((scores < 0) | (scores > 1)).any():
         raise not_probabilities(scores, str(path), columns)
-    if renormalize:
-        scores, worst = renormalized(scores, kind, str(path))
-        if worst > 0:
-            warnings.warn(f"{path}: renormalized rows off 1 by up to {worst:.3g}", CalibInputWarning, stacklevel=3)
+    scores = rows.renormalized(scores)
+    rows.note()
     check_scores(scores, kind, f"scores of {path}")  # refused naming the file: a set's name may say nothing
     return scores
 
@@ -270,7 +237,7 @@ def load_npy_pair(
     """Scores from one ``.npy`` file and labels from another (``labels_path=None``: scores only)."""
     scores = _load_npy(scores_path, "scores file")
     labels = None if labels_path is None else _load_npy(labels_path, "labels file")
-    _scores_and_labels(scores, labels, f"scores file {scores_path}", f"labels file {labels_path}")
+    check_score_arrays(scores, labels, f"scores file {scores_path}", f"labels file {labels_path}")
     scores = _prepared(scores, kind, scale, renormalize, scores_path)
     return PosteriorSet(name or Path(scores_path).parent.name, scores, labels, kind, **meta)
 
@@ -317,7 +284,7 @@ def load_npz(
     kind = _archive_kind(kind, stored_kind, path, default_kind)
     if labels is not None:
         stored = _load_npy(labels, "labels file")
-    _scores_and_labels(scores, stored, f"{path} ({scores_key})", f"{path} ({labels_key})")
+    check_score_arrays(scores, stored, f"{path} ({scores_key})", f"{path} ({labels_key})")
     scores = _prepared(scores, kind, scale, renormalize, path)
     meta.setdefault("class_names", tuple(str(n) for n in names) if names is not None and names.size else None)
     return PosteriorSet(name or Path(path).stem, scores, stored, kind, ids=ids, **meta)
@@ -342,10 +309,6 @@ def _archive_kind(kind: str | None, stored: str | None, path, default: str | Non
     return stored if kind is None else kind
 
 
-# The column pandas names a CSV's unnamed first column (DataFrame.to_csv writes its index that way).
-_UNNAMED = re.compile(r"^(Unnamed: 0|)$")
-
-
 def _read_frame(path: Path, fmt: str, sep, decimal):
     """The table at ``path`` as a DataFrame; unreadable files are a CalibInputError naming the file."""
     import pandas as pd
@@ -365,92 +328,16 @@ def _read_frame(path: Path, fmt: str, sep, decimal):
         raise CalibInputError(f"{path} is not a readable {fmt} table ({first})") from exc
 
 
-def _index_column(frame, path: Path, id_column):
-    """The frame without the unnamed leading column that ``DataFrame.to_csv`` writes by default (kept as
-    the rows' ids, with a warning), and those ids (None without such a column, or when ``id_column``
-    names it)."""
-    first = frame.columns[0] if len(frame.columns) else None
-    unnamed = first is not None and isinstance(first, str) and _UNNAMED.match(first) is not None
-    if unnamed and first != id_column and len(frame.columns) > 1:
-        warnings.warn(
-            f"{path}: the unnamed first column (the index DataFrame.to_csv writes by default) is kept as the rows' "
-            "ids, not as scores",
-            CalibInputWarning,
-            stacklevel=3,
-        )
-        return frame.drop(columns=first), frame[first].to_numpy()
-    return frame, None
-
-
-def table_layout(
-    frame,
-    path: Path,
-    *,
-    labels,
-    label_column,
-    class_columns,
-    label_values,
-    positive_label,
-    id_column,
-    group_column,
-    require_labels: bool = True,
-) -> ClassLayout:
-    """What the columns and labels of a table mean (:func:`calib.data.classes.resolve_classes`), from
-    ``frame`` (the table, or its first rows: the columns and their types are the table's) and ``labels``
-    (its label column, or that column's distinct values; None when the table has none); a missing label,
-    id or group column is refused naming it."""
-    if labels is None and require_labels:
-        raise CalibInputError(
-            f"{path} has no label column {label_column!r}; its columns are {list(frame.columns)}: "
-            "name the label column with label_column=",
-            cli_message=f"{path} has no label column {label_column!r}; its columns are {list(frame.columns)}: "
-            "name the label column with --labels COLUMN",
-        )
-    for column, flag in ((id_column, "--id-column"), (group_column, "--groups")):
-        if column is not None and column not in frame.columns:
-            raise CalibInputError(
-                f"{path} has no column {column!r}; its columns are {list(frame.columns)}",
-                cli_message=f"{path} has no column {column!r} ({flag}); its columns are {list(frame.columns)}",
-            )
-    exclude = tuple(c for c in (id_column, group_column) if c is not None)
-    return resolve_classes(
-        frame,
-        path,
-        labels=labels,
-        label_column=label_column,
-        class_columns=class_columns,
-        label_values=label_values,
-        positive_label=positive_label,
-        exclude=exclude,
-    )
-
-
 def load_table(
-    path,
-    *,
-    kind: str,
-    label_column: str = "label",
-    class_columns=None,
-    label_values="auto",
-    positive_label=None,
-    id_column: str | None = None,
-    group_column: str | None = None,
-    renormalize: bool = False,
-    require_labels: bool = True,
-    scale: str = "unit",
-    sep: str | None = None,
-    decimal: str = ".",
-    format: str | None = None,
-    name: str | None = None,
-    labels=None,
-    **meta,
+    path, options: TableOptions, *, labels=None, require_labels: bool = True, name: str | None = None, **meta
 ) -> PosteriorSet:
-    """A user's table: score columns, a label column and optionally an id column.
+    """A user's table, whole: score columns, a label column and optionally id and group columns.
 
     Columns and labels are matched to classes by name (:mod:`calib.data.classes`): columns named in
     ``class_columns`` keep the order given; numbered columns (``c0, c1, c10, ...``) are taken in the
     order of their numbers and numeric labels name the column that carries them; text labels are
-    column names.
+    column names. :func:`calib.data.chunks.table_chunks` reads a table in chunks by the same rules
+    (:mod:`calib.data.reading`).
 
     Parameters
     ----------
@@ -459,43 +346,19 @@ def load_table(
         or Feather / Arrow IPC (:mod:`calib.data.formats`), or a named pipe of one. An unnamed first
         column (the index ``DataFrame.to_csv`` writes by default) is kept as the rows' ids, with a
         :class:`~calib.validation.CalibInputWarning`.
-    kind : {"probs", "logprobs", "logits"}
-        What the score columns hold.
-    label_column : str
-        The column of true labels.
-    class_columns : str or list of str, optional
-        The score columns, by name or fnmatch pattern (``"prob_*"``): names in the order given.
-        Default: every numeric column but the labels and ids (non-numeric columns are left out with a
-        warning).
-    label_values : {"auto", "index", "names", "1-based"} or dict
-        How labels name classes: class indices from 0, class column names, indices from 1, or a dict
-        from label to class column. ``"auto"`` reads text labels as names and numbers as the numbers
-        numbered columns carry, else as indices (with a note naming each index's column), and refuses
-        the ambiguous cases (labels 1..K).
-    positive_label : optional
-        For a binary problem: the label of the positive class. With one score column, that column
-        holds the positive class's probability (or log-probability, or logit); any other label is
-        the negative class.
-    id_column : str, optional
-        A column of row ids (kept in the set's ``ids``, not read as scores).
-    group_column : str, optional
-        A column of subgroups (a segment, a site, an attribute; kept in the set's ``groups``, not read as
-        scores).
-    renormalize : bool
-        Divide rows of probabilities by their sums when they are off 1 by rounding (at most 0.01);
-        the largest deviation is reported in a warning.
+    options : TableOptions
+        How to read it (:class:`calib.data.table_options.TableOptions`: the kind of the scores, the label,
+        class, id and group columns, how labels name classes, the positive label, scale, renormalization,
+        separator, decimal mark and format).
+    labels : str or Path, optional
+        A ``.npy`` file of labels, one per row, read as the label column (``options.label_column``): they
+        replace the table's own label column, with a warning, when it has one.
     require_labels : bool
         False: a table without the label column loads with ``labels=None`` (scores to calibrate).
-    scale : {"unit", "percent"}
-        "percent": the probabilities are written as percentages (0-100) and are divided by 100.
-    sep, decimal : str
-        The separator of a text table (default ``,`` for csv, a tab for tsv) and its decimal mark.
-    format : str, optional
-        The file's format when its suffix does not say it (e.g. a pipe): one of
-        :data:`calib.data.formats.FORMATS`.
-    labels : str or Path, optional
-        A ``.npy`` file of labels, one per row, read as the label column (``label_column``): they replace
-        the table's own label column, with a warning, when it has one.
+    name : str, optional
+        The set's name (default: the file's stem).
+    **meta
+        Passed to :class:`PosteriorSet` (e.g. ``provenance``).
 
     Returns
     -------
@@ -507,48 +370,39 @@ def load_table(
     >>> import pandas as pd, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "scores.csv")
     >>> pd.DataFrame({"cat": [0.9, 0.2], "dog": [0.1, 0.8], "label": ["cat", "dog"]}).to_csv(path, index=False)
-    >>> pset = load_table(path, kind="probs")
+    >>> pset = load_table(path, TableOptions(kind="probs"))
     >>> pset.class_names, pset.labels.tolist()
     (('cat', 'dog'), [0, 1])
     >>> frame = pd.DataFrame({"c1": [0.1, 0.7], "c0": [0.9, 0.3], "label": [0, 1]})  # columns out of order
     >>> frame.to_csv(path, index=False)
-    >>> pset = load_table(path, kind="probs")
+    >>> pset = load_table(path, TableOptions(kind="probs"))
     >>> pset.class_names, pset.labels.tolist(), pset.scores[:, 1].tolist()
     (('c0', 'c1'), [0, 1], [0.1, 0.7])
     """
     path = require_readable(path, "table")
-    fmt = file_format(path, format)
-    frame, index_ids = _index_column(_read_frame(path, fmt, sep, decimal), path, id_column)
+    fmt = file_format(path, options.format)
+    frame, index_ids = index_column(_read_frame(path, fmt, options.sep, options.decimal), path, options.id_column)
     if frame.empty:
         raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
+    label_column = options.label_column
     if labels is not None:
         frame = _with_labels_file(frame, path, labels, label_column)
     has_labels = label_column in frame.columns
-    layout = table_layout(
-        frame,
-        path,
-        labels=frame[label_column] if has_labels else None,
-        label_column=label_column,
-        class_columns=class_columns,
-        label_values=label_values,
-        positive_label=positive_label,
-        id_column=id_column,
-        group_column=group_column,
-        require_labels=require_labels,
-    )
+    labelled = frame[label_column] if has_labels else None
+    layout = table_layout(frame, path, options, labels=labelled, require_labels=require_labels)
     columns = list(layout.columns)
     scores = frame[columns].to_numpy(dtype=np.float64)
     labels = layout.classes_of(frame[label_column]) if has_labels else None
     if layout.one_column:
-        scores = two_columns(scores[:, 0], kind)
-    scores = _prepared(scores, kind, scale, renormalize, path, columns)
-    ids = frame[id_column].to_numpy() if id_column is not None else index_ids
-    groups = None if group_column is None else _groups(frame[group_column], path)
+        scores = two_columns(scores[:, 0], options.kind)
+    scores = _prepared(scores, options.kind, options.scale, options.renormalize, path, columns)
+    ids = frame[options.id_column].to_numpy() if options.id_column is not None else index_ids
+    groups = None if options.group_column is None else _groups(frame[options.group_column], path)
     return PosteriorSet(
         name or path.stem,
         scores,
         labels,
-        kind,
+        options.kind,
         class_names=layout.names,
         ids=ids,
         groups=groups,
@@ -623,8 +477,9 @@ def load_posteriors(path, *, kind: str, labels=None, format: str | None = None, 
         The format, when the suffix does not say it (:data:`calib.data.formats.FORMATS`).
     **options
         Passed to the loader: ``renormalize``, ``require_labels``, ``scale`` (all types);
-        ``scores_key``, ``labels_key`` (``.npz``); ``label_column``, ``class_columns``,
-        ``label_values``, ``positive_label``, ``id_column``, ``sep``, ``decimal`` (tables).
+        ``scores_key``, ``labels_key`` (``.npz``); for a table, the fields of
+        :class:`calib.data.table_options.TableOptions` (``label_column``, ``class_columns``,
+        ``label_values``, ``positive_label``, ``id_column``, ``group_column``, ``sep``, ``decimal``).
 
     Returns
     -------
@@ -655,7 +510,9 @@ def load_posteriors(path, *, kind: str, labels=None, format: str | None = None, 
             )
         options.pop("require_labels", None)
         return load_npy_pair(path, labels, kind=kind, **options)
-    return load_table(path, kind=kind, format=fmt, labels=labels, **options)
+    keywords = {"kind": kind, "format": fmt, **options}
+    table = TableOptions.taken_from(keywords)  # what is left is load_table's own (require_labels, name, ...)
+    return load_table(path, table, labels=labels, **keywords)
 
 
 def save_posterior_set(path, pset: PosteriorSet) -> None:

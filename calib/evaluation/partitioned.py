@@ -75,7 +75,8 @@ def evaluate_partitioned(
     >>> path = os.path.join(tempfile.mkdtemp(), "log.parquet")
     >>> frame.to_parquet(path, row_group_size=700)
     >>> from calib.data.chunks import table_chunks
-    >>> table = table_chunks(path, kind="probs", format="parquet")
+    >>> from calib.data.table_options import TableOptions
+    >>> table = table_chunks(path, TableOptions(kind="probs"))
     >>> options = dict(n_boot=20, calibrators=())
     >>> cut = evaluate_partitioned(table, **options)
     >>> whole = evaluate_chunks(table.chunks, n_classes=2, **options)

@@ -12,16 +12,19 @@ module evaluates what it is given. Dask is imported only when a scheduler is giv
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
 from calib.data.chunks import ChunkedSet, table_chunks
+from calib.data.table_options import TableOptions
 from calib.evaluation.engine import evaluate, evaluate_chunks
 from calib.evaluation.partitioned import evaluate_partitioned
 from calib.evaluation.results import Summary
 from calib.evaluation.settings import EvaluationSettings
+from calib.validation import CalibInputError
 
 
 class Loaded(NamedTuple):
@@ -74,13 +77,8 @@ def evaluate_read(
 
 def evaluate_dataset(
     path,
+    table: TableOptions | None = None,
     *,
-    kind: str,
-    label_column: str = "label",
-    class_columns=None,
-    label_values="auto",
-    positive_label=None,
-    group_column: str | None = None,
     scheduler=None,
     settings: EvaluationSettings | None = None,
     costs=None,
@@ -102,20 +100,17 @@ def evaluate_dataset(
     ----------
     path : str or Path
         A ``.parquet`` file or a folder of them (one table, files in the order of their names).
-    kind : {"probs", "logprobs", "logits"}
-        What the score columns hold.
-    label_column : str
-        The label column.
-    class_columns, label_values, positive_label
-        As for :func:`calib.load_posteriors`.
-    group_column : str, optional
-        A column of subgroups: every summed metric (not the smooth ECE nor RCL) and a calibration test per group.
+    table : TableOptions, optional
+        How to read it (:class:`calib.data.table_options.TableOptions`; read as Parquet whatever its
+        ``format``); or give its fields as keywords among ``**options`` (``kind="probs",
+        label_column="clicked"``). With a ``group_column``: every summed metric (not the smooth ECE nor
+        RCL) and a calibration test per group.
     scheduler : str or dask.distributed.Client, optional
         A Dask scheduler's address (``tcp://host:8786``) or a client: the partitions are evaluated on its
         workers (needs ``pip install 'calib-repro[dask]'``). Unreachable within
         :data:`calib.evaluation.dask_cluster.CONNECT_TIMEOUT` seconds: a CalibInputError.
     settings, costs, priors, progress, **options
-        As for :func:`calib.evaluate`.
+        As for :func:`calib.evaluate`; ``**options`` may also hold the fields of ``table``.
 
     Returns
     -------
@@ -134,17 +129,17 @@ def evaluate_dataset(
     >>> s.n_samples, round(s.metrics["accuracy"].value, 3)
     (2000, 0.721)
     """
-    table_options = dict(kind=kind, format="parquet", label_column=label_column, class_columns=class_columns,
-                         label_values=label_values, positive_label=positive_label,
-                         group_column=group_column)  # fmt: skip
+    given = sorted(set(options) & set(TableOptions.names()))
+    if table is not None and given:
+        raise CalibInputError(f"{', '.join(given)}: give the table's options once, in table= or as keywords")
+    table = replace(table or TableOptions.taken_from(options), format="parquet")
+    group_column = table.group_column
     shared = dict(settings=settings, costs=costs, priors=priors, grouped=group_column is not None,
                   group_column=group_column or "group", progress=progress, **options)  # fmt: skip
     path = Path(path)
     if scheduler is None:
-        table = table_chunks(path, **table_options)
-        return evaluate_read(table, **shared)
+        return evaluate_read(table_chunks(path, table), **shared)
     from calib.evaluation.dask_cluster import on_cluster
 
     with on_cluster(scheduler, say=progress or (lambda _: None)) as map_reduce:
-        table = table_chunks(path, map_reduce=map_reduce, **table_options)
-        return evaluate_read(table, map_reduce=map_reduce, **shared)
+        return evaluate_read(table_chunks(path, table, map_reduce=map_reduce), map_reduce=map_reduce, **shared)

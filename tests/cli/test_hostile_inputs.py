@@ -57,6 +57,7 @@ from calib.calibration_errors.smoothing import (
 )
 from calib.cli import main as cli_main
 from calib.data.real import PosteriorSet, load_npy_pair, load_npz, load_table, one_vs_other
+from calib.data.table_options import TableOptions
 from calib.evaluation.engine import evaluate
 from calib.resampling.bootstrap import bootstrap, bootstrap_ece, percentile_interval
 from calib.scoring.calibration_losses import calibration_loss, calibration_loss_from_posteriors
@@ -591,7 +592,7 @@ def _table(d: Data, tmp: Path) -> PosteriorSet:
     frame = pd.DataFrame(scores if scores.ndim == 2 else scores[:, None]).rename(columns=lambda j: f"class{j}")
     frame["label"] = labels
     frame.to_csv(tmp / "scores.csv", index=False)
-    return load_table(tmp / "scores.csv", kind=d.kind, label_values="index")
+    return load_table(tmp / "scores.csv", TableOptions(kind=d.kind, label_values="index"))
 
 
 def _cli(command: str) -> Callable[[Data], object]:

@@ -24,6 +24,7 @@ import calib.cli
 import calib.data.chunks
 from calib.data.formats import file_format, read_text_table
 from calib.data.real import load_posteriors, load_table
+from calib.data.table_options import TableOptions
 from calib.validation import CalibInputError, CalibInputWarning
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,7 +144,7 @@ def test_trailing_empty_columns_with_a_header_only_ending_in_commas(tmp_path):
     text = frame.to_csv(index=False).splitlines()
     path.write_text("\n".join([text[0] + ",,", *text[1:]]) + "\n", encoding="utf-8")
     with pytest.warns(CalibInputWarning, match=r"r_export\.csv: dropped 2 empty columns"):
-        pset = load_table(path, kind="probs")
+        pset = load_table(path, TableOptions(kind="probs"))
     np.testing.assert_array_equal(pset.scores, frame[CLASSES].to_numpy())
     assert pset.class_names == tuple(CLASSES)
 

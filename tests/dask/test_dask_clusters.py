@@ -28,6 +28,7 @@ from prediction_logs import assert_same, die, write_log
 
 import calib.evaluation.partitioned as partitioned
 from calib.data.chunks import table_chunks
+from calib.data.table_options import TableOptions
 from calib.evaluation.dask_cluster import CONNECT_TIMEOUT, on_cluster
 from calib.evaluation.partitioned import evaluate_partitioned
 from calib.evaluation.router import evaluate_dataset
@@ -96,7 +97,7 @@ def test_a_local_cluster_gives_the_evaluation_here(log, monkeypatch):
 def test_a_partition_whose_workers_all_die_is_one_error(log):
     # each worker that reads a partition ends at once (as one out of memory would); the scheduler gives up
     # after the first (allowed-failures 0) and the run stops with the CalibInputError that says so
-    table = table_chunks(log, kind="probs", format="parquet")
+    table = table_chunks(log, TableOptions(kind="probs", format="parquet"))
     dying = dataclasses.replace(table, read=die)
     with (
         dask.config.set({"distributed.scheduler.allowed-failures": 0}),
@@ -176,7 +177,7 @@ def test_the_workers_hold_a_few_states_at_a_time_and_none_after(log, commands_cl
     # and nothing once the client has the last
     monkeypatch.setattr(partitioned, "PARTITION_ROWS", 1_250)
     table = table_chunks(write_log(Path(log).parent / "small_groups", n=60_000, files=4, row_group=1_250),
-                         kind="probs", format="parquet")  # fmt: skip
+                         TableOptions(kind="probs", format="parquet"))  # fmt: skip
     assert len(table.partitions(1_250)) == 48
     held, done = [], threading.Event()
 

@@ -34,6 +34,7 @@ from calib import evaluate
 from calib.cli import main
 from calib.data.chunks import table_chunks
 from calib.data.real import load_posteriors
+from calib.data.table_options import TableOptions
 from calib.evaluation.engine import evaluate_chunks
 from calib.evaluation.partitioned import evaluate_partitioned, in_process
 
@@ -168,11 +169,11 @@ def test_every_way_of_writing_a_set_gives_its_metrics(data, data_set):
         for fmt, path in files.items():
             _same(_cli_metrics(path, flag), expected, f"{fmt} {layout}")
         for fmt in ("csv", "parquet"):  # read in chunks, as a large file or a Parquet data set is
-            table = table_chunks(files[fmt], kind="probs", format=fmt, positive_label=flag)
+            table = table_chunks(files[fmt], TableOptions(kind="probs", format=fmt, positive_label=flag))
             chunked = evaluate_chunks(table.chunks, n_classes=table.n_classes, kind="logprobs", **QUICK)
             _same(_metrics(chunked), expected, f"{fmt} in chunks {layout}")
         # by partitions, as on a Dask cluster (here in this process), and as a workflow's own set is loaded
-        table = table_chunks(files["parquet"], kind="probs", format="parquet", positive_label=flag,
+        table = table_chunks(files["parquet"], TableOptions(kind="probs", format="parquet", positive_label=flag),
                              map_reduce=in_process)  # fmt: skip
         _same(_metrics(evaluate_partitioned(table, **QUICK)), expected, f"partitions {layout}")
         own = load_posteriors(files["feather"], kind="probs", positive_label=flag)

@@ -41,6 +41,7 @@ from calib.data.real import (
     read_posterior_set,
     save_posterior_set,
 )
+from calib.data.table_options import TableOptions
 from calib.scoring.scores import cross_entropy
 
 FORMATS = ("npz", "npy", "csv", "parquet", "saved")
@@ -161,8 +162,8 @@ def test_table_label_names_equal_indices(sample, kind):
     with tempfile.TemporaryDirectory() as tmp:
         frame.assign(label=sample.labels).to_csv(Path(tmp) / "idx.csv", index=False)
         frame.assign(label=[names[i] for i in sample.labels]).to_csv(Path(tmp) / "names.csv", index=False)
-        by_index = load_table(Path(tmp) / "idx.csv", kind=kind)
-        by_name = load_table(Path(tmp) / "names.csv", kind=kind)
+        by_index = load_table(Path(tmp) / "idx.csv", TableOptions(kind=kind))
+        by_name = load_table(Path(tmp) / "names.csv", TableOptions(kind=kind))
         npz = Path(tmp) / "s.npz"
         np.savez(npz, s=sample.as_kind(kind), y=sample.labels)
         keyed = load_npz(npz, kind=kind, scores_key="s", labels_key="y")

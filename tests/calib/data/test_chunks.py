@@ -5,6 +5,7 @@ and the command evaluates a file read in chunks as it evaluates it whole."""
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,7 @@ import pytest
 import calib.data.chunks
 from calib.data.chunks import npy_chunks, table_chunks
 from calib.data.real import load_npy_pair, load_table
+from calib.data.table_options import TableOptions
 from calib.validation import CalibInputError, CalibInputWarning, check_inputs
 
 
@@ -83,17 +85,17 @@ def test_chunks_put_together_are_the_set_the_whole_file_loader_reads(case, layou
     monkeypatch.setattr(calib.data.chunks, "CHUNK_ROWS", 700)  # several chunks
     frame, options = _tables(np.random.default_rng(3))[case]
     path, fmt = _written(frame, layout, tmp_path)
-    options = {"kind": "probs", **options}
+    options = TableOptions(**{"kind": "probs", **options})
     whole_path = path
     if layout == "folder":  # the reference: the same table as one file
         frame.to_parquet(tmp_path / "whole.parquet")
         whole_path = tmp_path / "whole.parquet"
     with warnings.catch_warnings(record=True) as whole_notes:
         warnings.simplefilter("always", CalibInputWarning)
-        whole = load_table(whole_path, **options)
+        whole = load_table(whole_path, options)
     with warnings.catch_warnings(record=True) as chunk_notes:
         warnings.simplefilter("always", CalibInputWarning)
-        table = table_chunks(path, format=fmt, **options)
+        table = table_chunks(path, replace(options, format=fmt))
         parts = list(table.chunks())
     said = [str(w.message).replace(str(whole_path), str(path)) for w in whole_notes]
     assert [str(w.message) for w in chunk_notes] == said
@@ -104,6 +106,75 @@ def test_chunks_put_together_are_the_set_the_whole_file_loader_reads(case, layou
     np.testing.assert_array_equal(np.concatenate([p[0] for p in parts]), expected)
     if whole.groups is not None:
         np.testing.assert_array_equal(np.concatenate([p[2] for p in parts]), whole.groups)
+
+
+# Files a user exports, each with the TableOptions that read it: both faces of the reader must agree.
+def _exports(rng, n=1_500):
+    p = rng.dirichlet(np.ones(3), size=n)
+    y = np.array([rng.choice(3, p=row) for row in p])
+    percent = np.round(p * 100, 1)
+    return {
+        "semicolon, decimal comma, percentages, 1-based": (
+            pd.DataFrame({"p_1": percent[:, 0], "p_2": percent[:, 1], "p_3": percent[:, 2], "klasse": y + 1}),
+            {"sep": ";", "decimal": ","},
+            TableOptions(
+                kind="probs",
+                label_column="klasse",
+                label_values="1-based",
+                scale="percent",
+                sep=";",
+                decimal=",",
+                renormalize=True,
+                format="csv",
+            ),
+        ),
+        "ids, groups, a label mapping": (
+            pd.DataFrame(
+                {
+                    "id": [f"r{i}" for i in range(n)],
+                    "a": p[:, 0],
+                    "b": p[:, 1],
+                    "c": p[:, 2],
+                    "site": np.where(y == 0, "north", "south"),
+                    "y": np.array(["x", "y", "z"])[y],
+                }
+            ),
+            {},
+            TableOptions(
+                kind="probs",
+                label_column="y",
+                label_values={"x": "a", "y": "b", "z": "c"},
+                id_column="id",
+                group_column="site",
+                format="csv",
+            ),
+        ),
+        "one logit column, a positive label": (
+            pd.DataFrame({"logit": np.log(p[:, 1] / p[:, 0]), "outcome": np.where(y == 1, "yes", "no")}),
+            {"sep": "\t"},
+            TableOptions(kind="logits", label_column="outcome", positive_label="yes", format="tsv"),
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", ["semicolon, decimal comma, percentages, 1-based", "ids, groups, a label mapping",
+                                  "one logit column, a positive label"])  # fmt: skip
+def test_the_whole_and_chunked_faces_read_one_table_options_alike(case, tmp_path, monkeypatch):
+    monkeypatch.setattr(calib.data.chunks, "CHUNK_ROWS", 400)  # several chunks
+    frame, written, options = _exports(np.random.default_rng(11))[case]
+    path = tmp_path / "export.txt"  # the format said by the options
+    frame.to_csv(path, index=False, **written)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always", CalibInputWarning)
+        whole = load_table(path, options)
+        table = table_chunks(path, options)
+        parts = list(table.chunks())
+    assert (table.class_names, table.given_order) == (whole.class_names, whole.given_order)
+    assert [str(note) for note in table.notes] == [str(note) for note in whole.notes]
+    np.testing.assert_array_equal(np.concatenate([part[0] for part in parts]), whole.logprobs())
+    np.testing.assert_array_equal(np.concatenate([part[1] for part in parts]), whole.labels)
+    if options.group_column is not None:
+        np.testing.assert_array_equal(np.concatenate([part[2] for part in parts]), whole.groups)
 
 
 def test_npy_chunks_are_the_pair_load_npy_pair_reads(tmp_path, monkeypatch):
@@ -132,13 +203,13 @@ def test_a_missing_label_and_a_bad_row_are_named_by_their_row_in_the_file(tmp_pa
     frame.to_parquet(tmp_path / "missing.parquet")
     frame.to_csv(tmp_path / "missing.csv", index=False)
     with pytest.raises(CalibInputError, match="first at row 734"):
-        table_chunks(tmp_path / "missing.parquet", kind="probs", format="parquet", label_values="index")
+        table_chunks(tmp_path / "missing.parquet", TableOptions(kind="probs", format="parquet", label_values="index"))
     with pytest.raises(CalibInputError, match="first at line 736"):
-        table_chunks(tmp_path / "missing.csv", kind="probs", format="csv", label_values="index")
+        table_chunks(tmp_path / "missing.csv", TableOptions(kind="probs", format="csv", label_values="index"))
     frame.loc[734, "label"] = 1.0
     frame.loc[512, "a"] = 0.7  # a row summing to 1.6 in the sixth chunk
     frame.to_parquet(tmp_path / "bad.parquet")
-    table = table_chunks(tmp_path / "bad.parquet", kind="probs", format="parquet", label_values="index")
+    table = table_chunks(tmp_path / "bad.parquet", TableOptions(kind="probs", format="parquet", label_values="index"))
     with pytest.raises(
         CalibInputError, match=r"row 500 \(counting from 0\) to row 599 .*row 12.*counted from the first"
     ):
@@ -146,12 +217,12 @@ def test_a_missing_label_and_a_bad_row_are_named_by_their_row_in_the_file(tmp_pa
     frame["a"] = frame["a"].astype(object)
     frame.loc[512, "a"] = "oops"  # text in a score column beyond the first rows
     frame.to_csv(tmp_path / "text.csv", index=False)
-    table = table_chunks(tmp_path / "text.csv", kind="probs", format="csv", label_values="index")
+    table = table_chunks(tmp_path / "text.csv", TableOptions(kind="probs", format="csv", label_values="index"))
     with pytest.raises(CalibInputError, match="a score cell in rows 500 to 599 is not a number"):
         list(table.chunks())
     frame.loc[512, "a"] = "n/a"  # read as missing, as pandas reads the whole file
     frame.to_csv(tmp_path / "text.csv", index=False)
-    table = table_chunks(tmp_path / "text.csv", kind="probs", format="csv", label_values="index")
+    table = table_chunks(tmp_path / "text.csv", TableOptions(kind="probs", format="csv", label_values="index"))
     with pytest.raises(CalibInputError, match=r"line 502 to line 601: scores contains NaN \(first rows: \[12\]\)"):
         list(table.chunks())
 

@@ -18,6 +18,7 @@ from calib.data.real import (
     save_posterior_set,
     top_label_view,
 )
+from calib.data.table_options import TableOptions
 from calib.validation import CalibInputError, CalibInputWarning
 
 MIRROR = Path(__file__).resolve().parents[4] / "shared" / "real_posteriors"
@@ -247,14 +248,14 @@ def test_csv_columns_become_classes_in_name_order_whatever_the_column_order(tmp_
     path = tmp_path / "table.csv"
     frame.to_csv(path, index=False)
     with pytest.warns(CalibInputWarning, match="0: c, 1: a, 2: b"):  # numbers onto names: positions, said
-        pset = load_table(path, kind="probs")
+        pset = load_table(path, TableOptions(kind="probs"))
     assert pset.class_names == ("a", "b", "c") and pset.given_order == (1, 2, 0)
     assert pset.name == "table"
     probs, labels = _in_name_order(probs, labels)
     np.testing.assert_allclose(pset.scores, probs, rtol=1e-15, atol=0)
     np.testing.assert_array_equal(pset.labels, labels)
     frame[["b", "label", "c", "a"]].assign(label=frame.label.map({0: "c", 1: "a", 2: "b"})).to_csv(path, index=False)
-    by_name = load_table(path, kind="probs")  # the same classes, written another way: the same set
+    by_name = load_table(path, TableOptions(kind="probs"))  # the same classes, written another way: the same set
     np.testing.assert_array_equal(by_name.scores, pset.scores)
     np.testing.assert_array_equal(by_name.labels, pset.labels)
 
@@ -262,7 +263,7 @@ def test_csv_columns_become_classes_in_name_order_whatever_the_column_order(tmp_
 def test_csv_with_columns_abc(tmp_path):
     path = tmp_path / "abc.csv"
     path.write_text("a,b,c,label\n0.2,0.3,0.5,2\n0.6,0.3,0.1,0\n0.1,0.8,0.1,1\n")
-    pset = load_table(path, kind="probs")
+    pset = load_table(path, TableOptions(kind="probs"))
     assert pset.class_names == ("a", "b", "c")
     np.testing.assert_array_equal(pset.scores, [[0.2, 0.3, 0.5], [0.6, 0.3, 0.1], [0.1, 0.8, 0.1]])
     np.testing.assert_array_equal(pset.labels, [2, 0, 1])
@@ -272,7 +273,7 @@ def test_csv_with_columns_abc(tmp_path):
 def test_labels_given_as_class_names_map_to_indices(tmp_path):
     path = tmp_path / "named.csv"
     path.write_text("a,b,c,label\n0.2,0.3,0.5,b\n0.6,0.3,0.1,a\n0.1,0.8,0.1,c\n0.3,0.3,0.4,b\n")
-    pset = load_table(path, kind="probs")
+    pset = load_table(path, TableOptions(kind="probs"))
     np.testing.assert_array_equal(pset.labels, [1, 0, 2, 1])
     assert pset.labels.dtype == np.int64
 
@@ -281,17 +282,17 @@ def test_labels_that_are_not_class_names_are_rejected(tmp_path):
     path = tmp_path / "named.csv"
     path.write_text("a,b,c,label\n0.2,0.3,0.5,b\n0.6,0.3,0.1,zebra\n")
     with pytest.raises(CalibInputError, match="zebra"):
-        load_table(path, kind="probs")
+        load_table(path, TableOptions(kind="probs"))
 
 
 def test_csv_without_label_column_names_it_and_lists_columns(tmp_path):
     path = tmp_path / "nolabel.csv"
     path.write_text("a,b,c,target\n0.2,0.3,0.5,c\n")
     with pytest.raises(CalibInputError, match="no label column 'label'") as info:
-        load_table(path, kind="probs")
+        load_table(path, TableOptions(kind="probs"))
     assert "['a', 'b', 'c', 'target']" in str(info.value)
     # naming the right column works
-    pset = load_table(path, kind="probs", label_column="target")
+    pset = load_table(path, TableOptions(kind="probs", label_column="target"))
     assert pset.class_names == ("a", "b", "c")
     np.testing.assert_array_equal(pset.labels, [2])
 
@@ -300,11 +301,11 @@ def test_a_text_column_is_left_out_with_a_warning(tmp_path):
     path = tmp_path / "text.csv"
     path.write_text("id,a,b,label\nx1,0.2,0.8,1\nx2,0.6,0.4,0\n")
     with pytest.warns(CalibInputWarning, match=r"non-numeric columns \['id'\]"):
-        pset = load_table(path, kind="probs")
+        pset = load_table(path, TableOptions(kind="probs"))
     assert pset.class_names == ("a", "b")
     np.testing.assert_array_equal(pset.labels, [1, 0])
     with pytest.raises(CalibInputError, match=r"class columns \['id'\] are not numeric"):
-        load_table(path, kind="probs", class_columns=["id", "a", "b"])
+        load_table(path, TableOptions(kind="probs", class_columns=["id", "a", "b"]))
 
 
 @pytest.mark.parametrize("cell", ["0.4x", "0,4", "-"])
@@ -313,16 +314,16 @@ def test_a_score_column_with_one_bad_cell_names_the_cell(tmp_path, cell):
     path = tmp_path / "typo.csv"
     path.write_text(f'a,b,label\n0.2,0.8,1\n0.6,"{cell}",0\n0.5,0.5,1\n')
     with pytest.raises(CalibInputError, match=f"column 'b' holds numbers but at line 3 it holds '{cell}'"):
-        load_table(path, kind="probs")
+        load_table(path, TableOptions(kind="probs"))
     with pytest.raises(CalibInputError, match="line 3"):
-        load_table(path, kind="probs", class_columns=["a", "b"])
+        load_table(path, TableOptions(kind="probs", class_columns=["a", "b"]))
 
 
 def test_absent_class_columns_are_rejected(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("a,b,label\n0.2,0.8,1\n")
     with pytest.raises(CalibInputError, match=r"\['z'\]"):
-        load_table(path, kind="probs", class_columns=["a", "z"])
+        load_table(path, TableOptions(kind="probs", class_columns=["a", "z"]))
 
 
 def test_parquet_read_in_batches_keeps_pandas_index_and_missing_cells(tmp_path):
@@ -330,13 +331,13 @@ def test_parquet_read_in_batches_keeps_pandas_index_and_missing_cells(tmp_path):
     # class column; a missing cell reads as NaN, as from a CSV, and is refused when the scores are used.
     frame, probs, labels = _frame(n=70_000, seed=9)
     frame.to_parquet(tmp_path / "big.parquet", index=False)
-    big = load_table(tmp_path / "big.parquet", kind="probs")
+    big = load_table(tmp_path / "big.parquet", TableOptions(kind="probs"))
     probs, labels = _in_name_order(probs, labels)
     np.testing.assert_array_equal(big.scores, probs)
     np.testing.assert_array_equal(big.labels, labels)
     shuffled = frame.iloc[np.random.default_rng(0).permutation(70_000)[:500]]
     shuffled.to_parquet(tmp_path / "indexed.parquet")
-    indexed = load_table(tmp_path / "indexed.parquet", kind="probs")
+    indexed = load_table(tmp_path / "indexed.parquet", TableOptions(kind="probs"))
     assert indexed.class_names == big.class_names
     np.testing.assert_array_equal(indexed.scores, shuffled[list(big.class_names)].to_numpy())
     holed = frame.head(20).copy()
@@ -348,15 +349,15 @@ def test_parquet_read_in_batches_keeps_pandas_index_and_missing_cells(tmp_path):
         with pytest.raises(
             CalibInputError, match=rf"column '{column}' holds NaN \(an empty or missing score\) at row 3"
         ):
-            load_table(tmp_path / holed_file, kind="probs")
+            load_table(tmp_path / holed_file, TableOptions(kind="probs"))
 
 
 def test_parquet_gives_the_same_set_as_csv(tmp_path):
     frame, probs, labels = _frame(n=50, seed=8)
     frame.to_csv(tmp_path / "set.csv", index=False)
     frame.to_parquet(tmp_path / "set.parquet", index=False)
-    from_csv = load_table(tmp_path / "set.csv", kind="probs")
-    from_parquet = load_table(tmp_path / "set.parquet", kind="probs")
+    from_csv = load_table(tmp_path / "set.csv", TableOptions(kind="probs"))
+    from_parquet = load_table(tmp_path / "set.parquet", TableOptions(kind="probs"))
     assert from_parquet.name == from_csv.name == "set"
     assert from_parquet.class_names == from_csv.class_names == ("a", "b", "c")
     probs, labels = _in_name_order(probs, labels)
@@ -371,12 +372,12 @@ def test_table_with_unknown_suffix_is_rejected(tmp_path):
     path = tmp_path / "table.sav"  # .xlsx is read now (calib.data.formats)
     path.write_text("a,b,label\n0.2,0.8,1\n")
     with pytest.raises(CalibInputError, match="suffix '.sav' says no format calib reads"):
-        load_table(path, kind="probs")
+        load_table(path, TableOptions(kind="probs"))
 
 
 def test_missing_table_raises_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError, match="absent.csv"):
-        load_table(tmp_path / "absent.csv", kind="probs")
+        load_table(tmp_path / "absent.csv", TableOptions(kind="probs"))
 
 
 # --- load_posteriors --------------------------------------------------------------------------
@@ -539,14 +540,14 @@ def test_read_missing_posterior_set(tmp_path):
 def test_numeric_labels_name_the_numbered_column_that_carries_them(tmp_path):
     path = tmp_path / "numbered.csv"
     pd.DataFrame({"1": [0.2, 0.7], "2": [0.3, 0.2], "3": [0.5, 0.1], "label": [1, 2]}).to_csv(path, index=False)
-    by_number = load_table(path, kind="probs")
-    by_name = load_table(path, kind="probs", label_values="names")
-    by_index = load_table(path, kind="probs", label_values="index")
+    by_number = load_table(path, TableOptions(kind="probs"))
+    by_name = load_table(path, TableOptions(kind="probs", label_values="names"))
+    by_index = load_table(path, TableOptions(kind="probs", label_values="index"))
     assert by_number.labels.tolist() == by_name.labels.tolist() == [0, 1]  # "1" is the first column
     assert by_index.labels.tolist() == [1, 2]
     pd.DataFrame({"1": [0.2, 0.7], "2": [0.3, 0.2], "3": [0.5, 0.1], "label": [0, 2]}).to_csv(path, index=False)
     with pytest.raises(CalibInputError, match="label_values='index'"):  # label 0 names no column
-        load_table(path, kind="probs")
+        load_table(path, TableOptions(kind="probs"))
 
 
 def test_saving_to_a_path_without_npz_suffix_is_refused(tmp_path):

@@ -16,6 +16,7 @@ from prediction_logs import assert_same, write_log
 import calib.evaluation.partitioned as partitioned
 from calib.cli import main
 from calib.data.chunks import table_chunks
+from calib.data.table_options import TableOptions
 from calib.evaluation.engine import evaluate_chunks
 from calib.evaluation.partitioned import evaluate_partitioned
 from calib.evaluation.router import evaluate_dataset
@@ -32,7 +33,7 @@ from calib.validation import CalibInputError, MissingFileError
 def test_partitions_merged_equal_the_single_out_of_core_pass(tmp_path, monkeypatch, k, options):
     folder = write_log(tmp_path / "log", k=k)
     monkeypatch.setattr(partitioned, "PARTITION_ROWS", 3_000)  # 4 partitions of each file (5 row groups)
-    table = table_chunks(folder, kind="probs", format="parquet", group_column="segment")
+    table = table_chunks(folder, TableOptions(kind="probs", format="parquet", group_column="segment"))
     assert [p.n_rows for p in table.partitions(3_000)] == [1_700, 1_700, 1_700, 2_900] * 3
     whole = evaluate_chunks(table.chunks, n_classes=k, grouped=True, **options)
     cut = evaluate_partitioned(table, grouped=True, **options)
@@ -49,7 +50,7 @@ def test_a_key_bound_that_falls_short_is_noticed_and_the_partitions_read_again_w
     calls = []
     monkeypatch.setattr(partitioned, "key_bound", lambda limit, n: calls.append(limit) or (0.01 if limit else 0.0))
     options = {"n_boot": 10, "sample_limit": 5_000, "fit_samples": 2_000, "binning": "equal-mass"}
-    table = table_chunks(folder, kind="probs", format="parquet")
+    table = table_chunks(folder, TableOptions(kind="probs", format="parquet"))
     whole = evaluate_chunks(table.chunks, n_classes=2, **options)
     assert_same(evaluate_partitioned(table, **options), whole)
     assert calls  # the bound was asked for, and its short subsamples were not used
@@ -58,8 +59,17 @@ def test_a_key_bound_that_falls_short_is_noticed_and_the_partitions_read_again_w
 def test_evaluate_dataset_without_a_scheduler_is_the_out_of_core_evaluation(tmp_path):
     folder = write_log(tmp_path / "log", n=6_000)
     summary = evaluate_dataset(folder, kind="probs", group_column="segment", n_boot=10, calibrators=())
-    table = table_chunks(folder, kind="probs", format="parquet", group_column="segment")
+    table = table_chunks(folder, TableOptions(kind="probs", format="parquet", group_column="segment"))
     assert_same(summary, evaluate_chunks(table.chunks, n_classes=2, grouped=True, n_boot=10, calibrators=()), 0)
+
+
+def test_evaluate_dataset_takes_the_table_options_as_an_object_or_as_keywords_not_both(tmp_path):
+    folder = write_log(tmp_path / "log", n=3_000)
+    options = TableOptions(kind="probs", group_column="segment")
+    given = evaluate_dataset(folder, options, n_boot=0, calibrators=())
+    assert_same(given, evaluate_dataset(folder, kind="probs", group_column="segment", n_boot=0, calibrators=()), 0)
+    with pytest.raises(CalibInputError, match=r"^group_column: give the table's options once"):
+        evaluate_dataset(folder, options, group_column="segment", n_boot=0)
 
 
 def test_a_partition_without_labels_is_named_by_its_file_and_row(tmp_path, monkeypatch):
@@ -67,9 +77,8 @@ def test_a_partition_without_labels_is_named_by_its_file_and_row(tmp_path, monke
     frame = pd.read_parquet(folder / "part-01.parquet")
     frame.loc[1_234, "label"] = None
     frame.to_parquet(folder / "part-01.parquet", index=False, row_group_size=1_700)
-    table_options = {"kind": "probs", "format": "parquet", "map_reduce": partitioned.in_process}
     with pytest.raises(CalibInputError, match=r"part-01\.parquet: labels are missing \(first at row 1234 "):
-        table_chunks(folder, **table_options)
+        table_chunks(folder, TableOptions(kind="probs", format="parquet"), map_reduce=partitioned.in_process)
 
 
 def test_the_errors_of_a_partition_survive_pickling_whole():

@@ -1,0 +1,164 @@
+"""How to read a user's table: every option of the table readers, declared once and checked once.
+
+A :class:`TableOptions` is what :func:`calib.data.real.load_table` (the whole table) and
+:func:`calib.data.chunks.table_chunks` (the table in chunks) read a table with, what
+:func:`calib.evaluation.partitioned.evaluate_dataset` passes on, what the ``calib`` command builds from its
+options (``--kind``, ``--labels``, ...) and what a workflow's own-set declaration maps onto
+(``pipeline/own_sets.py``). Each option is checked when the object is made, so a reader gets checked
+options; an error names the option (``cli_message``: the command's ``--option``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+from calib.data.classes import check_label_values
+from calib.data.formats import file_format
+from calib.validation import KINDS, CalibInputError
+
+SCALES = ("unit", "percent")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableOptions:
+    """The options a table is read with, checked when made (an error names the option).
+
+    Source: calib's own; the options of ``calib evaluate`` of the same names (``--kind``, ``--labels``,
+    ``--class-columns``, ...), whose rules :mod:`calib.data.classes` gives.
+
+    Parameters
+    ----------
+    kind : {"probs", "logprobs", "logits"}
+        What the score columns hold; required, never guessed (``--kind``).
+    label_column : str, default "label"
+        The column of true labels (``--labels``).
+    class_columns : str or sequence of str, optional
+        The score columns, by name or fnmatch pattern (``"prob_*"``), names kept in the order given; kept
+        as a tuple (a string is one name or pattern). Default None: every numeric column but the labels,
+        ids and groups (``--class-columns``).
+    label_values : {"auto", "index", "names", "1-based"} or mapping, default "auto"
+        How labels name classes: class indices from 0, class column names, indices from 1, or a mapping
+        from label to class column; ``"auto"`` decides from the labels and the columns
+        (:mod:`calib.data.classes`; ``--label-values``).
+    positive_label : optional
+        For a binary table: the label of the positive class; a table may then hold one score column, the
+        positive class's (``--positive-label``).
+    id_column : str, optional
+        A column of row ids, kept in the set's ``ids``, not read as scores (``--id-column``).
+    group_column : str, optional
+        A column of subgroups, kept in the set's ``groups``, not read as scores (``--groups``).
+    renormalize : bool, default False
+        Divide rows of probabilities by their sums when rounding left them off 1 (by at most 0.01)
+        (``--renormalize``).
+    scale : {"unit", "percent"}, default "unit"
+        ``"percent"``: probabilities written as percentages (0-100), divided by 100; only with
+        ``kind="probs"`` (``--scale``).
+    sep : str, optional
+        The column separator of a text table; default None: ``,`` for csv, a tab for tsv, or what a
+        first line ``sep=X`` says (``--sep``).
+    decimal : str, default "."
+        The decimal mark of a text table (``--decimal``).
+    format : str, optional
+        The file's format when its suffix does not say it, one of :data:`calib.data.formats.FORMATS`;
+        default None: from the suffix (``--format``).
+
+    Methods
+    -------
+    names()
+        The options' names.
+    taken_from(keywords)
+        The options among a function's keywords.
+
+    Examples
+    --------
+    >>> options = TableOptions(kind="probs", label_column="clicked", class_columns="prob_*")
+    >>> options.class_columns, options.scale
+    (('prob_*',), 'unit')
+    >>> try:
+    ...     TableOptions(kind="logits", scale="percent")
+    ... except CalibInputError as exc:
+    ...     print(exc.cli_message)
+    --scale percent is for probabilities written as percentages (--kind probs); got --kind logits
+    """
+
+    kind: str
+    label_column: str = "label"
+    class_columns: tuple | None = None
+    label_values: str | Mapping = "auto"
+    positive_label: object = None
+    id_column: str | None = None
+    group_column: str | None = None
+    renormalize: bool = False
+    scale: str = "unit"
+    sep: str | None = None
+    decimal: str = "."
+    format: str | None = None
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise CalibInputError(
+                f"kind must be one of {KINDS}; got {self.kind!r}. Say what the score columns hold.",
+                cli_message=f"--kind must be one of {', '.join(KINDS)}; got {self.kind!r}",
+            )
+        if isinstance(self.class_columns, str):  # one name or pattern
+            object.__setattr__(self, "class_columns", (self.class_columns,))
+        elif self.class_columns is not None:
+            object.__setattr__(self, "class_columns", tuple(self.class_columns))
+        if isinstance(self.label_values, Mapping):  # a copy: the caller's dict may change later
+            object.__setattr__(self, "label_values", dict(self.label_values))
+        else:
+            check_label_values(self.label_values)
+        check_scale(self.scale, self.kind)
+        if self.format is not None:
+            file_format(None, self.format)  # refuses an unknown format naming format= / --format
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The options' names, as keyword arguments spell them.
+
+        Examples
+        --------
+        >>> TableOptions.names()[:3]
+        ('kind', 'label_column', 'class_columns')
+        """
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def taken_from(cls, keywords: dict) -> TableOptions:
+        """The options among ``keywords`` (removed from it), for a function that takes them as keywords
+        beside its own.
+
+        Examples
+        --------
+        >>> keywords = {"kind": "probs", "label_column": "y", "n_boot": 0}
+        >>> TableOptions.taken_from(keywords).label_column, keywords
+        ('y', {'n_boot': 0})
+        """
+        return cls(**{name: keywords.pop(name) for name in cls.names() if name in keywords})
+
+
+def check_scale(scale: str, kind: str, path=None) -> None:
+    """Refuse a ``scale`` that is not one of :data:`SCALES`, and percentages of anything but probabilities;
+    ``path``: the file whose kind it is, named in the message (an ``.npz`` archive says its own kind).
+
+    Examples
+    --------
+    >>> check_scale("percent", "probs")
+    >>> check_scale("percent", "logits", "scores.npz")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    calib.validation.CalibInputError: scores.npz: scale='percent' is for probabilities ...; got kind='logits'
+    """
+    if scale not in SCALES:
+        raise CalibInputError(
+            f"scale must be one of {SCALES}; got {scale!r}",
+            cli_message=f"--scale must be unit or percent; got {scale!r}",
+        )
+    if scale == "percent" and kind != "probs":
+        where = "" if path is None else f"{path}: "
+        raise CalibInputError(
+            f"{where}scale='percent' is for probabilities written as percentages (kind='probs'); got kind={kind!r}",
+            cli_message=f"{where}--scale percent is for probabilities written as percentages (--kind probs); "
+            f"got --kind {kind}",
+        )
