@@ -39,10 +39,14 @@ CLASSES = ("any", "binary", "multiclass")
 class Sha256:
     """A sha256 checksum: 64 hexadecimal digits (what ``sha256sum FILE`` prints first)."""
 
+    def words(self) -> str:
+        """What a checksum must be, in the words of an error."""
+        return '64 hexadecimal digits in quotes (sha256: "...", as `sha256sum FILE` prints it)'
+
     def problem(self, value) -> str | None:
         if isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdefABCDEF" for c in value):
             return None
-        return f'must be 64 hexadecimal digits in quotes (sha256: "...", as `sha256sum FILE` prints it); got {value!r}'
+        return f"must be {self.words()}; got {value!r}"
 
 
 @dataclass(frozen=True, kw_only=True)
