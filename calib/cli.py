@@ -25,6 +25,7 @@ readers, Dask), so a command starts without the others' libraries.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -32,6 +33,7 @@ import sys
 import warnings
 from contextlib import ExitStack
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -46,11 +48,8 @@ from calib._internal.memory import return_large_arrays_to_the_system
 from calib.data.formats import FORMATS, file_format
 from calib.data.real import PosteriorSet, load_posteriors, load_table
 from calib.data.table_options import SCALES, TableOptions
-from calib.validation import CalibInputError, CalibInputWarning, MissingFileError, as_priors
+from calib.validation import KINDS, CalibInputError, CalibInputWarning, MissingFileError, Seed, as_priors
 
-KINDS = ("probs", "logprobs", "logits")
-# Seeds are what numpy's legacy generator (the folds' shuffles) accepts: 0 to 2^32 - 1.
-MAX_SEED = 2**32 - 1
 # evaluate reads a Parquet, CSV / TSV or .npy file larger than this in chunks (in bounded memory; the
 # results are the same either way).
 CHUNKED_FILE_BYTES = 2**27
@@ -252,10 +251,16 @@ def _refuse_overwriting(outputs: dict[str, Path], inputs: dict[str, str | None])
         seen[key] = f"{flag} {path}"
 
 
-def _check_seed(args) -> None:
-    """--seed within what the folds' shuffles accept (a command-line error otherwise)."""
-    if not 0 <= args.seed <= MAX_SEED:
-        raise UsageError(f"--seed must be an integer from 0 to {MAX_SEED} (2^32 - 1); got {args.seed}")
+def _check_declared(args, declared: dict) -> None:
+    """The options ``declared`` (name -> the library's declaration, e.g. ``{"seed": Seed}``) checked by those
+    declarations; a wrong one is a command-line error naming its option."""
+    from calib._internal.declared import check_parameters, option
+
+    try:
+        check_parameters(declared, {name: getattr(args, name) for name in declared})
+    except CalibInputError as error:
+        name = str(error).split(" ", 1)[0]
+        raise UsageError(str(error).replace(name, option(name), 1)) from None
 
 
 def _settings(args):
@@ -509,7 +514,7 @@ def _calibrate(args) -> int:
         raise UsageError(f"--method {args.method!r} is not a calibrator; use auto or one of {', '.join(METHODS)}")
     if args.folds < 2:
         raise UsageError(f"--folds must be an integer >= 2; got {args.folds}")
-    _check_seed(args)
+    _check_declared(args, {"seed": Seed})
     penalty = _penalty_options(args)
     out = _output_file(args.out, "--out", CALIBRATED_SUFFIXES)
     saved = _output_file(args.save_model, "--save-model", (".json",)) if args.save_model else None
@@ -579,7 +584,7 @@ PENALTY_OPTIONS = {"reg_lambda": "--reg-lambda", "reg_mu": "--reg-mu", "penalty"
 
 def _penalty_options(args) -> dict[str, object]:
     """The penalty parameters given on the command line, checked against the method they apply to."""
-    from calib.calibrators.penalized import PenalizedSoftmaxMap
+    from calib.calibrators.penalized import PenalizedSoftmaxMap, RegLambda
     from calib.calibrators.registry import CALIBRATORS
 
     given = {name: getattr(args, name) for name in PENALTY_OPTIONS if getattr(args, name) is not None}
@@ -591,15 +596,12 @@ def _penalty_options(args) -> dict[str, object]:
         raise UsageError(f"{options} set the penalty of a fit; a saved model (--model) is applied as it is: drop them")
     if args.method == "auto" or not issubclass(CALIBRATORS[args.method], PenalizedSoftmaxMap):
         raise UsageError(f"{options} set the penalty of --method {penalized}; drop them for --method {args.method}")
-    for name in ("reg_lambda", "reg_mu"):
-        if name in given and given[name] != "cv":
-            try:
-                given[name] = float(given[name])
-            except ValueError:
-                given[name] = math.nan
-            if not (math.isfinite(given[name]) and given[name] >= 0):
-                got = getattr(args, name)
-                raise UsageError(f"{PENALTY_OPTIONS[name]} must be a finite number >= 0 or cv; got {got!r}")
+    weights = [name for name in ("reg_lambda", "reg_mu") if name in given]
+    for name in weights:
+        # a number stays the text given when it is none, for its declaration to refuse as given
+        with contextlib.suppress(ValueError):
+            given[name] = given[name] if given[name] == "cv" else float(given[name])
+    _check_declared(SimpleNamespace(**given), {name: RegLambda for name in weights})
     if given.get("reg_mu") == "cv":
         raise UsageError("--reg-mu must be a number >= 0 (with --reg-lambda cv, mu is chosen with lambda)")
     return given

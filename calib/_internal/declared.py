@@ -148,7 +148,7 @@ def described(hint) -> str:
         checks = rules(hint)
         return checks[0].words() if checks else described(args[0])
     if origin is Literal:
-        return f"one of {', '.join(map(str, args))}"
+        return f"one of {', '.join(map(str, args))}" if len(args) > 1 else str(args[0])
     if dataclasses.is_dataclass(hint):
         return f"a mapping of {', '.join(f.name for f in dataclasses.fields(hint))}"
     return {int: "an integer", float: "a number", str: "a text", bool: "true or false", list: "a list"}.get(

@@ -169,9 +169,9 @@ def test_penalty_options_reach_the_map_and_are_refused_where_they_mean_nothing(f
     for args, message in [
         (("--method", "temperature", "--reg-lambda", "1"), "--reg-lambda set the penalty of --method"),
         (("--method", "auto", "--penalty", "l2"), "--penalty set the penalty of --method"),
-        (("--method", "dirichlet", "--reg-lambda", "much"), "--reg-lambda must be a finite number >= 0 or cv"),
-        (("--method", "dirichlet", "--reg-lambda", "-1"), "--reg-lambda must be a finite number >= 0 or cv"),
-        (("--method", "matrix", "--reg-lambda", "nan"), "--reg-lambda must be a finite number >= 0 or cv"),
+        (("--method", "dirichlet", "--reg-lambda", "much"), "--reg-lambda must be a finite number >= 0 or cv; got"),
+        (("--method", "dirichlet", "--reg-lambda", "-1"), "--reg-lambda must be a finite number >= 0 or cv; got"),
+        (("--method", "matrix", "--reg-lambda", "nan"), "--reg-lambda must be a finite number >= 0 or cv; got"),
         (("--method", "temperature", "--folds", "1"), "--folds must be an integer >= 2"),
         (("--method", "temperature", "--seed", "-1"), "--seed must be an integer from 0 to 4294967295"),
         (("--method", "dirichlet", "--reg-mu", "cv"), "--reg-mu must be a number >= 0"),

@@ -98,7 +98,7 @@ def test_a_sweep_only_kind_is_refused_as_an_experiment():
         ("ferrer2024_fig8", "experiment.options.histogram.n_bins", 2.5, "must be an integer >= 1; got 2.5"),
         ("ferrer2024_fig8", "experiment.datasets", ["ferrer2024_k2_n4000"], "Did you mean 'ferrer2024_k2_n400'?"),
         ("ferrer2024_fig8", "experiment.options.bins", 10, "options.bins: unknown key"),
-        ("silvafilho2023_table4", "experiment.target", -1, "must be an integer >= 0 or one of confidence; got -1"),
+        ("silvafilho2023_table4", "experiment.target", -1, "must be an integer >= 0 or confidence; got -1"),
         ("ecd2025_temperature_sweep", "experiment.temperatures.start", 0, "temperatures.start: must be a finite"),
         ("ecd2025_fig2", "experiment.grid.stop", 1.0, "grid.stop: must be a number strictly between 0 and 1"),
         ("ferrer2024_fig8", "experiment.n_boot", "???", "experiment.n_boot: is ??? (a value to give)"),
