@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from calib.data.formats import check_decimals, is_decimal_comma
+from calib.data.formats import check_decimals, is_decimal_comma, row_place
 from calib.validation import CalibInputError, CalibInputWarning, as_class_indices
 
 LABEL_VALUES = ("auto", "index", "names", "1-based")
@@ -145,7 +145,7 @@ def refuse_text_in_numbers(values, column, path: Path) -> None:
     bad = parsed.isna() & values.notna()
     if parsed.notna().any() and bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
-        where = f"line {row + 2}" if path.suffix.lower() in (".csv", ".tsv") else f"row {row} (counting from 0)"
+        where = row_place(row, path)
         cell = values.iloc[row]
         fix = "pass decimal=',' (--decimal ,)" if is_decimal_comma(cell) else "correct that cell"
         raise CalibInputError(
@@ -578,7 +578,7 @@ def _refuse_missing(labels, path: Path) -> None:
     missing = labels.isna().to_numpy()
     if missing.any():
         row = int(np.flatnonzero(missing)[0])
-        where = f"line {row + 2}" if path.suffix.lower() in (".csv", ".tsv") else f"row {row} (counting from 0)"
+        where = row_place(row, path)
         raise CalibInputError(
             f"{path}: {int(missing.sum())} labels are missing (first at {where}); drop the rows without a label "
             "or fill them in (a missing label cannot be scored)"

@@ -257,6 +257,18 @@ def _check_separator(columns, path: Path, sep: str) -> None:
             )
 
 
+def row_place(row: int, path: Path) -> str:
+    """Where the data row ``row`` (counting from 0) of the file ``path`` is, as a user finds it: a CSV or TSV
+    file's line (after its header), else the row counted from 0.
+
+    Examples
+    --------
+    >>> row_place(0, Path("scores.csv")), row_place(3, Path("scores.parquet"))
+    ('line 2', 'row 3 (counting from 0)')
+    """
+    return f"line {row + 2}" if path.suffix.lower() in (".csv", ".tsv") else f"row {row} (counting from 0)"
+
+
 def check_decimals(values, column, path: Path) -> None:
     """Refuse a column of text whose cells are numbers written with a decimal comma ("0,25")."""
     text = values.dropna().astype(str)

@@ -30,6 +30,7 @@ from calib.data.formats import (
     read_binary_table,
     read_text_table,
     require_readable,
+    row_place,
     seekable_source,
 )
 from calib.data.reading import ScoreRows, check_score_arrays, index_column, table_layout
@@ -440,7 +441,7 @@ def _groups(values, path: Path) -> np.ndarray:
     missing = values.isna().to_numpy()
     if missing.any():
         row = int(np.flatnonzero(missing)[0])
-        where = f"line {row + 2}" if path.suffix.lower() in (".csv", ".tsv") else f"row {row} (counting from 0)"
+        where = row_place(row, path)
         raise CalibInputError(
             f"{path}: {int(missing.sum())} rows have no group (first at {where}); fill them in (e.g. with "
             "'unknown') or drop them"
