@@ -24,7 +24,7 @@ SCALES = ("unit", "percent")
 class TableOptions:
     """The options a table is read with, checked when made (an error names the option).
 
-    Source: calib's own; the options of ``calib evaluate`` of the same names (``--kind``, ``--labels``,
+    The fields are the options of ``calib evaluate`` of the same names (``--kind``, ``--labels``,
     ``--class-columns``, ...), whose rules :mod:`calib.data.classes` gives.
 
     Parameters
