@@ -192,12 +192,15 @@ def equal_mass_edges(values, n_bins: int) -> np.ndarray:
     """The M + 1 edges of M equal-mass bins of ``values``: 0, the largest value of each bin, and 1.
 
     With the N values sorted, v_(0) <= ... <= v_(N-1), bin m holds the values of ranks floor(m N / M) to
-    floor((m + 1) N / M) - 1 (equal-frequency bins: Zadrozny & Elkan (2001); Nixon et al. (2019), the
-    adaptive ECE), and edge m (0 < m < M) is v_(ceil(m N / M) - 1), the largest value of bin m - 1. Bins
-    are right-closed, (e_m, e_{m+1}], the first holding 0: so tied values share the bin of their
-    lowest-ranked member, as a rank rule that never splits ties would put them, and the bins of other
-    values (new data, resamples, chunks) follow from the edges alone. Edges computed by partial sorts,
+    floor((m + 1) N / M) - 1 (equal-frequency bins), and edge m (0 < m < M) is v_(ceil(m N / M) - 1), the
+    largest value of bin m - 1. Bins are right-closed, (e_m, e_{m+1}], the first holding 0: so tied values
+    share the bin of their lowest-ranked member, as a rank rule that never splits ties would put them, and
+    the bins of other values (new data, resamples, chunks) follow from the edges alone. Edges computed by partial sorts,
     O(N) per column.
+
+    Source: Zadrozny & Elkan (2001), Sec. 3 (histogram binning in bins of equal counts); Nixon et al.
+    (2019), Sec. 3 (the adaptive calibration error's bins of N / M predictions each); the tie rule is this
+    library's (bins are sets of score values, so a tie is never split).
 
     Parameters
     ----------

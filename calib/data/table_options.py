@@ -27,6 +27,9 @@ class TableOptions:
     The fields are the options of ``calib evaluate`` of the same names (``--kind``, ``--labels``,
     ``--class-columns``, ...), whose rules :mod:`calib.data.classes` gives.
 
+    Source: the options are calib's own, with no published counterpart; what they read as a posterior (a
+    row of K probabilities summing to 1, their logarithms, or logits) is Ferrer & Ramos (2024)'s, Sec. 2.
+
     Parameters
     ----------
     kind : {"probs", "logprobs", "logits"}
