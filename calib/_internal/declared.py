@@ -300,6 +300,23 @@ class _Deprecated(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+def _read_as(kind: type):
+    """The argparse type of an option whose field is of type ``kind``: its text as a ``kind`` where it is one,
+    else the text itself, for the field's declaration to refuse in one line with its words and bounds
+    (argparse would print its usage and "invalid int value")."""
+    if kind not in (int, float):
+        return kind
+
+    def read(text: str):
+        try:
+            return kind(text)
+        except ValueError:
+            return text
+
+    read.__name__ = kind.__name__  # argparse names the type in its messages
+    return read
+
+
 def add_options(group, cls: type, names) -> None:
     """The command's options for the fields ``names`` of ``cls``, on the parser (or group) ``group``:
     ``--`` + the name with dashes, the field's default, its help with its bounds and default, an argparse
@@ -315,10 +332,11 @@ def add_options(group, cls: type, names) -> None:
             kwargs |= {"nargs": "+", "metavar": name.upper().rstrip("S")}
         else:
             kind = typing.get_args(base)[0] if typing.get_origin(base) is Annotated else base
-            kwargs["type"] = kind
+            kwargs["type"] = _read_as(kind)
             choice = next((r for r in rules(base) if isinstance(r, Choice)), None)
             if choice is not None:
-                kwargs["choices"] = choice.allowed()
+                # shown as argparse shows choices, but refused by the declaration, in one line with its words
+                kwargs["metavar"] = "{" + ",".join(map(str, choice.allowed())) + "}"
             kwargs["default"] = field.default
         said = [_bounds(hint)]
         if field.default is None:

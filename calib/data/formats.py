@@ -136,13 +136,7 @@ def read_text_table(path: Path, fmt: str, *, sep: str | None = None, decimal: st
 
     source = path if stat.S_ISREG(path.stat().st_mode) else seekable_source(path)
     sep, skip = text_options(source, fmt, sep, compression=compression_of(path))
-    # decimal may equal sep: a comma-separated file's decimal commas are then in quoted cells ("0,65").
-    if not isinstance(sep, str) or not sep or not isinstance(decimal, str) or len(decimal) != 1:
-        raise CalibInputError(
-            f"sep must be a non-empty string and decimal one character; got sep={sep!r}, decimal={decimal!r}",
-            cli_message=f"--sep must be a non-empty string and --decimal one character; got --sep {sep!r}, "
-            f"--decimal {decimal!r}",
-        )
+    check_separators(sep, decimal)
 
     def read(**options):
         if isinstance(source, io.BytesIO):
@@ -255,6 +249,27 @@ def _check_separator(columns, path: Path, sep: str) -> None:
                 f"separated by {shown}, not {sep!r}; pass {flag}"
                 + (" (and --decimal , if its decimals are written with commas)" if other == ";" else ""),
             )
+
+
+def check_separators(sep, decimal) -> None:
+    """Refuse a column separator that is not a non-empty string (None: found from the file) or a decimal mark
+    that is not one character, naming both. ``decimal`` may equal ``sep``: a comma-separated file's decimal
+    commas are then in quoted cells ("0,65").
+
+    Examples
+    --------
+    >>> check_separators(";", ",")
+    >>> check_separators("", ".")
+    Traceback (most recent call last):
+    ...
+    calib.validation.CalibInputError: sep must be a non-empty string and decimal one character; got sep='', decimal='.'
+    """
+    if (sep is not None and (not isinstance(sep, str) or not sep)) or not isinstance(decimal, str) or len(decimal) != 1:
+        raise CalibInputError(
+            f"sep must be a non-empty string and decimal one character; got sep={sep!r}, decimal={decimal!r}",
+            cli_message=f"--sep must be a non-empty string and --decimal one character; got --sep {sep!r}, "
+            f"--decimal {decimal!r}",
+        )
 
 
 def row_place(row: int, path: Path) -> str:

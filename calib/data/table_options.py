@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 from calib.data.classes import check_label_values
-from calib.data.formats import file_format
+from calib.data.formats import check_separators, file_format
 from calib.validation import KINDS, CalibInputError
 
 SCALES = ("unit", "percent")
@@ -113,6 +113,7 @@ class TableOptions:
         else:
             check_label_values(self.label_values)
         check_scale(self.scale, self.kind)
+        check_separators(self.sep, self.decimal)
         if self.format is not None:
             file_format(None, self.format)  # refuses an unknown format naming format= / --format
 

@@ -66,11 +66,13 @@ def test_every_setting_is_an_option_of_evaluate_and_compare_takes_its_own():
 @pytest.mark.parametrize(("name", "text"), INVALID, ids=[f"{n}={t}" for n, t in INVALID])
 def test_an_invalid_option_value_is_one_error_line_naming_the_option(data, capsys, name, text):
     # The settings are checked before the file is read, so each case costs no evaluation.
-    status, out, err = _run(capsys, "evaluate", data, "--quiet", option(name), text)
+    # --option=VALUE: argparse reads a value such as -inf after a space as an option of its own
+    status, out, err = _run(capsys, "evaluate", data, "--quiet", f"{option(name)}={text}")
     errors = [line for line in err.splitlines() if line.startswith("calib evaluate: error:")]
-    assert status == 2 and out == "" and len(errors) == 1 and option(name) in errors[0], err
-    if not err.startswith("usage:"):  # the settings' own error: nothing but that line
-        assert err.splitlines() == errors
+    # the declaration's one line with its words and bounds, even for text where a number belongs (never
+    # argparse's usage block and "invalid int value")
+    assert status == 2 and out == "" and err.splitlines() == errors and len(errors) == 1, err
+    assert errors[0].startswith(f"calib evaluate: error: {option(name)} must be "), err
 
 
 def test_help_shows_each_settings_default_and_bounds(capsys, monkeypatch):
@@ -99,3 +101,4 @@ def test_the_old_name_of_n_boot_gives_a_note_and_the_same_output(data, capsys):
     assert status == 0 and old == new and err == "calib: note: --bootstrap is deprecated; it is --n-boot now\n"
     assert json.loads(new)["settings"]["bootstrap"] == 10  # the JSON keeps its key
     assert not math.isnan(json.loads(new)["metrics"][0]["high"])
+
