@@ -198,13 +198,15 @@ def gather(source, ctx: Context, computed, *, grouped, whole_limit, fit_rows, fi
     result = Gathered(State(settings.n_boot), {}, lens, fitting, np.zeros(k, dtype=np.int64))
     size = block_rows(k)
     # The next block's resample counts are drawn on a second thread while this block's sums are taken
-    # (numpy draws and compares without the GIL); a part of a block takes its rows of the full block's
-    # draws, which are its own (the draws fill the rows in order).
+    # (numpy draws and compares without the GIL), once a full block shows that more rows may follow; a
+    # part of a block takes its rows of the full block's draws, which are its own (the draws fill the rows
+    # in order, so drawing only the rows a block holds gives the same counts: a small data set draws no more).
     with ThreadPoolExecutor(max_workers=1) as drawer:
-        ahead = drawer.submit(_block_counts, settings, first_row // size, size)
+        ahead = None
         for index, offset, (logp, y, group_ids) in blocks(source(), size, first_row):
-            counts = [(columns, c[offset : offset + y.size]) for columns, c in ahead.result()]
-            ahead = drawer.submit(_block_counts, settings, index + 1, size)
+            drawn = _block_counts(settings, index, offset + y.size) if ahead is None else ahead.result()
+            counts = [(columns, c[offset : offset + y.size]) for columns, c in drawn]
+            ahead = drawer.submit(_block_counts, settings, index + 1, size) if offset + y.size == size else None
             if settings.n_boot and not counts:  # too many to hold at once: drawn group by group, as read
                 counts = _LazyCounts(settings.seed, index, offset, y.size, settings.n_boot)
             batch = Batch(logp, y)
