@@ -15,8 +15,9 @@ import numpy as np
 
 from calib._internal.files import atomic_write
 from calib.calibration_errors.binned import ReliabilityBins
+from calib.evaluation.interval_methods import UPPER
 from calib.evaluation.lens import POSITIVE_CLASS, lens_ece, lens_of
-from calib.evaluation.results import Comparison, Summary
+from calib.evaluation.results import Comparison, Metric, Summary
 
 # Resamples of the consistency band in the CORP figure (when the samples are few enough to resample).
 CORP_BAND_RESAMPLES = 500
@@ -74,6 +75,7 @@ def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
             "n_bins": settings.n_bins,
             "binning": settings.binning,
             "smooth_bandwidth": settings.smooth_bandwidth,
+            "mmce_bandwidth": settings.mmce_bandwidth,
             "bootstrap": settings.n_boot,
             "seed": settings.seed,
         },
@@ -113,7 +115,12 @@ def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
 
 
 def _records(metrics: dict) -> list[dict]:
-    return [{"metric": k, "value": m.value, "low": m.low, "high": m.high} for k, m in metrics.items()]
+    """Each metric with its interval, the interval's method ("basic", "upper bound", or "" without one) and
+    what the interval is for."""
+    return [
+        {"metric": k, "value": m.value, "low": m.low, "high": m.high, "interval": m.method, "estimand": m.estimand}
+        for k, m in metrics.items()
+    ]
 
 
 def _class_list(n_classes: int, class_names) -> list[str]:
@@ -149,9 +156,9 @@ def summary_text(name: str, summary: Summary, class_names=None) -> str:
     positive = f"; positive class: {classes[1]}" if len(classes) == 2 else ""
     lines.append(f"  classes, in order: {', '.join(classes)}{positive}")
     lines.append(f"  intervals: {summary.interval_method}")
+    width = max([28, *map(len, summary.metrics)])
     for metric, m in summary.metrics.items():
-        interval = "" if np.isnan(m.low) else f"   [{m.low:.4f}, {m.high:.4f}]"
-        lines.append(f"  {metric:<28s} {m.value:9.4f}{interval}")
+        lines.append(f"  {metric:<{width}s} {m.value:9.4f}{_interval_text(m)}")
     lines += [f"  note: {note}" for note in summary.interval_notes + summary.notes]
     if summary.gains:
         subset = "" if summary.fit_samples == summary.n_samples else f", on a random {summary.fit_samples} samples"
@@ -162,6 +169,15 @@ def summary_text(name: str, summary: Summary, class_names=None) -> str:
             lines.append(f"    {calibrator:<26s} {g.value:+9.4f}{interval}")
     lines.append(f"  recommended calibrator: {summary.recommended}")
     return "\n".join(lines + corp_lines(summary.corp, summary.n_samples) + group_lines(summary))
+
+
+def _interval_text(m: Metric) -> str:
+    """A metric's interval as the text shows it: [low, high], or <= high for an upper bound."""
+    if np.isnan(m.low):
+        return ""
+    if m.method == UPPER.name:
+        return f"   <= {m.high:.4f} (upper bound)"
+    return f"   [{m.low:.4f}, {m.high:.4f}]"
 
 
 def group_lines(summary: Summary) -> list[str]:

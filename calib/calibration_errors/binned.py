@@ -106,6 +106,7 @@ def binned_error(
     frequency=None,
     mean_score=None,
     gap_sums=None,
+    outcome_sums=None,
     norm: str = "l1",
     average: bool = False,
     debiased: bool = False,
@@ -126,9 +127,11 @@ def binned_error(
     ``debiased`` (squared and l2) subtracts each bin's sampling variance ybar (1 - ybar) / (N_gm - 1) from
     its squared gap (bins of one sample keep theirs).
 
-    The bins come as their means (``frequency`` and ``mean_score``, any norm), or as their gap sums D_gm
-    alone (``gap_sums``, the L1 ECE only): the form in which resamples keep them, whose bins' counts are not
-    resampled (trailing axes, e.g. one per resample, are kept).
+    The bins come as their means (``frequency`` and ``mean_score``, any norm), or as their sums, the form
+    in which resamples keep them (trailing axes, e.g. one per resample, are kept): the gap sums D_gm alone
+    for the L1 ECE (a resample's bins need not be counted), and with the counts and, debiased, the outcome
+    sums O_gm for the squared form, sum_m [D_gm^2 / N_gm - N_gm ybar_gm (1 - ybar_gm) / (N_gm - 1)] / N
+    with ybar_gm = O_gm / N_gm (the same number as from the means).
 
     Source: Silva Filho et al. (2023), Defs. 1-6 (the ECE and MCE of each target, after Naeini et al.
     (2015) and Guo et al. (2017)); Kumar et al. (2019), Sec. 5 (the L2 form and its debiased
@@ -144,6 +147,8 @@ def binned_error(
         ybar_gm and sbar_gm (NaN or anything in empty bins).
     gap_sums : array of shape (G, M, ...), optional
         D_gm, instead of the means.
+    outcome_sums : array of shape (G, M, ...), optional
+        O_gm, the outcomes summed per bin (the debiased squared form from sums).
     norm : {"l1", "l2", "squared", "max"}, default "l1"
     average : bool, default False
     debiased : bool, default False
@@ -161,11 +166,16 @@ def binned_error(
     0.1875
     >>> float(binned_error(counts, 4, frequency=freq, mean_score=mean, norm="max"))
     0.25
+    >>> sums = dict(gap_sums=np.array([[0.5, -0.25]]), outcome_sums=np.array([[1.0, 1.0]]))
+    >>> float(binned_error(counts, 4, **sums, norm="squared", debiased=True))  # (2 (1/16 - 1/4) + 2 (1/64 - 1/4)) / 4
+    -0.2109375
     """
     check(norm, Choice(NORMS), "norm")
     if debiased and norm not in ("l2", "squared"):
         raise CalibInputError(f"debiased applies to norm 'l2' or 'squared' only; got norm={norm!r}")
     if frequency is None:
+        if norm == "squared" and not average and counts is not None and (outcome_sums is not None or not debiased):
+            return _squared_from_sums(np.asarray(counts, dtype=np.float64), gap_sums, outcome_sums, n, debiased)
         if norm != "l1" or average:
             raise CalibInputError(f"the {norm} error{' of averaged bins' if average else ''} needs the bins' means")
         return np.abs(gap_sums).sum(axis=1).mean(axis=0) / n
@@ -173,6 +183,19 @@ def binned_error(
         _column_error(counts[g], frequency[g], mean_score[g], norm, average, debiased) for g in range(len(counts))
     ]
     return float(max(values)) if norm == "max" else float(np.mean(values))
+
+
+def _squared_from_sums(counts, gap_sums, outcome_sums, n, debiased: bool):
+    """The squared form of :func:`binned_error` from the bins' sums (empty bins add nothing; a bin of one
+    sample keeps its squared gap, as from the means)."""
+    occupied = counts > 0
+    safe = np.where(occupied, counts, 1.0)
+    squared = np.where(occupied, np.square(gap_sums) / safe, 0.0)
+    if debiased:
+        several = counts > 1
+        spread = outcome_sums * (counts - outcome_sums) / np.where(several, safe * (counts - 1), 1.0)
+        squared = squared - np.where(several, spread, 0.0)
+    return squared.sum(axis=1).mean(axis=0) / n
 
 
 def _column_error(counts, frequency, mean_score, norm: str, average: bool, debiased: bool) -> float:

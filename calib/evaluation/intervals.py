@@ -2,9 +2,10 @@
 
 A summed metric's values come from its summed terms (:func:`summed_values`); a metric that needs its
 samples at once is computed on the subsample and on multinomial resamples of it, by the resampler it
-declares (:func:`whole_values`, :attr:`calib.evaluation.metrics.MetricDefinition.resampler`). Intervals
-are basic bootstrap intervals (Davison & Hinkley (1997), Sect. 5.2), clipped to each metric's range; an
-estimate outside its interval gets a note saying how biased its resamples show it to be (:func:`intervals`).
+declares (:func:`whole_values`, :attr:`calib.evaluation.metrics.MetricDefinition.resampler`). Each metric's
+interval is made by the method it declares (:mod:`calib.evaluation.interval_methods`: basic bootstrap
+intervals, Davison & Hinkley (1997), Sect. 5.2, or one-sided upper bounds), clipped to its range; an estimate
+outside its interval gets a note saying why (:func:`intervals`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from calib.evaluation.interval_methods import UPPER, IntervalMethod
 from calib.evaluation.metrics import Context, MetricDefinition
 from calib.evaluation.passes import State
 from calib.evaluation.results import Metric
-from calib.resampling.bootstrap import basic_interval, counted_resamples
+from calib.resampling.bootstrap import basic_interval, counted_resamples, upper_bound
 
 
 def summed_values(summed: list[MetricDefinition], state: State, ctx: Context) -> dict[str, np.ndarray]:
@@ -85,15 +87,18 @@ class _TopLabel:
 def intervals(
     draws: dict[str, np.ndarray], definitions: list[MetricDefinition], ctx: Context
 ) -> tuple[dict[str, Metric], str, list[str]]:
-    """The metrics with basic intervals clipped to their ranges, the method, and why an estimate lies
-    outside its interval where one does.
+    """The metrics with the intervals their definitions declare (:mod:`calib.evaluation.interval_methods`),
+    clipped to their ranges, the methods in words, and notes on estimates that lie outside their intervals.
+
+    A basic interval reflects the resamples' percentiles about the estimate; an upper bound is the
+    (1 - alpha) percentile of the resampled estimates, with the metric's least value as its lower end.
 
     Parameters
     ----------
     draws : dict of name -> array of shape (1 + B,)
         Each metric's values over (the data, resample 1, ..., resample B).
     definitions : list of MetricDefinition
-        The metrics of ``draws`` (their ranges).
+        The metrics of ``draws`` (their ranges and interval methods).
     ctx : Context
         The settings (resamples, alpha) and what the ranges depend on.
 
@@ -106,38 +111,62 @@ def intervals(
     >>> from calib.evaluation.metrics import REGISTRY
     >>> from calib.evaluation.settings import EvaluationSettings
     >>> ctx = Context(2, EvaluationSettings(n_boot=4), {})
-    >>> metrics, method, notes = intervals({"accuracy": np.array([0.7, 0.6, 0.8, 0.7, 0.9])},
-    ...                                    [REGISTRY["accuracy"]], ctx)
-    >>> metrics["accuracy"].value, method.split(" of ")[0], notes
-    (0.7, '95 % basic bootstrap intervals (Davison & Hinkley (1997))', [])
+    >>> draws = {"accuracy": np.array([0.7, 0.6, 0.8, 0.7, 0.9]),
+    ...          "ECE top-label": np.array([0.02, 0.03, 0.05, 0.04, 0.03])}
+    >>> metrics, method, notes = intervals(draws, [REGISTRY["accuracy"], REGISTRY["ECE top-label"]], ctx)
+    >>> accuracy, ece = metrics["accuracy"], metrics["ECE top-label"]
+    >>> accuracy.low, accuracy.high, accuracy.method, ece.low, round(ece.high, 4), ece.method
+    (0.5075, 0.7925, 'basic', 0.0, 0.0485, 'upper bound')
     """
-    bounds = {name: d.bounds(ctx) if callable(d.bounds) else d.bounds for d in definitions for name in d.names(ctx)}
+    declared = {name: d for d in definitions for name in d.names(ctx)}
     settings = ctx.settings
-    metrics, notes = {}, []
+    metrics, notes, below = {}, [], []
     for name, values in draws.items():
+        definition = declared[name]
         point = float(values[0])
-        if not settings.n_boot:
+        finite = values[1:][~np.isnan(values[1:])]
+        if not settings.n_boot or finite.size < 2:
             metrics[name] = Metric(point)
             continue
-        resamples = values[1:]
-        finite = resamples[~np.isnan(resamples)]
-        if finite.size < 2:
-            metrics[name] = Metric(point)
-            continue
-        low, high = basic_interval(finite, point, settings.alpha)
-        low, high = np.clip([float(low), float(high)], *bounds[name])
-        metrics[name] = Metric(point, float(low), float(high))
-        if np.isfinite(point) and not low <= point <= high:
-            bias = float(np.mean(finite)) - point
-            notes.append(
-                f"{name} {point:.4f} lies outside its interval: its resamples average {point + bias:.4f}, so the "
-                f"estimate is biased by about {bias:+.4f} (a calibration error measured on finite samples is biased "
-                "upward); the basic interval, reflected about the estimate, is for the true value"
-            )
-    level = round(100 * (1 - settings.alpha))
-    method = (
-        f"{level} % basic bootstrap intervals (Davison & Hinkley (1997)) of {settings.n_boot} Poisson resamples"
-        if settings.n_boot
-        else "none (no bootstrap resamples)"
+        bounds = definition.bounds(ctx) if callable(definition.bounds) else definition.bounds
+        method = definition.interval
+        if method.two_sided:
+            low, high = basic_interval(finite, point, settings.alpha)
+        else:
+            low, high = bounds[0], upper_bound(finite, settings.alpha)
+        low, high = np.clip([float(low), float(high)], *bounds)
+        metrics[name] = Metric(point, float(low), float(high), method.name, definition.estimand)
+        if np.isfinite(point) and point < low and not method.two_sided:
+            below.append(name)
+        elif np.isfinite(point) and not low <= point <= high:
+            notes.append(_outside(name, point, finite, method))
+    if below:
+        notes.append(
+            f"{', '.join(below)} {'is' if len(below) == 1 else 'are'} below 0, which the true value cannot be: an "
+            "unbiased estimate of an error that is 0 for a calibrated model falls below 0 about as often as above"
+        )
+    return metrics, _methods_in_words(draws, declared, settings), notes
+
+
+def _outside(name: str, point: float, resamples: np.ndarray, method: IntervalMethod) -> str:
+    """Why the estimate ``point`` of metric ``name`` lies outside its interval."""
+    bias = float(np.mean(resamples)) - point
+    if method is UPPER:
+        return f"{name} {point:.4f} lies above its upper bound: its resamples average {point + bias:.4f}"
+    return (
+        f"{name} {point:.4f} lies outside its interval: its resamples average {point + bias:.4f}, so the "
+        f"estimate is biased by about {bias:+.4f}; the basic interval, reflected about the estimate, moves the "
+        "other way"
     )
-    return metrics, method, notes
+
+
+def _methods_in_words(draws: dict, declared: dict[str, MetricDefinition], settings) -> str:
+    """The intervals' level, resamples and each method with the metrics it is used for."""
+    if not settings.n_boot:
+        return "none (no bootstrap resamples)"
+    used: dict[IntervalMethod, list[str]] = {}
+    for name in draws:
+        used.setdefault(declared[name].interval, []).append(name)
+    level = round(100 * (1 - settings.alpha))
+    parts = [f"{method.words}: {', '.join(names)}" for method, names in used.items()]
+    return f"{level} % from {settings.n_boot} Poisson resamples; " + "; ".join(parts)

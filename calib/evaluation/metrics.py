@@ -14,8 +14,9 @@ the samples) declares ``terms=None`` and a ``whole`` function of the samples the
 computed on all samples in memory and, out of core, on a seeded subsample (stated in the output).
 
 Sources: Ferrer & Ramos (2024), eqs. 8-9 (NCE, NBS) and Sec. 2.3.1 (the normalized Bayes risk);
-Silva Filho et al. (2023), Defs. 1, 4 and 6 (the binned ECEs); "An entropic metric" (2025), eq. 8
-(ECD); Błasiok & Nakkiran (2023) (smooth ECE).
+Silva Filho et al. (2023), Defs. 1, 4 and 6 (the binned ECEs); Kumar et al. (2019), Sec. 5 (their
+debiased squared forms); "An entropic metric" (2025), eq. 8 (ECD); Błasiok & Nakkiran (2023) (smooth
+ECE); Kumar et al. (2018) (the unbiased squared MMCE).
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from scipy.special import entr
 from calib.calibration_errors.binned import ReliabilityBins, binned_error
 from calib.calibration_errors.binning import strategy_bin_ids, strategy_edges
 from calib.calibration_errors.entropic import ecd_terms, single_datum_bound
+from calib.calibration_errors.kernel_calibration import ResampledSquaredMmce
 from calib.calibration_errors.smoothing import ResampledSmoothEce, smooth_ece
+from calib.evaluation.interval_methods import BASIC, UPPER, IntervalMethod
 from calib.evaluation.settings import EvaluationSettings
 from calib.scoring.decisions import bayes_choices
 from calib.scoring.scores import brier_losses
@@ -99,6 +102,8 @@ class MetricDefinition:
     take (intervals are clipped to them), or a function of the context giving them; ``applies(ctx)``
     whether it is defined for these data;
     ``bins``, for a binned metric, its term key and edges key (:func:`reliability` reads its bins).
+    ``interval`` is how its interval is made (:mod:`calib.evaluation.interval_methods`) and ``estimand``
+    what the estimate and its interval are of, in words.
     """
 
     name: str
@@ -111,6 +116,8 @@ class MetricDefinition:
     whole: Callable[[Batch, Context], float] | None = None
     bins: tuple[str, str] | None = None
     resampler: Callable[[Batch, Context], Callable[[np.ndarray], np.ndarray]] | None = None
+    interval: IntervalMethod = BASIC
+    estimand: str = "its value on the population the samples were drawn from"
 
     def __post_init__(self):
         if self.names is None:
@@ -293,9 +300,9 @@ def _binned(key: str, scores: np.ndarray, outcomes: np.ndarray, edges: np.ndarra
     m = ctx.settings.n_bins
     return {
         key: Terms(outcomes - scores, ids, m),
-        f"{key} counts": Terms(np.ones_like(scores), ids, m, point_only=True),
+        f"{key} counts": Terms(np.ones_like(scores), ids, m),
         f"{key} score sums": Terms(scores, ids, m, point_only=True),
-        f"{key} outcome sums": Terms(outcomes, ids, m, point_only=True),
+        f"{key} outcome sums": Terms(outcomes, ids, m),
     }
 
 
@@ -322,6 +329,19 @@ def _ece(key: str, sums: Sums) -> np.ndarray:
     return binned_error(None, sums["n"][0], gap_sums=sums[key])
 
 
+def _debiased_squared_ece(key: str, sums: Sums) -> np.ndarray:
+    """The debiased squared :func:`~calib.calibration_errors.binned.binned_error` of the bins of ``key``."""
+    counts, outcomes = sums[f"{key} counts"], sums[f"{key} outcome sums"]
+    return binned_error(counts, sums["n"][0], gap_sums=sums[key], outcome_sums=outcomes, norm="squared", debiased=True)
+
+
+# What a binned error's estimate and interval are of.
+BINNED_ESTIMAND = (
+    "the population's binned error in these bins (equal-width, or the equal-mass edges found on the data, "
+    "which the resamples keep); 0 for a calibrated model"
+)
+
+
 def binned_ece(
     name: str,
     reads: str,
@@ -329,44 +349,67 @@ def binned_ece(
     edges: str,
     columns: Callable[[Batch, Context], tuple[np.ndarray, np.ndarray]],
     applies: Callable[[Context], bool] = lambda ctx: True,
-) -> MetricDefinition:
-    """The declaration of a binned ECE: the scores and outcomes of a chunk (``columns(batch, ctx)``, each
-    (n,) or (n, K)), binned on the context's edges ``edges`` in the settings' bins, with their gaps summed
-    under term ``key``, and the value :func:`~calib.calibration_errors.binned.binned_error` of those sums.
+) -> tuple[MetricDefinition, MetricDefinition]:
+    """The declarations of a binned ECE and of its debiased squared form: the scores and outcomes of a chunk
+    (``columns(batch, ctx)``, each (n,) or (n, K)), binned on the context's edges ``edges`` in the settings'
+    bins, with their gaps, counts and outcomes summed under term ``key``, and the values
+    :func:`~calib.calibration_errors.binned.binned_error` of those sums: the L1 ECE (``name``) and
+    "squared ``name`` (debiased)".
+
+    The debiased squared ECE sum_m (N_m / N) [(ybar_m - sbar_m)^2 - ybar_m (1 - ybar_m) / (N_m - 1)] removes
+    from each bin's squared gap its expected sampling part, so that on a calibrated model it is 0 on average
+    (it can be negative) where the plug-in form is positive in every sample; no estimator of the L1 ECE is
+    unbiased (none of |mu| is, for a mean mu), which is why the debiased form is the squared one.
+
+    Source: Kumar et al. (2019), Sec. 5 (the debiased estimator of the squared calibration error); Bröcker
+    (2012) (the same bias correction of the reliability term).
 
     Examples
     --------
-    >>> mean_class_0 = binned_ece("ECE class 0", "P(class 0)", "class-0 gaps", "classes",
-    ...                           lambda batch, ctx: (batch.probs[:, 0], (batch.labels == 0) * 1.0))
-    >>> mean_class_0.bins
-    ('class-0 gaps', 'classes')
+    >>> ece, debiased = binned_ece("ECE class 0", "P(class 0)", "class-0 gaps", "classes",
+    ...                            lambda batch, ctx: (batch.probs[:, 0], (batch.labels == 0) * 1.0))
+    >>> ece.bins, debiased.name
+    (('class-0 gaps', 'classes'), 'squared ECE class 0 (debiased)')
     """
 
     def terms(batch: Batch, ctx: Context) -> dict[str, Terms]:
         scores, outcomes = columns(batch, ctx)
         return {**_binned(key, scores, outcomes, ctx.edges[edges], ctx), "n": _ones(batch)}
 
-    return MetricDefinition(
-        name=name,
-        reads=reads,
-        terms=terms,
-        value=lambda sums, ctx: {name: _ece(key, sums)},
-        bounds=(0.0, 1.0),
-        bins=(key, edges),
-        applies=applies,
+    squared = f"squared {name} (debiased)"
+    return (
+        MetricDefinition(
+            name=name,
+            reads=reads,
+            terms=terms,
+            value=lambda sums, ctx: {name: _ece(key, sums)},
+            bounds=(0.0, 1.0),
+            bins=(key, edges),
+            applies=applies,
+            interval=UPPER,
+            estimand=BINNED_ESTIMAND,
+        ),
+        MetricDefinition(
+            name=squared,
+            reads=f"as {name}, each bin's squared gap less its sampling variance",
+            terms=terms,
+            value=lambda sums, ctx: {squared: _debiased_squared_ece(key, sums)},
+            bounds=(0.0, 1.0),
+            applies=applies,
+            interval=UPPER,
+            estimand=BINNED_ESTIMAND.replace("binned error", "squared binned error"),
+        ),
     )
 
 
-register(
+_BINNED_ECES = [
     binned_ece(
         "ECE top-label",
         "the top label's confidence against the argmax being right, in the settings' bins",
         "top-label gaps",
         "confidence",
         lambda batch, ctx: (batch.confidence, batch.correct.astype(np.float64)),
-    )
-)
-register(
+    ),
     binned_ece(
         "ECE positive class",
         "P(class 1) against the label being 1, in the settings' bins (two classes)",
@@ -374,9 +417,7 @@ register(
         "positive",
         lambda batch, ctx: (batch.probs[:, 1], (batch.labels == 1).astype(np.float64)),
         applies=lambda ctx: ctx.n_classes == 2,
-    )
-)
-register(
+    ),
     binned_ece(
         "ECE class-wise",
         "each class's probability against the label being that class, the mean of the K ECEs",
@@ -384,8 +425,12 @@ register(
         "classes",
         lambda batch, ctx: (batch.probs, np.eye(ctx.n_classes)[batch.labels]),
         applies=lambda ctx: ctx.n_classes > 2,
-    )
-)
+    ),
+]
+for _ece_definition, _ in _BINNED_ECES:
+    register(_ece_definition)
+for _, _squared_definition in _BINNED_ECES:
+    register(_squared_definition)
 
 
 def _smooth_ece(batch: Batch, ctx: Context) -> float:
@@ -403,6 +448,25 @@ register(
         resampler=lambda batch, ctx: ResampledSmoothEce(
             batch.confidence, batch.correct, bandwidth=ctx.settings.smooth_bandwidth
         ),
+        interval=UPPER,
+        estimand="the population's smooth ECE; 0 for a calibrated model",
+    )
+)
+
+
+def _squared_mmce(batch: Batch, ctx: Context) -> ResampledSquaredMmce:
+    return ResampledSquaredMmce(batch.confidence, batch.correct.astype(np.float64), ctx.settings.mmce_bandwidth)
+
+
+register(
+    MetricDefinition(
+        name="squared MMCE (unbiased)",
+        reads="the top label's confidence against the argmax being right, kernel-weighted pairs (no bins)",
+        bounds=(0.0, 1.0),
+        whole=lambda batch, ctx: _squared_mmce(batch, ctx).estimate(),
+        resampler=_squared_mmce,
+        interval=UPPER,
+        estimand="the population's squared MMCE at the settings' mmce_bandwidth; 0 for a calibrated model",
     )
 )
 

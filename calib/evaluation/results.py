@@ -17,11 +17,15 @@ from calib.evaluation.settings import EvaluationSettings
 
 @dataclass(frozen=True)
 class Metric:
-    """A value with its bootstrap interval (NaN bounds when none was computed)."""
+    """A value with its bootstrap interval (NaN bounds when none was computed) and the interval's method
+    (:mod:`calib.evaluation.interval_methods`: "basic", or "upper bound" with the metric's least value as
+    ``low``; "" without an interval) and what the interval is for (``estimand``, in words)."""
 
     value: float
     low: float = float("nan")
     high: float = float("nan")
+    method: str = ""
+    estimand: str = ""
 
 
 @dataclass(frozen=True)

@@ -53,8 +53,8 @@ class EvaluationSettings:
         A copy with some fields changed (checked again).
 
     Source: the defaults are those of ``calib evaluate``: 15 equal-width bins (Guo et al. (2017)), the
-    smooth ECE's fixed-point bandwidth (Błasiok & Nakkiran (2023)), 200 bootstrap resamples for basic
-    intervals (Davison & Hinkley (1997), Sect. 5.2).
+    smooth ECE's fixed-point bandwidth (Błasiok & Nakkiran (2023)), the MMCE's bandwidth 0.4 (Kumar et al.
+    (2018)), 200 bootstrap resamples (Davison & Hinkley (1997), Sect. 5.2).
 
     Examples
     --------
@@ -73,6 +73,9 @@ class EvaluationSettings:
     )
     smooth_bandwidth: Annotated[float, Number(1e-5, 1, closed=True)] | None = setting(
         None, "the smooth ECE's kernel bandwidth", none="the fixed point of Błasiok & Nakkiran (2023)"
+    )
+    mmce_bandwidth: Annotated[float, Number(0.002, 10, closed=True)] = setting(
+        0.4, "the Laplacian kernel bandwidth of the unbiased squared MMCE (Kumar et al. (2018)'s 0.4)"
     )
     calibrators: tuple[str, ...] | None = setting(
         None,
