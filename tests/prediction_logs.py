@@ -39,12 +39,18 @@ def assert_same(a, b, rtol=1e-12):
     for left, right in pairs:
         assert left.keys() == right.keys()
         for name in left:
-            for x, y in zip(vars(left[name]).values(), vars(right[name]).values(), strict=True):
+            l_metric, r_metric = left[name], right[name]
+            assert (l_metric.method, l_metric.estimand) == (r_metric.method, r_metric.estimand), name
+            for x, y in zip(_numbers(l_metric), _numbers(r_metric), strict=True):
                 assert (math.isnan(x) and math.isnan(y)) or x == pytest.approx(y, rel=rtol, abs=1e-15), name
     assert a.recommended == b.recommended and a.notes == b.notes
     assert [(g.group, g.n, g.flagged) for g in a.groups] == [(g.group, g.n, g.flagged) for g in b.groups]
     for g, h in zip(a.groups, b.groups, strict=True):
         assert g.p_value == pytest.approx(h.p_value, rel=1e-9)
+
+
+def _numbers(metric) -> tuple[float, float, float]:
+    return metric.value, metric.low, metric.high
 
 
 def die(part) -> None:

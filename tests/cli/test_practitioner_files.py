@@ -557,15 +557,21 @@ def test_every_interval_holds_its_estimate_or_says_why(tmp_path):
     labels = (rng.random(600) < p1).astype(int)  # calibrated: the ECEs are small and biased upward
     pd.DataFrame({"no": 1 - p1, "yes": p1, "label": labels}).to_csv(tmp_path / "s.csv", index=False)
     document = _json(run_calib("evaluate", "s.csv", "--json", "--quiet", "--n-boot", "400", cwd=tmp_path))
-    assert document["interval"].startswith("95 % basic bootstrap intervals")
-    outside = [
-        m["metric"] for m in document["metrics"] if m["low"] != "nan" and not m["low"] <= m["value"] <= m["high"]
-    ]
-    explained = [n.split(" ")[0] for n in document["interval_notes"]]
-    assert outside and all(any(name.startswith(e) for e in explained) for name in outside)
-    assert "accuracy" not in outside and "NCE" not in outside
+    assert document["interval"].startswith("95 % from 400 Poisson resamples")
+    methods = {m["metric"]: m["interval"] for m in document["metrics"]}
+    basic = {name for name, method in methods.items() if method == "basic"}
+    assert basic == {"accuracy", "NCE", "NBS", "NRisk 0-1", "ECD"}
+    errors = [m for m in document["metrics"] if m["interval"] == "upper bound"]
+    assert {m["metric"] for m in errors} >= {"ECE positive class", "smooth ECE", "squared MMCE (unbiased)"}
+    assert all(m["low"] == 0.0 and m["high"] > 0 and m["estimand"] for m in errors)
+    with_interval = [m for m in document["metrics"] if m["interval"]]  # the calibrators' RCLs have none
+    assert all(m["low"] == "nan" for m in document["metrics"] if not m["interval"])
+    outside = [m["metric"] for m in with_interval if not m["low"] <= m["value"] <= m["high"]]
+    # only unbiased estimates of errors that are 0 here fall outside, below 0, and one note names them
+    below = [n for n in document["interval_notes"] if "below 0" in n]
+    assert all(name.endswith(("(debiased)", "(unbiased)")) and name in below[0] for name in outside)
     text = run_calib("evaluate", "s.csv", "--quiet", "--n-boot", "400", cwd=tmp_path).stdout
-    assert "lies outside its interval" in text and "biased by about" in text
+    assert "<= " in text and "(upper bound)" in text
 
 
 def test_the_basic_interval_is_scipys_on_the_same_resamples():
@@ -592,7 +598,7 @@ def test_the_figures_print_the_summarys_numbers_and_nothing_covers_the_corp_curv
     assert [p["metric"] for p in document["reliability"]] == ["ECE top-label", "ECE class-wise"]
     text = run_calib("evaluate", "test.csv", "--quiet", "--n-boot", "0", cwd=tmp_path).stdout
     for panel in document["reliability"]:
-        assert f"{panel['metric']:<28s} {metrics[panel['metric']]:9.4f}" in text
+        assert re.search(rf"{panel['metric']} +{metrics[panel['metric']]:9.4f}", text)
     assert sum(panel["bins"][0]["counts"]) == labels.size
     # the CORP figure: the diagram holds the curve, the band and the diagonal only
     import matplotlib

@@ -16,6 +16,7 @@ import calib.evaluation.settings
 from calib.calibration_errors.binned import BinnedCalibrationError
 from calib.calibration_errors.corp import corp_decomposition
 from calib.calibration_errors.entropic import ecd
+from calib.calibration_errors.kernel_calibration import mmce
 from calib.calibration_errors.smoothing import smooth_ece_top_label
 from calib.cli import main
 from calib.evaluation.data_pass import run_pass
@@ -38,14 +39,20 @@ def reference_metrics(logp, labels, costs, priors=None, n_bins=15) -> dict[str, 
         "NBS": brier(logp, labels, kind="logprobs", scaling="mean", priors=priors, normalize=True),
     }
     out |= {f"NRisk {n}": normalized_risk(logp, labels, c, kind="logprobs", priors=priors) for n, c in costs.items()}
-    out["ECE top-label"] = BinnedCalibrationError("top_label", n_bins=n_bins)(logp, labels, kind="logprobs")
-    if logp.shape[1] == 2:
-        out["ECE positive class"] = BinnedCalibrationError("binary", n_bins=n_bins)(logp, labels, kind="logprobs")
-    else:
-        out["ECE class-wise"] = BinnedCalibrationError("classwise", n_bins=n_bins)(logp, labels, kind="logprobs")
+    lenses = {"ECE top-label": "top_label"}
+    lenses |= {"ECE positive class": "binary"} if logp.shape[1] == 2 else {"ECE class-wise": "classwise"}
+    for name, target in lenses.items():
+        out[name] = BinnedCalibrationError(target, n_bins=n_bins)(logp, labels, kind="logprobs")
+        squared = BinnedCalibrationError(target, n_bins=n_bins, norm="squared", debiased=True)
+        out[f"squared {name} (debiased)"] = squared(logp, labels, kind="logprobs")
     out["smooth ECE"] = smooth_ece_top_label(logp, labels, kind="logprobs")
+    out["squared MMCE (unbiased)"] = mmce(logp, labels, kind="logprobs", bandwidth=0.4, estimator="unbiased")
     out["ECD"] = ecd(logp, labels, kind="logprobs")
     return out
+
+
+def _numbers(metric) -> tuple[float, float, float]:
+    return metric.value, metric.low, metric.high
 
 
 def _logits(seed: int, n: int, k: int):
@@ -66,7 +73,7 @@ def test_every_metric_equals_the_library_function_on_the_data_and_on_each_poisso
     expected = [reference_metrics(logp[r], y[r], costs, priors, n_bins) for r in rows]
     assert sorted(draws) == sorted(expected[0])
     for name, values in draws.items():
-        if name == "smooth ECE":  # resampled by multinomial resamples of its own: the data only here
+        if name in ("smooth ECE", "squared MMCE (unbiased)"):  # multinomial resamples of their own: data only
             np.testing.assert_allclose(values[0], expected[0][name], rtol=1e-12)
             continue
         # class and bin sums are added in another order than the functions' means: float rounding only
@@ -106,7 +113,8 @@ def test_a_chunked_pass_equals_one_pass_for_random_chunkings(binning, monkeypatc
         chunked = evaluate_chunks(lambda parts=parts: ((logp[p], y[p], groups[p]) for p in parts), n_classes=3,
                                   kind="logprobs", grouped=True, n_rows=5000, **options)  # fmt: skip
         for name, m in whole.metrics.items():
-            np.testing.assert_allclose([*vars(chunked.metrics[name]).values()], [*vars(m).values()], rtol=1e-12)
+            assert chunked.metrics[name].method == m.method
+            np.testing.assert_allclose(_numbers(chunked.metrics[name]), _numbers(m), rtol=1e-12)
         assert [g.group for g in chunked.groups] == [g.group for g in whole.groups]
         for a, b in zip(chunked.groups, whole.groups, strict=True):
             assert a.n == b.n and a.p_adjusted == pytest.approx(b.p_adjusted, rel=1e-12)
@@ -275,7 +283,7 @@ def test_calibrators_on_a_subsample_are_the_evaluation_of_that_subsample():
         if name.startswith("RCL"):
             np.testing.assert_allclose(m.value, alone.metrics[name].value, rtol=1e-12, err_msg=name)
     for name, g in capped.gains.items():
-        np.testing.assert_allclose([*vars(g).values()], [*vars(alone.gains[name]).values()], rtol=1e-12)
+        np.testing.assert_allclose(_numbers(g), _numbers(alone.gains[name]), rtol=1e-12)
     everything = evaluate(logp, y, kind="logprobs", n_boot=30, seed=4, fit_samples=None)
     assert everything.fit_samples == 900
     assert {k: v for k, v in capped.metrics.items() if not k.startswith("RCL")} == {
