@@ -60,15 +60,18 @@ def evaluate(
     evidence and the CORP decompositions; per subgroup too with ``groups``.
 
     The metrics are those of :data:`calib.evaluation.metrics.REGISTRY` that apply (accuracy, NCE, NBS,
-    the normalized Bayes risk per cost matrix, the top-label, positive-class or class-wise binned ECE,
-    smooth ECE, ECD), and RCL = (EPSR_raw - EPSR_cal) / EPSR_raw of the cross-entropy and the Brier
-    score for each calibrator under cross-validation. Intervals: basic intervals of Poisson bootstrap
-    resamples (RCL: a point estimate). Cost: one pass over the data (O(N K) per resample block), one
-    cross-validated fit per calibrator.
+    the normalized Bayes risk per cost matrix, the top-label, positive-class or class-wise binned ECE and
+    its debiased squared form, smooth ECE, the unbiased squared MMCE, ECD), and RCL = (EPSR_raw - EPSR_cal)
+    / EPSR_raw of the cross-entropy and the Brier score for each calibrator under cross-validation.
+    Intervals from Poisson bootstrap resamples, by the method each metric declares
+    (:mod:`calib.evaluation.interval_methods`: basic intervals, or upper bounds of the calibration errors;
+    RCL: a point estimate). Cost: one pass over the data (O(N K) per resample block), one cross-validated
+    fit per calibrator.
 
     Source: Ferrer & Ramos (2024), eqs. 8-9 (NCE, NBS), Sec. 2.3.1 (normalized risk), eq. 33 (RCL);
-    Silva Filho et al. (2023), Defs. 1, 4 and 6 (the ECEs); Błasiok & Nakkiran (2023) (smooth ECE);
-    "An entropic metric" (2025) (ECD); Davison & Hinkley (1997), Sect. 5.2 (basic intervals); Hanley &
+    Silva Filho et al. (2023), Defs. 1, 4 and 6 (the ECEs); Kumar et al. (2019), Sec. 5 (the debiased
+    squared ECE); Błasiok & Nakkiran (2023) (smooth ECE); Kumar et al. (2018) (MMCE); "An entropic metric"
+    (2025) (ECD); Davison & Hinkley (1997), Sect. 5.2 (basic intervals); Hanley &
     MacGibbon (2006) (Poisson resamples); Spiegelhalter (1986) and Holm (1979) (the subgroup test).
 
     Parameters
@@ -350,7 +353,10 @@ def summarized(done: Pass, names, left_out: str, *, grouped: bool, group_column:
     say("metrics" + (f" and {settings.n_boot} bootstrap resamples" if settings.n_boot else ""))
     draws = done.draws()
     if done.lens.keys.size < done.n:
-        summary.notes.append(f"smooth ECE and CORP: on a seeded random {done.lens.keys.size} of the {done.n} samples")
+        whole = [d.name for d in done.definitions if d.whole is not None]
+        summary.notes.append(
+            f"{', '.join([*whole, 'CORP'])}: on a seeded random {done.lens.keys.size} of the {done.n} samples"
+        )
     summary.metrics, summary.interval_method, summary.interval_notes = intervals(draws, done.definitions, done.ctx)
     calibrator_evidence(summary, names, done.fitting, settings, say)
     say("CORP decomposition" + (f" and MCB test ({settings.n_boot} resamples)" if settings.n_boot else ""))

@@ -105,7 +105,7 @@ class EvaluationSettings:
     )
     sample_limit: Annotated[int, Integer(minimum=100)] = setting(
         10**6,
-        "out of core, the metrics that need all their samples at once (smooth ECE, the CORP decomposition) use a "
+        "the metrics that need all their samples at once (smooth ECE, MMCE, the CORP decomposition) use a "
         "seeded random subsample of at most this many rows",
     )
     corp_test_samples: Annotated[int, Integer(minimum=2)] = setting(
