@@ -388,7 +388,8 @@ def _evaluate(s, y, kind, n_boot=12):
 @settings(PROPERTY, max_examples=6)
 @given(sample=samples(present="all", max_k=4, min_n=12), data=st.data())
 def test_evaluate_summary(sample, data):
-    """Finite metrics, low <= high, RCL <= 1 (<= 100 %), ECEs in [0, 1]; point metrics order- and kind-free."""
+    """Finite metrics, low <= high, RCL <= 1 (<= 100 %), ECEs in [0, 1] (their debiased forms in [-1, 1], with
+    upper bounds from 0); point metrics order- and kind-free."""
     kind = data.draw(st.sampled_from(KINDS), label="kind")
     summary = _evaluate(sample.as_kind(kind), sample.labels, kind)
     for name, m in summary.metrics.items():
@@ -400,7 +401,9 @@ def test_evaluate_summary(sample, data):
         assert m.low <= m.high, (name, m)
         if name.startswith(("NCE", "NBS", "NRisk")):
             assert m.value >= 0.0, (name, m)
-        if "ECE" in name or name == "accuracy":
+        if name.endswith(("(debiased)", "(unbiased)")):  # unbiased for errors that can be 0: may fall below it
+            assert -1.0 <= m.value <= 1.0 and m.low == 0.0, (name, m)
+        elif "ECE" in name or name == "accuracy":
             assert 0.0 <= m.value <= 1.0, (name, m)
     # Point metrics and intervals: not RCL (its 5 folds are seeded by position and a fold can be separable)
     point = {k: [m.value, m.low, m.high] for k, m in summary.metrics.items() if not k.startswith("RCL")}
