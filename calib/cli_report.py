@@ -366,6 +366,7 @@ def compare_text(comparison: Comparison) -> str:
                 lines.append(f"{head} {d.value:+.4f}")
             else:
                 lines.append(f"{head} {d.value:+.4f} [{d.low:+.4f}, {d.high:+.4f}]")
+    lines += [f"  note: {note}" for note in comparison.notes]
     return "\n".join(lines)
 
 

@@ -27,6 +27,7 @@ import numpy as np
 from calib.data.classes import table_inputs
 from calib.evaluation.data_pass import Pass, run_pass
 from calib.evaluation.evidence import calibrator_evidence, calibrators_of
+from calib.evaluation.interval_methods import BASIC
 from calib.evaluation.intervals import intervals
 from calib.evaluation.lens import corp_summary
 from calib.evaluation.metrics import reliability
@@ -411,8 +412,8 @@ def compare(
     >>> y = (rng.random(300) < p1).astype(int)
     >>> raw = np.log(np.column_stack([1 - p1, p1]))
     >>> c = compare([raw, raw], y, names=["a", "b"], n_boot=20)
-    >>> c.differences[0]["NCE"]
-    Metric(value=0.0, low=0.0, high=0.0)
+    >>> c.differences[0]["NCE"].value, c.differences[0]["NCE"].low, c.differences[0]["NCE"].high
+    (0.0, 0.0, 0.0)
     """
     settings = settings_from(settings, options)
     say = progress or (lambda _: None)
@@ -426,19 +427,28 @@ def compare(
         passes.append(done)
         draws.append(done.draws())
     metrics = [{name: float(values[0]) for name, values in d.items()} for d in draws]
+    paired = {name: d.paired for p in passes for d in p.definitions for name in d.names(p.ctx)}
     differences = []
     for other in draws[1:]:
         row = {}
         for name, values in other.items():
             with np.errstate(invalid="ignore"):
                 diff = values - draws[0][name]
-            if np.isnan(diff[0]) or not settings.n_boot or np.isnan(diff[1:]).any():
+            if np.isnan(diff[0]) or not settings.n_boot or np.isnan(diff[1:]).any() or not paired[name]:
                 row[name] = Metric(float(diff[0]))
                 continue
             low, high = basic_interval(diff[1:], float(diff[0]), settings.alpha)
-            row[name] = Metric(float(diff[0]), float(low), float(high))
+            row[name] = Metric(float(diff[0]), float(low), float(high), BASIC.name)
         differences.append(row)
     corp = [corp_summary(*p.lens.arrays[2:5], p.ctx.n_classes, settings.replace(n_boot=0)) for p in passes]
     level = round(100 * (1 - settings.alpha))
     method = f"paired {level} % basic bootstrap intervals of {settings.n_boot} resamples" if settings.n_boot else ""
-    return Comparison(list(names), metrics, differences, corp, method)
+    unpaired = [name for name in draws[0] if not paired[name]]
+    notes = []
+    if unpaired and settings.n_boot:
+        notes.append(
+            f"{', '.join(unpaired)}: no interval of a difference; a plug-in calibration error is biased upward by "
+            "an amount that depends on its value, so the difference of two is biased and a bootstrap interval of it "
+            "misses (benchmarks/coverage.py); the debiased squared forms' differences have intervals"
+        )
+    return Comparison(list(names), metrics, differences, corp, method, notes)

@@ -103,7 +103,9 @@ class MetricDefinition:
     whether it is defined for these data;
     ``bins``, for a binned metric, its term key and edges key (:func:`reliability` reads its bins).
     ``interval`` is how its interval is made (:mod:`calib.evaluation.interval_methods`) and ``estimand``
-    what the estimate and its interval are of, in words.
+    what the estimate and its interval are of, in words; ``paired`` whether a paired difference of two
+    systems' values gets a basic interval (not for a plug-in calibration error: its bias depends on its
+    value, so a difference of two is biased by the gap of their biases, and its interval misses).
     """
 
     name: str
@@ -118,6 +120,7 @@ class MetricDefinition:
     resampler: Callable[[Batch, Context], Callable[[np.ndarray], np.ndarray]] | None = None
     interval: IntervalMethod = BASIC
     estimand: str = "its value on the population the samples were drawn from"
+    paired: bool = True
 
     def __post_init__(self):
         if self.names is None:
@@ -388,6 +391,7 @@ def binned_ece(
             applies=applies,
             interval=UPPER,
             estimand=BINNED_ESTIMAND,
+            paired=False,
         ),
         MetricDefinition(
             name=squared,
@@ -450,6 +454,7 @@ register(
         ),
         interval=UPPER,
         estimand="the population's smooth ECE; 0 for a calibrated model",
+        paired=False,
     )
 )
 

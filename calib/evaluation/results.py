@@ -97,10 +97,12 @@ class Summary:
 @dataclass(frozen=True)
 class Comparison:
     """Systems on the same samples: each one's metrics, and each one's differences from the first with
-    paired intervals (the same resamples of the same samples for every system)."""
+    paired intervals (the same resamples of the same samples for every system), and notes on the
+    differences without one."""
 
     names: list[str]
     metrics: list[dict[str, float]]
     differences: list[dict[str, Metric]]
     corp: list[CorpSummary]
     interval_method: str
+    notes: list[str] = field(default_factory=list)

@@ -243,5 +243,6 @@ def test_the_command_evaluates_a_file_read_in_chunks_as_it_evaluates_it_whole(la
     monkeypatch.setattr(calib.data.chunks, "CHUNK_ROWS", 256)
     assert calib.cli.main(args) == 0
     chunked = json.loads(capsys.readouterr().out)
-    assert chunked["notes"] == whole["notes"] == ["smooth ECE, squared MMCE (unbiased), CORP: on a seeded random 500 of the 3000 samples"]
+    subsample = "smooth ECE, squared MMCE (unbiased), CORP: on a seeded random 500 of the 3000 samples"
+    assert chunked["notes"] == whole["notes"] == [subsample]
     assert chunked == whole

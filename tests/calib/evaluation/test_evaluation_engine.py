@@ -497,3 +497,18 @@ def test_the_memory_bound_counts_at_least_the_sums_a_pass_keeps_and_at_most_twic
                     whole_limit=2000)  # fmt: skip
     kept = sum(values.nbytes for values in done.gathered.overall.sums.values())
     assert kept <= settings.binned_sums_bytes(k) <= 2 * kept
+
+
+def test_compare_gives_no_interval_to_a_difference_of_plug_in_calibration_errors_and_says_why():
+    rng = np.random.default_rng(8)
+    z = 1.5 * rng.normal(size=800)
+    y = (rng.random(800) < 1 / (1 + np.exp(-z))).astype(int)
+    systems = [np.log(np.column_stack([1 - p, p])) for p in (1 / (1 + np.exp(-z)), 1 / (1 + np.exp(-1.8 * z)))]
+    c = compare(systems, y, names=["calibrated", "over-confident"], n_boot=50)
+    row = c.differences[0]
+    for name in ("ECE top-label", "ECE positive class", "smooth ECE"):
+        assert np.isnan(row[name].low) and row[name].method == "" and name in c.notes[0]
+    for name in ("accuracy", "NCE", "squared ECE positive class (debiased)", "squared MMCE (unbiased)"):
+        assert row[name].low <= row[name].high and row[name].method == "basic"
+    assert "debiased squared forms' differences have intervals" in c.notes[0]
+    assert compare(systems, y, names=["a", "b"], n_boot=0).notes == []
