@@ -15,6 +15,7 @@ import numpy as np
 
 from calib._internal.files import atomic_write
 from calib.calibration_errors.binned import ReliabilityBins
+from calib.evaluation.evidence import GAIN_INTERVAL
 from calib.evaluation.interval_methods import UPPER
 from calib.evaluation.lens import POSITIVE_CLASS, lens_ece, lens_of
 from calib.evaluation.results import Comparison, Metric, Summary
@@ -87,7 +88,8 @@ def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
             "score": summary.gain_score,
             "samples": summary.fit_samples,
             "gains": [
-                {"calibrator": k, "gain": g.value, "low": g.low, "high": g.high} for k, g in summary.gains.items()
+                {"calibrator": k, "gain": g.value, "low": g.low, "high": g.high, "interval": g.method}
+                for k, g in summary.gains.items()
             ],
         },
         "recommended": summary.recommended,
@@ -163,7 +165,7 @@ def summary_text(name: str, summary: Summary, class_names=None) -> str:
     if summary.gains:
         subset = "" if summary.fit_samples == summary.n_samples else f", on a random {summary.fit_samples} samples"
         head = f"  gain in {summary.gain_score} per sample, cross-validated calibrator{subset}"
-        lines.append(f"{head} (paired bootstrap):")
+        lines.append(f"{head} ({GAIN_INTERVAL} over the folds):")
         for calibrator, g in summary.gains.items():
             interval = "" if np.isnan(g.low) else f"   [{g.low:+.4f}, {g.high:+.4f}]"
             lines.append(f"    {calibrator:<26s} {g.value:+9.4f}{interval}")
