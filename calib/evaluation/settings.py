@@ -69,7 +69,8 @@ class EvaluationSettings:
     n_bins: NBins = setting(15, "bins of the binned ECEs and of the reliability diagram")
     binning: Annotated[str, Choice(STRATEGIES)] = setting(
         "equal-width",
-        "equal-width bins on [0, 1] (right-closed), or equal-mass bins (N / M scores each by rank, ties sharing a bin)",
+        "equal-width bins on [0, 1] (right-closed), or equal-mass bins (N / M scores each by rank; a tie shares a bin, "
+        "on the side of a boundary nearer to it)",
     )
     smooth_bandwidth: Annotated[float, Number(1e-5, 1, closed=True)] | None = setting(
         None, "the smooth ECE's kernel bandwidth", none="the fixed point of Błasiok & Nakkiran (2023)"
