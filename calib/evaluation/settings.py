@@ -103,8 +103,8 @@ class EvaluationSettings:
     )
     sample_limit: Annotated[int, Integer(minimum=100)] = setting(
         10**6,
-        "out of core, the metrics that need all their samples at once (smooth ECE, the CORP decomposition) use a "
-        "seeded random subsample of at most this many rows",
+        "out of core, the metrics that need all their samples at once (smooth ECE, the CORP decomposition) and the "
+        "equal-mass bin edges use a seeded random subsample of at most this many rows",
     )
     corp_test_samples: Annotated[int, Integer(minimum=2)] = setting(
         20_000, "the MCB test resamples at most this many samples (a seeded random subset beyond)"
