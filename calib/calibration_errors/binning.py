@@ -225,7 +225,7 @@ def equal_mass_edges(values, n_bins: int) -> np.ndarray:
     Examples
     --------
     The boundary at rank 2 meets the tie of 0.2 at ranks 1 to 3, nearer its start: the tie goes up, and
-    the bins hold 1, 3 and 2 values (the rank boundary alone would give 2, 2 and 2).
+    the bins hold 1, 3 and 2 values (sending every tie to the lower bin would give 4, 0 and 2).
 
     >>> equal_mass_edges([0.1, 0.2, 0.2, 0.2, 0.7, 0.9], 3).tolist()
     [0.0, 0.1, 0.2, 1.0]
