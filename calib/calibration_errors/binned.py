@@ -250,7 +250,8 @@ def reliability_bins(
     strategy : {"equal-width", "equal-mass"}, default "equal-width"
         M equal-width bins on [0, 1], or M equal-mass bins of the confidences
         (:func:`calib.calibration_errors.binning.equal_mass_edges`: N / M scores per bin, rounded, tied
-        scores always sharing a bin, so some bins may hold more and some none).
+        scores always sharing a bin, a tie across a boundary on the side nearer to it, so the bins are
+        equal in mass where ties allow).
 
     Returns
     -------
@@ -322,7 +323,8 @@ class BinnedCalibrationError:
         largest gap.
     strategy : {"equal-width", "equal-mass"}, default "equal-width"
         Equal-width bins on [0, 1], or equal-mass bins of the scores (N / M per bin, rounded, tied
-        scores sharing a bin: :func:`calib.calibration_errors.binning.equal_mass_edges`, the binning of
+        scores sharing a bin on the side of a boundary nearer to them:
+        :func:`calib.calibration_errors.binning.equal_mass_edges`, the binning of
         ``calib evaluate --binning equal-mass``). The former names "width" and "mass" are read as these,
         with a FutureWarning.
     closed : {"right", "left"}, default "right"

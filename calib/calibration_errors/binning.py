@@ -12,11 +12,12 @@ count as on it, so a score rounded to 0.20000000000000004 on its way (0.1 + 0.2 
 Equal-mass bins have one definition, :func:`equal_mass_edges`, which every equal-mass binning of the
 library asks (the ``calib evaluate --binning equal-mass`` metrics, :class:`BinnedCalibrationError`,
 the ECE bootstrap, the reliability figures and the histogram calibrator): bin m holds the scores of
-ranks floor(m N / M) .. floor((m + 1) N / M) - 1 of the sorted scores, so each holds N / M scores
-rounded, and tied scores always share a bin: a tie group goes to the bin of its lowest-ranked member,
-so with ties some bins hold more and some none. The bins are stated by their edges (the largest score
-of each bin, right-closed bins), so edges found on the data bin other scores too (new data, resamples,
-chunks read later).
+ranks ceil(m N / M) .. ceil((m + 1) N / M) - 1 of the sorted scores, so each holds N / M scores
+rounded, and tied scores always share a bin: a tie that straddles a boundary goes to the side of the
+boundary nearer to it (the lower on equal distances, the upper never past the first score), so the bins
+are equal in mass where ties allow. The bins are stated by their edges (the largest score of each bin,
+right-closed bins), so edges found on the data bin other scores too (new data, resamples, chunks read
+later).
 """
 
 from __future__ import annotations
@@ -191,16 +192,23 @@ def equal_width_bin_ids(values, n_bins: int, *, closed: str) -> np.ndarray:
 def equal_mass_edges(values, n_bins: int) -> np.ndarray:
     """The M + 1 edges of M equal-mass bins of ``values``: 0, the largest value of each bin, and 1.
 
-    With the N values sorted, v_(0) <= ... <= v_(N-1), bin m holds the values of ranks floor(m N / M) to
-    floor((m + 1) N / M) - 1 (equal-frequency bins), and edge m (0 < m < M) is v_(ceil(m N / M) - 1), the
-    largest value of bin m - 1. Bins are right-closed, (e_m, e_{m+1}], the first holding 0: so tied values
-    share the bin of their lowest-ranked member, as a rank rule that never splits ties would put them, and
-    the bins of other values (new data, resamples, chunks) follow from the edges alone. Edges computed by partial sorts,
-    O(N) per column.
+    With the N values sorted, v_(0) <= ... <= v_(N-1), bin m - 1 ends before rank R_m = ceil(m N / M)
+    (0 < m < M): so bin m holds ranks ceil(m N / M) to ceil((m + 1) N / M) - 1, N / M values each, rounded
+    up or down. Tied values are never split: where a block of tied values holds ranks L to U - 1
+    with L < R_m < U (it straddles the boundary), the boundary moves to the nearer end of the block, to L
+    (the block goes to the upper bin) when R_m - L < U - R_m and L > 0, else to U (the lower bin; also on
+    equal distances). So the bins are equal in mass where ties allow: a boundary moves by at most half
+    the block it meets (unless the block holds the smallest value), and a bin is left empty only by a
+    block of more than N / M values, or when N < M. Edge m is v_(B_m - 1), the largest value of bin
+    m - 1, for the boundary B_m (so v_(L - 1) when the block goes up); bins are right-closed,
+    (e_m, e_{m+1}], the first holding 0, so the bins of other values (new data, resamples, chunks) follow
+    from the edges alone. Without ties the edges are v_(ceil(m N / M) - 1). Cost: O(N log M) per column,
+    by partial sorts at the 2 (M - 1) ranks around the boundaries and a count of each straddling tie in
+    the two partitions beside it (a full sort, O(N log N), for M above 512).
 
     Source: Zadrozny & Elkan (2001), Sec. 3 (histogram binning in bins of equal counts); Nixon et al.
     (2019), Sec. 3 (the adaptive calibration error's bins of N / M predictions each); the tie rule is this
-    library's (bins are sets of score values, so a tie is never split).
+    library's (bins are sets of score values, so a tie is never split, and goes to the nearer side).
 
     Parameters
     ----------
@@ -216,8 +224,13 @@ def equal_mass_edges(values, n_bins: int) -> np.ndarray:
 
     Examples
     --------
+    The boundary at rank 2 meets the tie of 0.2 at ranks 1 to 3, nearer its start: the tie goes up, and
+    the bins hold 1, 3 and 2 values (sending every tie to the lower bin would give 4, 0 and 2).
+
     >>> equal_mass_edges([0.1, 0.2, 0.2, 0.2, 0.7, 0.9], 3).tolist()
-    [0.0, 0.2, 0.2, 1.0]
+    [0.0, 0.1, 0.2, 1.0]
+    >>> equal_mass_edges([0.1, 0.3, 0.6, 0.8, 0.9], 3).tolist()
+    [0.0, 0.3, 0.8, 1.0]
     """
     v = np.asarray(values, dtype=np.float64)
     columns = [_as_unit_values(column) for column in v.T] if v.ndim == 2 else [_as_unit_values(v)]
@@ -225,13 +238,65 @@ def equal_mass_edges(values, n_bins: int) -> np.ndarray:
     n = columns[0].size
     if n == 0:
         raise CalibInputError("equal-mass bins need at least one value")
-    # The rank of each inner edge, ceil(m N / M) - 1, in integers (exact for any N).
-    ranks = (np.arange(1, m) * n + m - 1) // m - 1
     edges = np.empty((m + 1, len(columns)))
     edges[0], edges[m] = 0.0, 1.0
     for j, column in enumerate(columns):
-        edges[1:m, j] = np.partition(column, ranks)[ranks] if m > 1 else ()
+        edges[1:m, j] = _inner_equal_mass_edges(column, m)
     return edges if v.ndim == 2 else edges[:, 0]
+
+
+# Above this many ranks to select, one sort is faster than np.partition (10^6 values: 0.07 s against 0.05 s
+# at 2 x 10^4 ranks, 0.03 s against 0.07 s at 28).
+_PARTITION_RANKS = 1024
+
+
+def _inner_equal_mass_edges(column: np.ndarray, m: int) -> np.ndarray:
+    """The M - 1 inner edges of :func:`equal_mass_edges` of one column of N values."""
+    n = column.size
+    targets = (np.arange(1, m) * n + m - 1) // m  # R_m = ceil(m N / M), in integers (exact for any N); in [1, N]
+    # The ranks either side of each boundary, selected: the array is then partitioned at each of them
+    # (values before a selected rank are <= its value, values after >=); a sorted array is so too.
+    kth = np.unique(np.concatenate([targets - 1, targets[targets < n]]))
+    whole = kth.size > _PARTITION_RANKS
+    p = np.sort(column) if whole else np.partition(column, kth)
+    edges = p[targets - 1]
+    inside = targets < n
+    straddles = np.zeros(targets.size, dtype=bool)
+    straddles[inside] = p[targets[inside]] == edges[inside]
+    if not straddles.any():
+        return edges
+    where = np.flatnonzero(straddles)
+    ties = edges[where]
+    low, high, below = _tie_blocks(p, kth, ties) if not whole else _sorted_tie_blocks(p, ties)
+    up = (targets[where] - low < high - targets[where]) & (low > 0)
+    edges[where[up]] = below[up]
+    return edges
+
+
+def _sorted_tie_blocks(p: np.ndarray, ties: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each of ``ties`` (values of the sorted ``p``): its first rank, one past its last, and the
+    largest value below it (0 where none)."""
+    low, high = np.searchsorted(p, ties, "left"), np.searchsorted(p, ties, "right")
+    return low, high, np.where(low > 0, p[np.maximum(low - 1, 0)], 0.0)
+
+
+def _tie_blocks(p: np.ndarray, kth: np.ndarray, ties: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """As :func:`_sorted_tie_blocks` for ``p`` partitioned at the ranks ``kth``, where ``ties`` are selected:
+    a tie's ranks are its first and last selected ranks, less (plus) its copies in the unsorted stretch
+    before (after) them, which lies between the neighbouring selected values; O(N) for all ties together,
+    each stretch being counted for at most two ties."""
+    selected = p[kth]  # non-decreasing
+    low, high, below = (np.zeros(ties.size, dtype=np.intp), np.zeros(ties.size, dtype=np.intp), np.zeros(ties.size))
+    for tie in np.unique(ties):
+        i, k = np.searchsorted(selected, tie, "left"), np.searchsorted(selected, tie, "right") - 1
+        before = p[(kth[i - 1] + 1 if i > 0 else 0) : kth[i]]
+        after = p[kth[k] + 1 : kth[k + 1] if k + 1 < kth.size else p.size]
+        lower = before[before < tie]  # the largest value below the tie is here, else the selected value before
+        mine = ties == tie
+        low[mine] = kth[i] - np.count_nonzero(before == tie)
+        high[mine] = kth[k] + 1 + np.count_nonzero(after == tie)
+        below[mine] = lower.max() if lower.size else (selected[i - 1] if i > 0 else 0.0)
+    return low, high, below
 
 
 def equal_mass_bin_ids(values, n_bins: int) -> np.ndarray:
@@ -240,7 +305,7 @@ def equal_mass_bin_ids(values, n_bins: int) -> np.ndarray:
     Examples
     --------
     >>> equal_mass_bin_ids([0.9, 0.2, 0.1, 0.2, 0.7, 0.2], 3).tolist()
-    [2, 0, 0, 0, 2, 0]
+    [2, 1, 0, 1, 2, 1]
     """
     v = _as_unit_values(values)
     return bin_ids_from_edges(v, equal_mass_edges(v, n_bins), closed="right", tolerance=0.0)

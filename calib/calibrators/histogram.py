@@ -62,7 +62,8 @@ class HistogramBinning(Calibrator):
         Table-2 rows have CE = inf): use it only to reproduce those numbers.
     strategy : {"equal-width", "equal-mass"}, default "equal-width"
         Equal-width bins on [0, 1], or equal-mass bins of the training scores (right-closed, N / M
-        scores per bin rounded, ties sharing a bin: :func:`calib.calibration_errors.binning.equal_mass_edges`).
+        scores per bin rounded, a tie sharing a bin, on the side of a boundary nearer to it, so the bins
+        are equal in mass where ties allow: :func:`calib.calibration_errors.binning.equal_mass_edges`).
         The former names "width" and "mass" are read as these, with a FutureWarning.
 
     Attributes

@@ -9,6 +9,7 @@ partitions of a data set merged (:mod:`calib.evaluation.partitioned`) give the s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -163,8 +164,8 @@ def context(n_classes: int, settings: EvaluationSettings, costs, priors, edge_sa
     if settings.binning == "equal-mass":
         confidence, probs = edge_sample()
         edges = bin_edges(settings, {"confidence": confidence, "positive": probs[:, 1], "classes": probs})
-    else:
-        edges = bin_edges(settings, {"confidence": None, "positive": None, "classes": None})
+        return Context(k, settings, costs, priors, edges, edge_rows=confidence.size)
+    edges = bin_edges(settings, {"confidence": None, "positive": None, "classes": None})
     return Context(k, settings, costs, priors, edges)
 
 
@@ -184,6 +185,40 @@ def edge_sample(source, settings: EvaluationSettings, k: int, first_row: int = 0
         batch = Batch(logp, y)
         sample.offer(subsample_keys(settings.seed, index, y.size, offset), batch.confidence, batch.probs)
     return sample
+
+
+# The chance that the bound said of equal-mass edges found on a subsample fails (edge_note).
+EDGE_NOTE_RISK = 0.001
+
+
+def edge_note(sampled: int, rows: int, risk: float = EDGE_NOTE_RISK) -> str:
+    """The note of equal-mass edges found on a subsample of ``sampled`` of the ``rows`` samples: how far the
+    share of all samples at or below an edge may be from its share of the subsample.
+
+    For m samples drawn at random, sup_x |F_m(x) - F(x)| <= eps = sqrt(ln(2 / delta) / (2 m)) with
+    probability 1 - delta, for every x at once, so for every edge (``risk`` is delta; eps is rounded up
+    to two digits). The inequality is proved for samples drawn independently; the subsample draws them
+    without replacement, which makes each share's variance smaller by the factor (N - m) / (N - 1), and the
+    note says the bound as for independent draws.
+
+    Source: Dvoretzky et al. (1956) (the inequality); Massart (1990) (its constant 2).
+
+    Examples
+    --------
+    >>> edge_note(1_000_000, 2_500_000).split("; ")[0]
+    'equal-mass bins: edges from a seeded random 1000000 of the 2500000 samples (sample_limit)'
+    >>> edge_note(1_000_000, 2_500_000).split(" within ")[1][:7]  # sqrt(ln(2000) / (2 10^6)) = 0.00195
+    '±0.0020'
+    """
+    eps = math.sqrt(math.log(2 / risk) / (2 * sampled))
+    digits = 1 - math.floor(math.log10(eps))  # two significant digits
+    bound = math.ceil(eps * 10**digits) / 10**digits
+    return (
+        f"equal-mass bins: edges from a seeded random {sampled} of the {rows} samples (sample_limit); the share "
+        f"of the samples at or below each edge is within ±{bound:.{digits}f} of its share of the subsample, for "
+        f"every edge at once with probability {1 - risk:g} (the Dvoretzky-Kiefer-Wolfowitz inequality with "
+        "Massart's constant, as for samples drawn independently)"
+    )
 
 
 def gather(source, ctx: Context, computed, *, grouped, whole_limit, fit_rows, first_row=0, below=(1.0, 1.0),

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 import numpy as np
 
 from calib.data.classes import table_inputs
-from calib.evaluation.data_pass import Pass, run_pass
+from calib.evaluation.data_pass import Pass, edge_note, run_pass
 from calib.evaluation.evidence import calibrator_evidence, calibrators_of
 from calib.evaluation.interval_methods import BASIC
 from calib.evaluation.intervals import intervals
@@ -358,6 +358,8 @@ def summarized(done: Pass, names, left_out: str, *, grouped: bool, group_column:
         summary.notes.append(
             f"{', '.join([*whole, 'CORP'])}: on a seeded random {done.lens.keys.size} of the {done.n} samples"
         )
+    if 0 < done.ctx.edge_rows < done.n:
+        summary.notes.append(edge_note(done.ctx.edge_rows, done.n))
     summary.metrics, summary.interval_method, summary.interval_notes = intervals(draws, done.definitions, done.ctx)
     calibrator_evidence(summary, names, done.fitting, settings, say)
     say("CORP decomposition" + (f" and MCB test ({settings.n_boot} resamples)" if settings.n_boot else ""))

@@ -76,14 +76,15 @@ class Batch:
 @dataclass(frozen=True)
 class Context:
     """What an evaluation's metrics share: K, the settings, the cost matrices by name, the priors (None:
-    the empirical class frequencies) and the bin edges of each binned score (``edges``, from
-    :func:`bin_edges`)."""
+    the empirical class frequencies), the bin edges of each binned score (``edges``, from
+    :func:`bin_edges`) and the samples equal-mass edges were found on (``edge_rows``; 0 for equal width)."""
 
     n_classes: int
     settings: EvaluationSettings
     costs: Mapping[str, np.ndarray]
     priors: np.ndarray | None = None
     edges: Mapping[str, np.ndarray] = field(default_factory=dict)
+    edge_rows: int = 0
 
 
 Sums = Mapping[str, np.ndarray]

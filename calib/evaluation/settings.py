@@ -69,7 +69,8 @@ class EvaluationSettings:
     n_bins: NBins = setting(15, "bins of the binned ECEs and of the reliability diagram")
     binning: Annotated[str, Choice(STRATEGIES)] = setting(
         "equal-width",
-        "equal-width bins on [0, 1] (right-closed), or equal-mass bins (N / M scores each by rank, ties sharing a bin)",
+        "equal-width bins on [0, 1] (right-closed), or equal-mass bins (N / M scores each by rank; a tie shares a bin, "
+        "on the side of a boundary nearer to it)",
     )
     smooth_bandwidth: Annotated[float, Number(1e-5, 1, closed=True)] | None = setting(
         None, "the smooth ECE's kernel bandwidth", none="the fixed point of Błasiok & Nakkiran (2023)"
@@ -105,8 +106,8 @@ class EvaluationSettings:
     )
     sample_limit: Annotated[int, Integer(minimum=100)] = setting(
         10**6,
-        "the metrics that need all their samples at once (smooth ECE, MMCE, the CORP decomposition) use a "
-        "seeded random subsample of at most this many rows",
+        "the metrics that need all their samples at once (smooth ECE, MMCE, the CORP decomposition) and the "
+        "equal-mass bin edges use a seeded random subsample of at most this many rows",
     )
     corp_test_samples: Annotated[int, Integer(minimum=2)] = setting(
         20_000, "the MCB test resamples at most this many samples (a seeded random subset beyond)"
