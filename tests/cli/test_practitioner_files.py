@@ -584,7 +584,15 @@ def test_the_basic_interval_is_scipys_on_the_same_resamples():
             bootstrap_result=SimpleNamespace(bootstrap_distribution=draws),
             method="basic",
         ).confidence_interval
-        assert basic_interval(draws, estimate, 0.05) == pytest.approx((expected.low, expected.high), rel=1e-12)
+        linear = basic_interval(draws, estimate, 0.05, positions="linear")  # scipy reads numpy's percentiles
+        assert linear == pytest.approx((expected.low, expected.high), rel=1e-12)
+
+
+def test_the_basic_interval_reads_davison_and_hinkleys_order_statistics():
+    # with B = 199 resamples, the 2.5 and 97.5 percentiles are the (B + 1) p = 5th and 195th ordered values
+    draws = np.random.default_rng(2).normal(size=199)
+    ordered = np.sort(draws)
+    assert basic_interval(draws, 0.3, 0.05) == pytest.approx((0.6 - ordered[194], 0.6 - ordered[4]), rel=1e-15)
 
 
 def test_the_figures_print_the_summarys_numbers_and_nothing_covers_the_corp_curve(tmp_path, monkeypatch):
