@@ -667,8 +667,8 @@ def markdown(study: dict) -> str:
         f"from {study['truth draws']:.0e} draws. A cell fails when its coverage c < 0.95 - 3 sd, sd = "
         f"sqrt(c (1 - c) / R), the Monte-Carlo sd (at most {max_sd(study):.3f} here); the acceptance floor is 0.93.",
         "",
-        "| interval | cells | min coverage ± sd (cell) | median | below 0.95 - 3 sd | below 0.93 |",
-        "|:--|--:|:--|--:|--:|--:|",
+        "| interval | cells | pooled ± sd | min coverage ± sd (cell) | median | below 0.95 - 3 sd | below 0.93 |",
+        "|:--|--:|--:|:--|--:|--:|--:|",
     ]
     without, former = [], []
     for name in names:
@@ -684,8 +684,12 @@ def markdown(study: dict) -> str:
         median = statistics.median(m["coverage"] for _, m in done)
         below = sum(m["coverage"] < LEVEL - 3 * m["sd"] for _, m in done)
         floor = sum(m["coverage"] < FLOOR for _, m in done)
+        runs = {cell["cell"]: cell["R"] for cell in cells}
+        total = sum(runs[label] for label, _ in done)
+        pooled = sum(m["coverage"] * runs[label] for label, m in done) / total
         row = (
-            f"| {name} | {len(done)} | {worst['coverage']:.3f} ± {worst['sd']:.3f} ({worst_label}) | "
+            f"| {name} | {len(done)} | {pooled:.3f} ± {np.sqrt(pooled * (1 - pooled) / total):.3f} | "
+            f"{worst['coverage']:.3f} ± {worst['sd']:.3f} ({worst_label}) | "
             f"{median:.3f} | {below} | {floor} |"
         )
         (lines if done[0][1]["printed"] else former).append(row)
