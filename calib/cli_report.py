@@ -18,7 +18,7 @@ from calib.calibration_errors.binned import ReliabilityBins
 from calib.evaluation.evidence import GAIN_INTERVAL
 from calib.evaluation.interval_methods import UPPER
 from calib.evaluation.lens import POSITIVE_CLASS, lens_ece, lens_of
-from calib.evaluation.results import Comparison, Metric, Summary
+from calib.evaluation.results import Comparison, Metric, Summary, metric_records
 
 # Resamples of the consistency band in the CORP figure (when the samples are few enough to resample).
 CORP_BAND_RESAMPLES = 500
@@ -81,14 +81,21 @@ def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
             "seed": settings.seed,
         },
         "interval": summary.interval_method,
-        "metrics": _records(summary.metrics),
+        "metrics": metric_records(summary.metrics),
         "interval_notes": summary.interval_notes,
         "notes": summary.notes,
         "calibrator_gains": {
             "score": summary.gain_score,
             "samples": summary.fit_samples,
             "gains": [
-                {"calibrator": k, "gain": g.value, "low": g.low, "high": g.high, "interval": g.method}
+                {
+                    "calibrator": k,
+                    "gain": g.value,
+                    "low": g.low,
+                    "high": g.high,
+                    "interval": g.method,
+                    "estimand": g.estimand,
+                }  # fmt: skip
                 for k, g in summary.gains.items()
             ],
         },
@@ -104,7 +111,7 @@ def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
                 {
                     "group": row.group,
                     "n": row.n,
-                    "metrics": _records(row.metrics),
+                    "metrics": metric_records(row.metrics),
                     "statistic": row.statistic,
                     "p_value": row.p_value,
                     "p_adjusted": row.p_adjusted,
@@ -114,15 +121,6 @@ def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
             ],
         }
     return document
-
-
-def _records(metrics: dict) -> list[dict]:
-    """Each metric with its interval, the interval's method ("basic", "upper bound", or "" without one) and
-    what the interval is for."""
-    return [
-        {"metric": k, "value": m.value, "low": m.low, "high": m.high, "interval": m.method, "estimand": m.estimand}
-        for k, m in metrics.items()
-    ]
 
 
 def _class_list(n_classes: int, class_names) -> list[str]:

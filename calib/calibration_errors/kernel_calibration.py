@@ -39,7 +39,7 @@ _BLOCK_PAIRS = 1 << 20
 _EXACT_BELOW = 1e-6
 _MEDIAN_SAMPLES = 2000
 # exp(1 / nu) overflows float64 below this bandwidth (r spans [0, 1]).
-_MIN_PAIR_SUM_BANDWIDTH = 1.0 / 700.0
+MIN_PAIR_SUM_BANDWIDTH = 1.0 / 700.0
 
 
 def median_bandwidth(probs: np.ndarray, seed: int = 0) -> float:
@@ -268,7 +268,7 @@ def skce(
     if estimator == "unbiased" and n < 2:
         raise CalibInputError("the unbiased estimator needs at least 2 samples")
     diagonal = h.diagonal_sum()
-    if h.p.shape[1] == 2 and kernel == "laplacian" and h.bandwidth / np.sqrt(2.0) > _MIN_PAIR_SUM_BANDWIDTH:
+    if h.p.shape[1] == 2 and kernel == "laplacian" and h.bandwidth / np.sqrt(2.0) > MIN_PAIR_SUM_BANDWIDTH:
         # <u, u'> = 2 a a' with a = y - p_1 (= u[:, 1])
         off_diagonal = 2.0 * _laplacian_pair_sum(h.p[:, 1], h.u[:, 1], h.bandwidth / np.sqrt(2.0)) - diagonal
     else:
@@ -291,7 +291,7 @@ _PAIR_SUM_CELLS = 1 << 21
 def _sorted_pair_sums(shift: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """sum_{i, j} w_i w_j exp(-|s_i - s_j|) for each column w of ``weights`` (n, b), the ``shift`` s (n,)
     sorted increasingly and at most 0: the pairs j < i give exp(-s_i) * sum_{j < i} w_j exp(s_j), a
-    cumulative sum (exp(s) <= 1 and exp(-s) <= exp(1 / nu) stay finite for nu > _MIN_PAIR_SUM_BANDWIDTH),
+    cumulative sum (exp(s) <= 1 and exp(-s) <= exp(1 / nu) stay finite for nu > MIN_PAIR_SUM_BANDWIDTH),
     taken a block of rows at a time with the running sum carried over (the additions in the same order)."""
     total = np.einsum("ij,ij->j", weights, weights)
     carry = np.zeros((1, weights.shape[1]))
@@ -338,7 +338,7 @@ class ResampledSquaredMmce:
     """
 
     def __init__(self, confidence: np.ndarray, correct: np.ndarray, bandwidth: float):
-        if not _MIN_PAIR_SUM_BANDWIDTH < bandwidth < np.inf:
+        if not MIN_PAIR_SUM_BANDWIDTH < bandwidth < np.inf:
             raise CalibInputError(f"bandwidth must be a number above 1/700; got {bandwidth!r}")
         self.order = np.argsort(confidence, kind="stable")
         r = confidence[self.order]
@@ -400,7 +400,7 @@ def mmce(scores, labels, *, kind: str, bandwidth: float = 0.4, estimator: str = 
     """
     if estimator not in ("biased", "unbiased"):
         raise CalibInputError(f"estimator must be 'biased' or 'unbiased'; got {estimator!r}")
-    if not isinstance(bandwidth, (int, float)) or not _MIN_PAIR_SUM_BANDWIDTH < bandwidth < np.inf:
+    if not isinstance(bandwidth, (int, float)) or not MIN_PAIR_SUM_BANDWIDTH < bandwidth < np.inf:
         raise CalibInputError(f"bandwidth must be a number above 1/700; got {bandwidth!r}")
     logp, y = check_inputs(scores, labels, kind)
     r = np.exp(logp.max(axis=1))

@@ -124,12 +124,14 @@ def calibrator_evidence(summary: Summary, names, fitting: Subsample, settings: E
     summary.gain_score = score
     for label, gain in gains.items():
         bounds = cross_validated_interval(gain, folds, settings.alpha) if settings.n_boot else ()
-        summary.gains[label] = Metric(float(np.mean(gain)), *bounds, method=GAIN_INTERVAL if bounds else "")
+        how = {"method": GAIN_INTERVAL, "estimand": GAIN_ESTIMAND} if bounds else {}
+        summary.gains[label] = Metric(float(np.mean(gain)), *bounds, **how)
     summary.recommended = _recommendation(summary.gains, score, settings)
 
 
-# The method of the gains' intervals, as the output names it.
+# The method of the gains' intervals, as the output names it, and what they are for.
 GAIN_INTERVAL = "corrected resampled t (Nadeau & Bengio (2003))"
+GAIN_ESTIMAND = "the expected gain on new data of the calibrator fitted on a fold's training rows"
 
 
 def cross_validated_interval(values: np.ndarray, folds: np.ndarray, alpha: float) -> tuple[float, float]:

@@ -90,8 +90,23 @@ class Summary:
         return self.class_names[1] if self.class_names else "1"
 
     def as_records(self) -> list[dict]:
-        """One dict per metric (name, value, low, high), e.g. for a CSV."""
-        return [{"metric": k, "value": m.value, "low": m.low, "high": m.high} for k, m in self.metrics.items()]
+        """One dict per metric (:func:`metric_records`), e.g. for a CSV."""
+        return metric_records(self.metrics)
+
+
+def metric_records(metrics: dict[str, Metric]) -> list[dict]:
+    """One dict per metric of ``metrics``: its name, value, interval, the interval's method ("basic", "upper
+    bound", or "" without one) and what the interval is for; the JSON's and the CSV's rows.
+
+    Examples
+    --------
+    >>> metric_records({"accuracy": Metric(0.8, 0.7, 0.9, "basic", "the population's accuracy")})[0]["interval"]
+    'basic'
+    """
+    return [
+        {"metric": k, "value": m.value, "low": m.low, "high": m.high, "interval": m.method, "estimand": m.estimand}
+        for k, m in metrics.items()
+    ]
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Annotated
 
 from calib._internal.declared import check_fields, documented, option, setting
 from calib.calibration_errors.binning import STRATEGIES
+from calib.calibration_errors.kernel_calibration import MIN_PAIR_SUM_BANDWIDTH
 from calib.calibrators.registry import CALIBRATORS
 from calib.validation import CalibInputError, Choice, Integer, NBins, NFolds, Number, Seed
 
@@ -75,7 +76,7 @@ class EvaluationSettings:
     smooth_bandwidth: Annotated[float, Number(1e-5, 1, closed=True)] | None = setting(
         None, "the smooth ECE's kernel bandwidth", none="the fixed point of Błasiok & Nakkiran (2023)"
     )
-    mmce_bandwidth: Annotated[float, Number(0.002, 10, closed=True)] = setting(
+    mmce_bandwidth: Annotated[float, Number(MIN_PAIR_SUM_BANDWIDTH, 10)] = setting(
         0.4, "the Laplacian kernel bandwidth of the unbiased squared MMCE (Kumar et al. (2018)'s 0.4)"
     )
     calibrators: tuple[str, ...] | None = setting(

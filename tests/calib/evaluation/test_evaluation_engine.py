@@ -512,3 +512,18 @@ def test_compare_gives_no_interval_to_a_difference_of_plug_in_calibration_errors
         assert row[name].low <= row[name].high and row[name].method == "basic"
     assert "debiased squared forms' differences have intervals" in c.notes[0]
     assert compare(systems, y, names=["a", "b"], n_boot=0).notes == []
+
+
+def test_the_gain_interval_is_a_t_interval_of_the_fold_means_with_nadeau_and_bengios_variance():
+    from scipy import stats
+
+    from calib.evaluation.evidence import cross_validated_interval
+
+    rng = np.random.default_rng(4)
+    folds = rng.permutation(np.arange(1000) % 5)
+    values = rng.normal(0.01, 0.2, 1000)
+    means = np.array([values[folds == k].mean() for k in range(5)])  # equal folds: their mean is the mean
+    scale = np.sqrt((1 / 5 + 1 / 4) * means.var(ddof=1))  # n_test / n_train = 1 / 4 for 5 folds
+    expected = stats.t.interval(0.9, 4, loc=values.mean(), scale=scale)
+    np.testing.assert_allclose(cross_validated_interval(values, folds, 0.1), expected, rtol=1e-12)
+    assert cross_validated_interval(np.r_[values, -np.inf], np.r_[folds, 0], 0.1) == (-np.inf, -np.inf)
