@@ -14,10 +14,13 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import logging
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from distributed import Client, as_completed
+from dask import delayed
+from dask.delayed import Delayed
+from distributed import Client, get_worker
 from distributed.comm import connect as comm_connect
 from distributed.comm.addressing import parse_address, parse_host_port
 from distributed.scheduler import KilledWorker
@@ -130,12 +133,20 @@ def _check_workers(client: Client) -> None:
             )
 
 
-def _merged_in_pairs(client: Client, futures: list, merge: Callable):
-    """The future of ``futures``' results merged two neighbours at a time, in order, on the workers."""
-    while len(futures) > 1:
-        pairs = [futures[i : i + 2] for i in range(0, len(futures), 2)]
-        futures = [client.submit(merge, *pair, pure=False) if len(pair) == 2 else pair[0] for pair in pairs]
-    return futures[0]
+def _evaluated(function: Callable, item, topic: str):
+    """``function(item)`` on a worker, announced on ``topic`` once done (the client counts the announcements)."""
+    result = function(item)
+    get_worker().log_event(topic, "done")
+    return result
+
+
+def _merge_tree(function: Callable, items: list, merge: Callable, topic: str) -> Delayed:
+    """``function`` on every item, the results merged two neighbours at a time, in order, as one graph."""
+    states = [delayed(_evaluated, pure=False)(function, item, topic) for item in items]
+    while len(states) > 1:
+        pairs = [states[i : i + 2] for i in range(0, len(states), 2)]
+        states = [delayed(merge, pure=False)(*pair) if len(pair) == 2 else pair[0] for pair in pairs]
+    return states[0]
 
 
 class _MapReduce:
@@ -146,19 +157,16 @@ class _MapReduce:
 
     def __call__(self, function: Callable, items: list, merge: Callable, what: str = "partitions"):
         client = self.client
-        mapped = client.map(function, items, pure=False)
-        # Only the partitions' futures (until each is done) and the last merge's are held here: a result
-        # no one holds is dropped by its worker once the merge that reads it is done (and computed again
-        # from its inputs if a later one is lost), so a worker holds a few states, not every level's.
-        watched = as_completed(mapped, loop=client.loop)
-        final = _merged_in_pairs(client, mapped, merge)
-        del mapped
+        # The whole tree goes to the scheduler as one graph and the client holds only its last merge: the
+        # scheduler drops each state as soon as the merge that reads it is done (and computes it again from
+        # its inputs if a later one is lost), without waiting for this process to let go of it, and orders
+        # the tree so that each worker holds a few unmerged states, however many partitions there are. The
+        # partitions announce themselves as done on a topic of their own, for the progress.
         phase = Phase(f"{what} on the cluster", len(items), self.say, unit="partitions")
+        topic = f"calib-progress-{uuid.uuid4().hex}"
+        client.subscribe_topic(topic, lambda _: phase.advance())
+        final = client.compute(_merge_tree(function, items, merge, topic))
         try:
-            for done in watched:
-                if done.status == "error":  # the first failure stops the run with its error
-                    raise done.exception()
-                phase.advance()
             return final.result()
         except KilledWorker as exc:
             raise CalibInputError(
@@ -168,3 +176,4 @@ class _MapReduce:
             ) from None
         finally:
             client.cancel([final])
+            client.unsubscribe_topic(topic)

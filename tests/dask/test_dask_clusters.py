@@ -24,6 +24,7 @@ import dask
 import pandas as pd
 import pytest
 from distributed import Client, LocalCluster
+from distributed.diagnostics.plugin import SchedulerPlugin
 from prediction_logs import assert_same, die, write_log
 
 import calib.evaluation.partitioned as partitioned
@@ -174,32 +175,34 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_the_same(log, com
 def test_the_workers_hold_a_few_states_at_a_time_and_none_after(log, commands_cluster, monkeypatch):
     # each result is dropped once the merge that reads it is done: of 48 partition states and 47 merges, the
     # workers hold a few at any moment (at most one unmerged state per tree level and worker, about 2 x 6),
-    # and nothing once the client has the last
+    # and nothing once the client has the last; the scheduler counts them at every transition (a watcher
+    # polling it from here would miss the peak whenever its calls wait behind the run's)
     monkeypatch.setattr(partitioned, "PARTITION_ROWS", 1_250)
     table = table_chunks(write_log(Path(log).parent / "small_groups", n=60_000, files=4, row_group=1_250),
                          TableOptions(kind="probs", format="parquet"))  # fmt: skip
     assert len(table.partitions(1_250)) == 48
-    held, done = [], threading.Event()
 
-    def in_memory(dask_scheduler=None):
-        return sum(task.state == "memory" for task in dask_scheduler.tasks.values())
+    class HeldStates(SchedulerPlugin):
+        def __init__(self):
+            self.now = self.peak = self.transitions = 0
+
+        def transition(self, key, start, finish, *args, **kwargs):
+            self.now += (finish == "memory") - (start == "memory")
+            self.peak, self.transitions = max(self.peak, self.now), self.transitions + 1
+
+    def watch(dask_scheduler=None):
+        dask_scheduler.add_plugin(HeldStates(), name="held-states")
+
+    def counted(dask_scheduler=None):
+        plugin = dask_scheduler.plugins.pop("held-states")
+        return plugin.now, plugin.peak, plugin.transitions
 
     with Client(commands_cluster, timeout="30s") as client:
-
-        def watch():
-            while not done.is_set():
-                held.append(client.run_on_scheduler(in_memory))
-
-        watcher = threading.Thread(target=watch)
-        watcher.start()
-        try:
-            with on_cluster(client, say=lambda _: None) as map_reduce:
-                evaluate_partitioned(table, map_reduce=map_reduce, n_boot=20, calibrators=())
-        finally:
-            done.set()
-            watcher.join()
-        assert client.run_on_scheduler(in_memory) == 0
-    assert len(held) > 10 and max(held) <= 14, max(held)
+        client.run_on_scheduler(watch)
+        with on_cluster(client, say=lambda _: None) as map_reduce:
+            evaluate_partitioned(table, map_reduce=map_reduce, n_boot=20, calibrators=())
+        now, peak, transitions = client.run_on_scheduler(counted)
+    assert transitions > 4 * 95 and now == 0 and peak <= 14, (now, peak, transitions)
 
 
 def _out_files(out: Path) -> list[Path]:
