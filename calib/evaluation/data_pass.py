@@ -9,6 +9,7 @@ partitions of a data set merged (:mod:`calib.evaluation.partitioned`) give the s
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -18,14 +19,20 @@ import numpy as np
 
 from calib.evaluation.intervals import summed_values, whole_values
 from calib.evaluation.lens import lens_ece, lens_forecast_log_odds, lens_forecasts
-from calib.evaluation.metrics import Batch, Context, MetricDefinition, bin_edges, selected
+from calib.evaluation.metrics import Batch, Context, MetricDefinition, Terms, bin_edges, selected
 from calib.evaluation.passes import (
+    BlockCounts,
+    BucketWeights,
     State,
     Subsample,
     Summers,
     block_rows,
     blocks,
+    bucket_sums,
+    bucketed,
     poisson_counts,
+    row_buckets,
+    rows_alone,
     subsample_keys,
     terms_of,
 )
@@ -232,18 +239,28 @@ def gather(source, ctx: Context, computed, *, grouped, whole_limit, fit_rows, fi
     lens, fitting = Subsample(whole_limit, below[0]), Subsample(fit_rows, below[1])
     result = Gathered(State(settings.n_boot), {}, lens, fitting, np.zeros(k, dtype=np.int64))
     size = block_rows(k)
+    alone_rows = rows_alone(settings)
+    weights = bucket_weights(settings)
     # The next block's resample counts are drawn on a second thread while this block's sums are taken
     # (numpy draws and compares without the GIL), once a full block shows that more rows may follow; a
     # part of a block takes its rows of the full block's draws, which are its own (the draws fill the rows
     # in order, so drawing only the rows a block holds gives the same counts: a small data set draws no more).
+    # Only the rows resampled on their own are drawn: the later ones take their buckets' weights.
     with ThreadPoolExecutor(max_workers=1) as drawer:
         ahead = None
         for index, offset, (logp, y, group_ids) in blocks(source(), size, first_row):
-            drawn = _block_counts(settings, index, offset + y.size) if ahead is None else ahead.result()
-            counts = [(columns, c[offset : offset + y.size]) for columns, c in drawn]
-            ahead = drawer.submit(_block_counts, settings, index + 1, size) if offset + y.size == size else None
-            if settings.n_boot and not counts:  # too many to hold at once: drawn group by group, as read
-                counts = _LazyCounts(settings.seed, index, offset, y.size, settings.n_boot)
+            start = index * size + offset  # the data set's row this piece starts at
+            alone = int(min(max(alone_rows - start, 0), y.size))
+            if ahead is not None:
+                drawn = ahead.result()
+            else:
+                drawn = _block_counts(settings, index, offset + alone) if alone else []
+            own = [(columns, c[offset : offset + alone]) for columns, c in drawn]
+            next_alone = offset + y.size == size and (index + 1) * size < alone_rows
+            ahead = drawer.submit(_block_counts, settings, index + 1, size) if next_alone else None
+            if settings.n_boot and alone and not own:  # too many to hold at once: drawn group by group, as read
+                own = _LazyCounts(settings.seed, index, offset, alone, settings.n_boot)
+            counts = BlockCounts(own, alone, *_later_buckets(settings.seed, start + alone, y.size - alone, weights))
             batch = Batch(logp, y)
             result.seen += np.bincount(y, minlength=k)
             keys = subsample_keys(settings.seed, index, y.size, offset)
@@ -258,11 +275,27 @@ def gather(source, ctx: Context, computed, *, grouped, whole_limit, fit_rows, fi
     return result
 
 
+def _later_buckets(seed: int, first_row: int, n_rows: int, weights: BucketWeights | None):
+    """The buckets of rows resampled by bucket, and their weights (none when there are no such rows)."""
+    if weights is None or n_rows <= 0:
+        return np.empty(0, np.intp), None
+    return row_buckets(seed, first_row, n_rows, weights.n_buckets), weights
+
+
+def bucket_weights(settings: EvaluationSettings) -> BucketWeights | None:
+    """The buckets' weights in the resamples (None without resamples or buckets)."""
+    if not settings.n_boot or settings.resample_buckets is None:
+        return None
+    return BucketWeights(settings.seed, settings.resample_buckets, settings.n_boot)
+
+
 def checked(done: Pass) -> Pass:
-    """``done``, refused when it holds no samples or single class, or misses a class its priors weight."""
+    """``done`` ready to read, with the bucketed rows' sums turned into the resamples' (:meth:`State.resolved`);
+    refused when it holds no samples or a single class, or misses a class its priors weight."""
     if done.n == 0:
         raise CalibInputError("the data hold no samples: nothing to evaluate")
     _check_classes(done.gathered.seen, done.ctx.priors)
+    done.gathered.overall = done.gathered.overall.resolved(bucket_weights(done.ctx.settings))
     return done
 
 
@@ -293,16 +326,44 @@ def _block_counts(settings: EvaluationSettings, index: int, rows: int) -> list[t
     return list(poisson_counts(settings.seed, index, rows, settings.n_boot))
 
 
-def _accumulate(state: State, terms: dict, counts: list[tuple[slice, np.ndarray]]) -> None:
-    """Add a block's sums for the data (column 0) and for every resample (``counts``: the block's)."""
+def _accumulate(state: State, terms: dict, counts: BlockCounts) -> None:
+    """Add a block's sums for the data (column 0) and for every resample: of the rows resampled on their own
+    and of every row of the terms too large to sum by bucket, by their counts; of the other terms' later
+    rows, within their buckets."""
     for key, sums in Summers.point(terms).items():
         state.add(key, slice(0, 1), sums)
     if not counts:
         return
-    summers = Summers(terms, resampled=True)
+    resampled = {key: t for key, t in terms.items() if not t.point_only}
+    later = counts.buckets
+    by_bucket = {key: t for key, t in resampled.items() if later.size and bucketed(t, counts.weights.n_buckets)}
+    by_row = {key: t for key, t in resampled.items() if key not in by_bucket}
+    if by_bucket and counts.alone:
+        _add_resampled(state, {key: _first_rows(t, counts.alone) for key, t in by_bucket.items()}, counts.own)
+    if by_row:
+        _add_resampled(state, by_row, counts)
+    for key, t in by_bucket.items():
+        state.add_buckets(key, *bucket_sums(_later_rows(t, counts.alone), later, counts.weights.n_buckets))
+
+
+def _add_resampled(state: State, terms: dict, counts) -> None:
+    summers = Summers(terms)
     for columns, c in counts:
         for key, sums in summers(c.astype(np.float64)).items():
             state.add(key, slice(columns.start + 1, columns.stop + 1), sums)
+
+
+def _first_rows(terms: Terms, rows: int) -> Terms:
+    return _rows_of(terms, slice(None, rows))
+
+
+def _later_rows(terms: Terms, rows: int) -> Terms:
+    return _rows_of(terms, slice(rows, None))
+
+
+def _rows_of(terms: Terms, rows: slice) -> Terms:
+    groups = None if terms.groups is None else terms.groups[rows]
+    return dataclasses.replace(terms, values=terms.values[rows], groups=groups)
 
 
 def _check_classes(seen: np.ndarray, priors) -> None:

@@ -6,15 +6,25 @@ fewer for many classes), whatever chunks they arrive in (a file read in pieces, 
 files, an array), so a data set gives the same sums, added in the same order, however it is cut: a
 chunked pass equals a single one to the last bit.
 
-Resamples are Poisson bootstrap resamples: each sample is drawn Poisson(1) times, independently, so a
-resample needs no total count and is built block by block (Hanley & MacGibbon (2006)); the counts of a
-block come from a random stream keyed by the seed and the block's position, the same in every pass.
+Resamples are Poisson bootstrap resamples: each resampling unit is drawn Poisson(1) times, independently,
+so a resample needs no total count and is built block by block (Hanley & MacGibbon (2006)). The units are
+the first 64 x G rows of the data set, each on its own, and G buckets of the later rows, a row's bucket a
+hash of its position (``resample_buckets`` is G; :func:`row_buckets`). A bucket's weight multiplies the
+sum of its rows, so the later rows cost a bucketed sum each (:func:`bucket_sums`) and the resamples one
+(cells x G) @ (G x B) product at the end (:meth:`State.resolved`), instead of B counts per row: Chamandy
+et al. (2012)'s bootstrap of massive data streams. Rows hashed to buckets independently of their values
+make each bucket's centred sum a sum of independent rows, so a resampled sum has the per-row bootstrap's
+variance, to a relative O(1 / G) (the study in ``benchmarks/coverage.py`` runs both). The counts of a block's
+rows, and the weights of the buckets, come from random streams keyed by the seed and the block's position
+(or the group of resamples), the same in every pass.
 The subsample keeps the rows with the smallest random keys (drawn the same way), so it is the same
 however the data are cut.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -85,9 +95,6 @@ def poisson_counts(seed: int, block: int, n_rows: int, n_boot: int) -> Iterator[
     """The Poisson(1) draw counts of block ``block``'s ``n_rows`` rows in resamples 0..n_boot-1, as
     (resample columns, uint8 (n_rows, b) counts) in groups of RESAMPLES_PER_BLOCK resamples.
 
-    Counts by the inverse distribution function of uniform 32-bit integers (:func:`_poisson_thresholds`):
-    three comparisons for every draw, the rest only for the 2 % of draws above 2.
-
     Examples
     --------
     >>> ((_, counts),) = poisson_counts(0, 0, 100_000, 3)
@@ -96,16 +103,183 @@ def poisson_counts(seed: int, block: int, n_rows: int, n_boot: int) -> Iterator[
     """
     for start in range(0, n_boot, RESAMPLES_PER_BLOCK):
         stop = min(start + RESAMPLES_PER_BLOCK, n_boot)
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2, block, start // RESAMPLES_PER_BLOCK)))
-        u = rng.integers(0, 2**32, size=(n_rows, stop - start), dtype=np.uint32)
-        counts = np.zeros(u.shape, dtype=np.uint8)
-        for threshold in POISSON_THRESHOLDS[:3]:
-            np.add(counts, u >= threshold, out=counts, casting="unsafe")
-        high = np.flatnonzero(counts.ravel() == 3)
-        rare = u.ravel()[high]
-        for threshold in POISSON_THRESHOLDS[3:]:
-            counts.ravel()[high] += rare >= threshold
-        yield slice(start, stop), counts
+        yield slice(start, stop), _poisson_draws((2, block, start // RESAMPLES_PER_BLOCK), seed, (n_rows, stop - start))
+
+
+def _poisson_draws(stream: tuple, seed: int, shape: tuple[int, int]) -> np.ndarray:
+    """uint8 Poisson(1) draws of ``shape`` from the random stream keyed by ``seed`` and ``stream``, by the
+    inverse distribution function of uniform 32-bit integers (:func:`_poisson_thresholds`): three
+    comparisons for every draw, the rest only for the 2 % of draws above 2."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=stream))
+    u = rng.integers(0, 2**32, size=shape, dtype=np.uint32)
+    counts = np.zeros(u.shape, dtype=np.uint8)
+    for threshold in POISSON_THRESHOLDS[:3]:
+        np.add(counts, u >= threshold, out=counts, casting="unsafe")
+    high = np.flatnonzero(counts.ravel() == 3)
+    rare = u.ravel()[high]
+    for threshold in POISSON_THRESHOLDS[3:]:
+        counts.ravel()[high] += rare >= threshold
+    return counts
+
+
+# Rows resampled on their own before the buckets start, per bucket: 64 x 4096 = 262144 rows by default, so
+# that a data set of that size is resampled row by row, as small data sets always were, and a bucket of a
+# larger one holds on average at least (N - 64 G) / G rows of it.
+ROWS_ALONE_PER_BUCKET = 64
+# A term is summed by bucket while its cells (values x groups) times the buckets are at most this many (16
+# MiB of float64): a larger one (a class-wise ECE of many classes) is resampled row by row with its rows'
+# bucket weights, which gives the same sums, so the states stay small for any K.
+MAX_BUCKETED_CELLS = 1 << 21
+
+
+def rows_alone(settings) -> float:
+    """How many of the data set's first rows are resampled each on its own (all of them: infinity)."""
+    buckets = settings.resample_buckets
+    return math.inf if buckets is None else ROWS_ALONE_PER_BUCKET * buckets
+
+
+def row_buckets(seed: int, first_row: int, n_rows: int, n_buckets: int) -> np.ndarray:
+    """The buckets of the data set's rows ``first_row`` to ``first_row + n_rows``: each a hash of the row's
+    position and the seed (SplitMix64's finalizer, Steele et al. (2014)), so the same row falls in the same
+    bucket however the data are cut, and neighbouring rows (a file sorted by time or score) scatter.
+
+    Examples
+    --------
+    >>> buckets = row_buckets(0, 10**9, 100_000, 4096)
+    >>> buckets.min(), buckets.max(), int(np.bincount(buckets).std()) < 2 * int(np.sqrt(100_000 / 4096))
+    (0, 4095, True)
+    >>> bool((row_buckets(0, 5, 3, 64) == row_buckets(0, 0, 8, 64)[5:]).all())
+    True
+    """
+    key = np.random.SeedSequence(seed, spawn_key=(4,)).generate_state(1, np.uint64)[0]
+    x = np.arange(first_row, first_row + n_rows, dtype=np.uint64) + key
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return ((x >> np.uint64(32)) * np.uint64(n_buckets) >> np.uint64(32)).astype(np.intp)
+
+
+@dataclass(frozen=True)
+class BucketWeights:
+    """The Poisson(1) weight of each of ``n_buckets`` buckets in each of ``n_boot`` resamples, as (resample
+    columns, uint8 (n_buckets, b)) in groups of RESAMPLES_PER_BLOCK resamples: kept once drawn while they
+    take at most ``keep_bytes``, drawn again at each reading otherwise (the same draws)."""
+
+    seed: int
+    n_buckets: int
+    n_boot: int
+    keep_bytes: int = 1 << 25
+
+    def __iter__(self) -> Iterator[tuple[slice, np.ndarray]]:
+        if self.n_buckets * self.n_boot <= self.keep_bytes:
+            yield from self._kept()
+        else:
+            yield from self._drawn()
+
+    def _drawn(self) -> Iterator[tuple[slice, np.ndarray]]:
+        for start in range(0, self.n_boot, RESAMPLES_PER_BLOCK):
+            stop = min(start + RESAMPLES_PER_BLOCK, self.n_boot)
+            shape = (self.n_buckets, stop - start)
+            yield slice(start, stop), _poisson_draws((5, start // RESAMPLES_PER_BLOCK), self.seed, shape)
+
+    def _kept(self) -> list[tuple[slice, np.ndarray]]:
+        return _kept_weights(self.seed, self.n_buckets, self.n_boot)
+
+
+@functools.lru_cache(maxsize=4)
+def _kept_weights(seed: int, n_buckets: int, n_boot: int) -> list[tuple[slice, np.ndarray]]:
+    return list(BucketWeights(seed, n_buckets, n_boot)._drawn())
+
+
+@dataclass(frozen=True)
+class BlockCounts:
+    """The resample counts of a block's rows: its first ``alone`` rows' own Poisson counts (``own``, as
+    (resample columns, (alone, b)) pairs) and, for each later row, the weights of its bucket (``buckets``,
+    ``weights``). Iterating gives every row's counts, (resample columns, uint8 (n, b)), group by group."""
+
+    own: object
+    alone: int
+    buckets: np.ndarray
+    weights: BucketWeights | None
+
+    def __iter__(self) -> Iterator[tuple[slice, np.ndarray]]:
+        if not self.buckets.size:
+            yield from self.own
+            return
+        if not self.alone:
+            for columns, w in self.weights:
+                yield columns, w[self.buckets]
+            return
+        for (columns, c), (_, w) in zip(self.own, self.weights, strict=True):
+            yield columns, np.concatenate([c, w[self.buckets]])
+
+    def __bool__(self) -> bool:
+        return self.weights is not None or bool(self.own)
+
+
+def bucket_sums(terms: Terms, buckets: np.ndarray, n_buckets: int) -> tuple[np.ndarray, dict[float, np.ndarray]]:
+    """A term's sums within each bucket of its rows (``buckets``: each row's), (m, G) without groups and
+    (m, n_groups, G) with them; infinite values are kept out of the sums and counted by sign (the
+    resamples' sums are then infinite, or NaN, as :class:`calib.resampling.bootstrap.ResampledSums` makes
+    them).
+
+    Examples
+    --------
+    >>> sums, infinite = bucket_sums(Terms(np.array([1.0, 2.0, 4.0])), np.array([1, 0, 1]), 3)
+    >>> sums.tolist(), infinite
+    ([[2.0, 5.0, 0.0]], {})
+    """
+    n = buckets.size
+    values = terms.values.reshape(n, -1)
+    m = values.shape[1]
+    n_groups = 1 if terms.groups is None else terms.n_groups
+    cells = np.arange(m) * n_groups
+    if terms.groups is not None:
+        cells = cells + terms.groups.reshape(n, -1)
+    index = (np.broadcast_to(cells, values.shape) * n_buckets + buckets[:, None]).ravel()
+    finite = np.isfinite(values)
+    clean = values if finite.all() else np.where(finite, values, 0.0)
+    shape = (m, n_buckets) if terms.groups is None else (m, n_groups, n_buckets)
+    size = m * n_groups * n_buckets
+    sums = np.bincount(index, weights=clean.ravel(), minlength=size).reshape(shape)
+    infinite = {}
+    if not finite.all():
+        for sign in (np.inf, -np.inf):
+            hit = (values == sign).ravel()
+            if hit.any():
+                infinite[sign] = np.bincount(index[hit], minlength=size).reshape(shape)
+    return sums, infinite
+
+
+def bucketed(terms: Terms, n_buckets: int) -> bool:
+    """Whether a term is summed by bucket (its cells x the buckets at most MAX_BUCKETED_CELLS)."""
+    n = terms.values.shape[0]
+    m = terms.values.reshape(n, -1).shape[1] if n else int(np.prod(terms.values.shape[1:], dtype=int))
+    n_groups = 1 if terms.groups is None else terms.n_groups
+    return m * n_groups * n_buckets <= MAX_BUCKETED_CELLS
+
+
+def resampling_in_words(settings, n_rows: int) -> str:
+    """What the resamples resample, for the output.
+
+    Examples
+    --------
+    >>> from calib.evaluation.settings import EvaluationSettings
+    >>> resampling_in_words(EvaluationSettings(), 1000)
+    'each row on its own'
+    >>> resampling_in_words(EvaluationSettings(), 10**7).split(" (")[0]
+    'rows 1 to 262144 each on its own, the other 9737856 rows in 4096 buckets by their position'
+    """
+    alone = rows_alone(settings)
+    if not settings.n_boot or n_rows <= alone:
+        return "each row on its own" if settings.n_boot else ""
+    return (
+        f"rows 1 to {alone} each on its own, the other {n_rows - alone} rows in {settings.resample_buckets} "
+        "buckets by their position (a bucketed Poisson bootstrap, Chamandy et al. (2012); --resample-buckets 0: "
+        "every row on its own)"
+    )
 
 
 def subsample_keys(seed: int, block: int, n_rows: int, offset: int = 0) -> np.ndarray:
@@ -202,10 +376,16 @@ def key_bound(limit: int, n_rows: int) -> float:
 @dataclass
 class State:
     """The summed terms of a set of samples: term key -> sums with a trailing axis over (the data,
-    resample 0, ..., resample B-1). States of disjoint sets of samples merge by adding (:meth:`merge`)."""
+    resample 0, ..., resample B-1). States of disjoint sets of samples merge by adding (:meth:`merge`).
+
+    The rows resampled by bucket add their sums within each bucket instead (``buckets``: term key -> sums
+    with a trailing axis over the buckets; ``infinite``: (term key, sign) -> counts of infinite values),
+    which :meth:`resolved` turns into the resamples' sums once all rows are in."""
 
     n_boot: int
     sums: dict[str, np.ndarray] = field(default_factory=dict)
+    buckets: dict[str, np.ndarray] = field(default_factory=dict)
+    infinite: dict[tuple[str, float], np.ndarray] = field(default_factory=dict)
 
     def add(self, key: str, columns: slice, values: np.ndarray) -> None:
         if key not in self.sums:
@@ -213,14 +393,56 @@ class State:
         target = self.sums[key][..., columns]
         np.add(target, values, out=target)
 
+    def add_buckets(self, key: str, sums: np.ndarray, infinite: dict[float, np.ndarray]) -> None:
+        """Add a block's sums within each bucket (and its counts of infinite values, by sign)."""
+        _added(self.buckets, key, sums)
+        for sign, counts in infinite.items():
+            _added(self.infinite, (key, sign), counts)
+
     def merge(self, other: State) -> State:
         for key, values in other.sums.items():
             self.add(key, slice(None), values)
+        for key, values in other.buckets.items():
+            _added(self.buckets, key, values)
+        for key, values in other.infinite.items():
+            _added(self.infinite, key, values)
         return self
 
     def merged(self, other: State) -> State:
         """A new state of both sets of samples (neither is changed)."""
-        return State(self.n_boot, {key: values.copy() for key, values in self.sums.items()}).merge(other)
+        copy = State(self.n_boot, {key: values.copy() for key, values in self.sums.items()},
+                     {key: values.copy() for key, values in self.buckets.items()},
+                     {key: values.copy() for key, values in self.infinite.items()})  # fmt: skip
+        return copy.merge(other)
+
+    def resolved(self, weights: BucketWeights | None) -> State:
+        """The state with the buckets' sums added to the resamples' (each bucket's sum times its weight in
+        the resample), as a new state: a resample's sum is +inf or -inf where it weighs a bucket holding
+        such values, NaN where it weighs both, as the plain sum over its rows would be."""
+        if not self.buckets:
+            return self
+        sums = {key: values.copy() for key, values in self.sums.items()}
+        for key, within in self.buckets.items():
+            target = sums[key]
+            for columns, w in weights:
+                w = w.astype(np.float64)
+                added = within @ w
+                signs = [sign for sign in (np.inf, -np.inf) if (key, sign) in self.infinite]
+                hits = {sign: self.infinite[key, sign] @ w > 0 for sign in signs}
+                for sign, hit in hits.items():
+                    added[hit] = sign
+                if len(hits) == 2:
+                    added[hits[np.inf] & hits[-np.inf]] = np.nan
+                resampled = target[..., columns.start + 1 : columns.stop + 1]
+                np.add(resampled, added, out=resampled)
+        return State(self.n_boot, sums)
+
+
+def _added(into: dict, key, values: np.ndarray) -> None:
+    if key in into:
+        np.add(into[key], values, out=into[key])
+    else:
+        into[key] = values.copy()
 
 
 def terms_of(definitions: list[MetricDefinition], batch: Batch, ctx: Context) -> dict[str, Terms]:

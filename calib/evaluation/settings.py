@@ -113,6 +113,13 @@ class EvaluationSettings:
     corp_test_samples: Annotated[int, Integer(minimum=2)] = setting(
         20_000, "the MCB test resamples at most this many samples (a seeded random subset beyond)"
     )
+    resample_buckets: Annotated[int, Integer(64, 65536)] | None = setting(
+        4096,
+        "the rows after the first 64 x this many are resampled in this many buckets, each row's bucket a hash "
+        "of its position (Chamandy et al. (2012)), so that the intervals cost one pass however large the data",
+        none="every row resampled on its own",
+        cli_none=0,
+    )
     threads: Annotated[int, Integer(minimum=1)] = setting(
         2, "calibrators fitted at once (each on one BLAS thread, so the results do not depend on it)"
     )
