@@ -78,9 +78,11 @@ def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
             "smooth_bandwidth": settings.smooth_bandwidth,
             "mmce_bandwidth": settings.mmce_bandwidth,
             "bootstrap": settings.n_boot,
+            "resample_buckets": settings.resample_buckets,
             "seed": settings.seed,
         },
         "interval": summary.interval_method,
+        "resampling": summary.resampling,
         "metrics": metric_records(summary.metrics),
         "interval_notes": summary.interval_notes,
         "notes": summary.notes,
@@ -156,6 +158,8 @@ def summary_text(name: str, summary: Summary, class_names=None) -> str:
     positive = f"; positive class: {classes[1]}" if len(classes) == 2 else ""
     lines.append(f"  classes, in order: {', '.join(classes)}{positive}")
     lines.append(f"  intervals: {summary.interval_method}")
+    if summary.resampling:
+        lines.append(f"  resampled: {summary.resampling}")
     width = max([28, *map(len, summary.metrics)])
     for metric, m in summary.metrics.items():
         lines.append(f"  {metric:<{width}s} {m.value:9.4f}{_interval_text(m)}")

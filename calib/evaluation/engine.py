@@ -31,6 +31,7 @@ from calib.evaluation.interval_methods import BASIC
 from calib.evaluation.intervals import intervals
 from calib.evaluation.lens import corp_summary
 from calib.evaluation.metrics import reliability
+from calib.evaluation.passes import resampling_in_words
 from calib.evaluation.results import Comparison, Metric, Summary
 from calib.evaluation.settings import EvaluationSettings
 from calib.evaluation.subgroups import group_rows
@@ -361,6 +362,7 @@ def summarized(done: Pass, names, left_out: str, *, grouped: bool, group_column:
     if 0 < done.ctx.edge_rows < done.n:
         summary.notes.append(edge_note(done.ctx.edge_rows, done.n))
     summary.metrics, summary.interval_method, summary.interval_notes = intervals(draws, done.definitions, done.ctx)
+    summary.resampling = resampling_in_words(settings, done.n)
     calibrator_evidence(summary, names, done.fitting, settings, say)
     say("CORP decomposition" + (f" and MCB test ({settings.n_boot} resamples)" if settings.n_boot else ""))
     summary.corp = corp_summary(*done.lens.arrays[2:5], n_classes, settings)
@@ -444,7 +446,10 @@ def compare(
         differences.append(row)
     corp = [corp_summary(*p.lens.arrays[2:5], p.ctx.n_classes, settings.replace(n_boot=0)) for p in passes]
     level = round(100 * (1 - settings.alpha))
-    method = f"paired {level} % basic bootstrap intervals of {settings.n_boot} resamples" if settings.n_boot else ""
+    method = ""
+    if settings.n_boot:
+        resampled = resampling_in_words(settings, y.size)
+        method = f"paired {level} % basic bootstrap intervals of {settings.n_boot} resamples, {resampled}"
     unpaired = [name for name in draws[0] if not paired[name]]
     notes = []
     if unpaired and settings.n_boot:

@@ -277,8 +277,8 @@ def resampling_in_words(settings, n_rows: int) -> str:
         return "each row on its own" if settings.n_boot else ""
     return (
         f"rows 1 to {alone} each on its own, the other {n_rows - alone} rows in {settings.resample_buckets} "
-        "buckets by their position (a bucketed Poisson bootstrap, Chamandy et al. (2012); --resample-buckets 0: "
-        "every row on its own)"
+        "buckets by their position (a bucketed Poisson bootstrap, Chamandy et al. (2012); resample_buckets None, "
+        "--resample-buckets 0: every row on its own)"
     )
 
 

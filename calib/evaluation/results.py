@@ -69,6 +69,8 @@ class Summary:
     fit_samples: int = 0
     corp: CorpSummary | None = None
     interval_method: str = "none (no bootstrap resamples)"
+    # What the bootstrap resampled: rows, or rows and buckets of rows (calib.evaluation.passes).
+    resampling: str = ""
     interval_notes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     groups: list[GroupRow] = field(default_factory=list)
