@@ -28,6 +28,9 @@ from calib.validation import CalibInputError, MissingFileError
     [
         (2, {"n_boot": 30, "sample_limit": 5_000, "fit_samples": 4_000, "binning": "equal-mass"}),
         (3, {"n_boot": 20, "calibrators": ("temperature",)}),
+        # rows after the first 4096 resampled in 64 buckets, partitions starting inside blocks
+        (3, {"n_boot": 20, "resample_buckets": 64, "calibrators": ()}),
+        (2, {"n_boot": 30, "resample_buckets": 64, "binning": "equal-mass", "calibrators": ()}),
     ],
 )
 def test_partitions_merged_equal_the_single_out_of_core_pass(tmp_path, monkeypatch, k, options):
