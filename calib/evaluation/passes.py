@@ -143,10 +143,12 @@ def row_buckets(seed: int, first_row: int, n_rows: int, n_buckets: int) -> np.nd
     position and the seed (SplitMix64's finalizer, Steele et al. (2014)), so the same row falls in the same
     bucket however the data are cut, and neighbouring rows (a file sorted by time or score) scatter.
 
+    Source: Steele et al. (2014) (SplitMix64); Chamandy et al. (2012) (buckets of rows resampled together).
+
     Examples
     --------
     >>> buckets = row_buckets(0, 10**9, 100_000, 4096)
-    >>> buckets.min(), buckets.max(), int(np.bincount(buckets).std()) < 2 * int(np.sqrt(100_000 / 4096))
+    >>> int(buckets.min()), int(buckets.max()), bool(np.bincount(buckets).std() < 2 * np.sqrt(100_000 / 4096))
     (0, 4095, True)
     >>> bool((row_buckets(0, 5, 3, 64) == row_buckets(0, 0, 8, 64)[5:]).all())
     True
