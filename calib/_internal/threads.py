@@ -1,5 +1,5 @@
-"""The threads an evaluation uses, decided here: BLAS (and OpenMP) on one thread for all of the engine's own
-work, and the ``threads`` setting for how many threads work at once.
+"""The threads an evaluation uses, decided here: BLAS (and OpenMP) on one thread for the pass over the data and
+the calibrator fits, and the ``threads`` setting for how many threads work at once.
 
 Why one BLAS thread:
 
@@ -11,7 +11,7 @@ Why one BLAS thread:
 - The pass over the data: its products are small (a block's terms times 64 resamples' counts) and a second
   thread draws the next block's resample counts alongside. With OpenBLAS's default threads on 2 cores the
   pass ran 1.48x slower than on one BLAS thread at 200 resamples and 5x at 1000 (one run stalled): the BLAS
-  threads spin and fight the drawing thread for the cores.
+  threads fight the drawing thread for the cores.
 
 The ``threads`` setting is the evaluation's whole budget: the pass draws ahead on a second thread only when
 it is 2 or more (:func:`pass_drawer`), and the calibrators are fitted ``threads`` at once
