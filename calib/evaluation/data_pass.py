@@ -233,9 +233,10 @@ def gather(source, ctx: Context, computed, *, grouped, whole_limit, fit_rows, th
     result = Gathered(State(settings.n_boot), {}, lens, fitting, np.zeros(k, dtype=np.int64))
     size = block_rows(k)
     # The next block's resample counts are drawn on a second thread while this block's sums are taken
-    # (numpy draws and compares without the GIL), once a full block shows that more rows may follow; a
-    # part of a block takes its rows of the full block's draws, which are its own (the draws fill the rows
-    # in order, so drawing only the rows a block holds gives the same counts: a small data set draws no more).
+    # (numpy draws and compares without the GIL; with threads = 1, here before them), once a full block
+    # shows that more rows may follow; a part of a block takes its rows of the full block's draws, which are
+    # its own (the draws fill the rows in order, so drawing only the rows a block holds gives the same
+    # counts: a small data set draws no more).
     with pass_drawer(threads) as drawer:
         ahead = None
         for index, offset, (logp, y, group_ids) in blocks(source(), size, first_row):
