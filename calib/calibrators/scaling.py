@@ -26,8 +26,8 @@ import numpy as np
 from scipy.linalg.blas import dsyrk
 
 from calib._internal.rows import log_softmax_rows
+from calib._internal.threads import one_blas_thread
 from calib.calibrators.base import Calibrator, FittedField
-from calib.calibrators.blas_threads import one_blas_thread
 from calib.calibrators.line_search import armijo_step, converged_when_stalled, report_convergence
 from calib.validation import CalibInputError, Flag, Integer, as_priors, class_counts
 

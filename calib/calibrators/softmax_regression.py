@@ -23,7 +23,7 @@ import numpy as np
 from scipy.linalg.blas import dsyrk
 
 from calib._internal.rows import log_softmax_rows
-from calib.calibrators.blas_threads import one_blas_thread
+from calib._internal.threads import one_blas_thread
 from calib.calibrators.line_search import GRADIENT_TOL, armijo_step, converged_when_stalled, report_convergence
 from calib.calibrators.warm_start import WARM_START_TOL, warm_start_rows
 from calib.validation import CalibInputError, CalibInputWarning
@@ -327,7 +327,7 @@ def minimize_objective(problem: SoftmaxObjective, start: np.ndarray) -> tuple[np
     than an exact Hessian over all rows). Beyond: scipy's L-BFGS-B on the analytic gradient.
     """
     start = np.asarray(start, dtype=np.float64)
-    # One BLAS thread: the same bits whatever the machine's thread count (calib.calibrators.blas_threads).
+    # One BLAS thread: the same bits whatever the machine's thread count (calib._internal.threads).
     with one_blas_thread():
         if start.size > NEWTON_MAX_PARAMS:
             theta, converged = _lbfgs(problem, start)

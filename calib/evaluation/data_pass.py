@@ -12,11 +12,11 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
+from calib._internal.threads import pass_drawer
 from calib.evaluation.intervals import summed_values, whole_values
 from calib.evaluation.lens import lens_ece, lens_forecast_log_odds, lens_forecasts
 from calib.evaluation.metrics import Batch, Context, MetricDefinition, Terms, bin_edges, selected
@@ -148,7 +148,7 @@ def run_pass(source, *, n_classes, n_rows, settings, costs, priors, grouped, say
     definitions, computed = metrics_of(ctx)
     reading = Phase("reading", n_rows, say, unit="rows")
     gathered = gather(source, ctx, computed, grouped=grouped, whole_limit=whole_limit, fit_rows=fit_rows,
-                      advance=reading.advance)  # fmt: skip
+                      threads=settings.threads, advance=reading.advance)  # fmt: skip
     return checked(Pass(ctx, definitions, computed, gathered))
 
 
@@ -228,12 +228,12 @@ def edge_note(sampled: int, rows: int, risk: float = EDGE_NOTE_RISK) -> str:
     )
 
 
-def gather(source, ctx: Context, computed, *, grouped, whole_limit, fit_rows, first_row=0, below=(1.0, 1.0),
-           advance=None) -> Gathered:  # fmt: skip
+def gather(source, ctx: Context, computed, *, grouped, whole_limit, fit_rows, threads, first_row=0,
+           below=(1.0, 1.0), advance=None) -> Gathered:  # fmt: skip
     """A pass over the chunks of ``source()``, which start at row ``first_row`` of the data set: the sums
     of the ``computed`` metrics' terms for the data and every resample, overall and per group, and the
-    subsamples of ``whole_limit`` and ``fit_rows`` rows (keys below ``below``'s two bounds); ``advance(rows)``
-    is told of each block read."""
+    subsamples of ``whole_limit`` and ``fit_rows`` rows (keys below ``below``'s two bounds), on ``threads``
+    threads (:func:`calib._internal.threads.pass_drawer`); ``advance(rows)`` is told of each block read."""
     settings, k = ctx.settings, ctx.n_classes
     summed = [d for d in computed if d.terms is not None]
     lens, fitting = Subsample(whole_limit, below[0]), Subsample(fit_rows, below[1])
@@ -242,11 +242,12 @@ def gather(source, ctx: Context, computed, *, grouped, whole_limit, fit_rows, fi
     alone_rows = rows_alone(settings)
     weights = bucket_weights(settings)
     # The next block's resample counts are drawn on a second thread while this block's sums are taken
-    # (numpy draws and compares without the GIL), once a full block shows that more rows may follow; a
-    # part of a block takes its rows of the full block's draws, which are its own (the draws fill the rows
-    # in order, so drawing only the rows a block holds gives the same counts: a small data set draws no more).
-    # Only the rows resampled on their own are drawn: the later ones take their buckets' weights.
-    with ThreadPoolExecutor(max_workers=1) as drawer:
+    # (numpy draws and compares without the GIL; with threads = 1, here before them), once a full block
+    # shows that more rows may follow; a part of a block takes its rows of the full block's draws, which are
+    # its own (the draws fill the rows in order, so drawing only the rows a block holds gives the same
+    # counts: a small data set draws no more). Only the rows resampled on their own are drawn: the later
+    # ones take their buckets' weights.
+    with pass_drawer(threads) as drawer:
         ahead = None
         for index, offset, (logp, y, group_ids) in blocks(source(), size, first_row):
             start = index * size + offset  # the data set's row this piece starts at

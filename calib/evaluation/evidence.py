@@ -9,12 +9,11 @@ interval lies above 0 (in log loss; in Brier score when the raw log loss is infi
 from __future__ import annotations
 
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy.stats import t as student_t
 
-from calib.calibrators.blas_threads import one_blas_thread
+from calib._internal.threads import fitting_pool
 from calib.calibrators.folds import fold_ids
 from calib.calibrators.protocols import cross_validated_folds
 from calib.calibrators.registry import CALIBRATORS, make_calibrator
@@ -193,7 +192,7 @@ def _cross_validated(logp, y, folds, names, settings: EvaluationSettings, say):
             fits.advance()
         return losses
 
-    with one_blas_thread(), ThreadPoolExecutor(max_workers=threads) as pool:
+    with fitting_pool(threads) as pool:
         running = [(name, pool.submit(fit_folds, name)) for name in names]
         for name, fitted in running:
             yield name, fitted.result()

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from functools import cache, partial, reduce
 
 from calib._internal.memory import return_large_arrays_to_the_system
+from calib._internal.threads import PARTITION_THREADS
 from calib.data.chunks import PARTITION_ROWS, ChunkedSet, Partition
 from calib.evaluation.data_pass import Gathered, Pass, checked, context, edge_sample, gather, metrics_of
 from calib.evaluation.engine import settings_from, summarized
@@ -120,7 +121,7 @@ def _edge_part(read, settings: EvaluationSettings, k: int, below: float, part: P
 def _part_pass(read, ctx, computed, grouped, whole_limit, fit_rows, below, part: Partition) -> Gathered:
     _fixed_mmap_threshold()
     return gather(lambda: read(part), ctx, computed, grouped=grouped, whole_limit=whole_limit, fit_rows=fit_rows,
-                  first_row=part.first_row, below=below)  # fmt: skip
+                  threads=PARTITION_THREADS, first_row=part.first_row, below=below)  # fmt: skip
 
 
 @cache

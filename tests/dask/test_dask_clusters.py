@@ -21,16 +21,19 @@ import time
 from pathlib import Path
 
 import dask
+import numpy as np
 import pandas as pd
 import pytest
 from distributed import Client, LocalCluster
 from distributed.diagnostics.plugin import SchedulerPlugin
 from prediction_logs import assert_same, die, write_log
+from threadpoolctl import threadpool_info
 
 import calib.evaluation.partitioned as partitioned
 from calib.data.chunks import table_chunks
 from calib.data.table_options import TableOptions
 from calib.evaluation.dask_cluster import CONNECT_TIMEOUT, on_cluster
+from calib.evaluation.metrics import REGISTRY, MetricDefinition, Terms, register
 from calib.evaluation.partitioned import evaluate_partitioned
 from calib.evaluation.router import evaluate_dataset
 from calib.validation import CalibInputError
@@ -93,6 +96,45 @@ def test_a_local_cluster_gives_the_evaluation_here(log, monkeypatch):
         there = evaluate_dataset(log, scheduler=client, **options)
         assert client.status == "running"  # a client that was given is left open
     assert_same(there, here)
+
+
+def _blas_threads() -> list[int]:
+    return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+
+
+# Each block's BLAS thread counts, recorded by the terms of the metric "rows seen" on the workers.
+_SEEN_BLAS = []
+
+
+def _rows_seen_terms(batch, ctx):
+    _SEEN_BLAS.append(_blas_threads())
+    return {"n": Terms(np.ones(batch.labels.size))}
+
+
+@pytest.fixture
+def rows_seen():
+    register(MetricDefinition(name="rows seen", reads="nothing", terms=_rows_seen_terms,
+                              value=lambda sums, ctx: {"rows seen": sums["n"][0]}))  # fmt: skip
+    yield _SEEN_BLAS
+    del REGISTRY["rows seen"]
+    _SEEN_BLAS.clear()
+
+
+def test_each_partition_runs_blas_on_one_thread_on_a_worker_of_two_threads(log, rows_seen, monkeypatch):
+    # The worker runs in this process (processes=False), whose BLAS runs on its default threads: a nanny's
+    # worker process starts with OPENBLAS_NUM_THREADS=1 already (distributed.nanny.pre-spawn-environ). The
+    # limit after the run is not checked: with threadpoolctl 3.8 it stays at one thread when the last
+    # partition to leave it ran on another worker thread than the first (calib._internal.threads).
+    monkeypatch.setattr(partitioned, "PARTITION_ROWS", 5_000)
+    if set(_blas_threads()) == {1}:
+        pytest.skip("BLAS runs on one thread here already (one core, or OPENBLAS_NUM_THREADS=1)")
+    with (
+        LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
+        there = evaluate_dataset(log, scheduler=client, kind="probs", n_boot=10, calibrators=())
+    assert there.metrics["rows seen"].value == 60_000
+    assert len(rows_seen) == 12 and all(set(pools) == {1} for pools in rows_seen)  # 12 partitions of a block
 
 
 def test_a_partition_whose_workers_all_die_is_one_error(log):
