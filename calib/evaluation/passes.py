@@ -119,7 +119,7 @@ def subsample_keys(seed: int, block: int, n_rows: int, offset: int = 0) -> np.nd
 class Subsample:
     """The rows with the smallest random keys (:func:`subsample_keys`), at most ``limit``, in their order:
     their keys and the arrays kept of them (:attr:`keys`, :attr:`arrays`). Offered rows are copied into
-    pieces, cut back to the limit whenever they hold a quarter more (so each row is copied a bounded
+    pieces, cut back to the limit whenever they hold half as many more (so each row is copied a bounded
     number of times). Once a cut has kept ``limit`` rows, an offered row with a key above the largest
     kept one cannot be among the smallest ``limit`` any more, and is not copied: past the first
     ``limit`` rows of N, about limit ln(N / limit) rows are copied in all, not N. Subsamples of
@@ -153,7 +153,7 @@ class Subsample:
             arrays = tuple(np.array(a) for a in arrays)
         self._pieces.append((keys, *arrays))
         self._held += keys.size
-        if self._held > self.limit + max(self.limit // 4, keys.size):
+        if self._held > self.limit + max(self.limit // 2, keys.size):
             self._cut()
 
     def _cut(self) -> None:
