@@ -152,14 +152,23 @@ def main(argv: list[str] | None = None) -> None:
             "(c) calib evaluate (200 resamples)": evaluate,
             "(d) calib evaluate --n-boot 1000": [*evaluate, "--n-boot", "1000"],
         }
-        times = {}
+        times: dict[str, tuple[float, float]] = {}
         for label, command in runs.items():
             print(f"{label} ...", file=sys.stderr, flush=True)
             times[label] = timed(command)
             print(f"  {times[label][0]:.2f} s", file=sys.stderr, flush=True)
-    (a, a_cpu), (b, b_cpu), (c, c_cpu), (d, d_cpu) = times.values()
-    ratios = ["", f"b / a = {b / a:.2f} (CPU {b_cpu / a_cpu:.2f})", f"c / b = {c / b:.2f} (CPU {c_cpu / b_cpu:.2f})",
-              f"d / b = {d / b:.2f} (CPU {d_cpu / b_cpu:.2f})"]  # fmt: skip
+            # Written after each run, so a run stopped before (d) (tens of minutes at 2e7) keeps its rows.
+            (ROOT / "benchmarks" / "engine_speed.md").write_text(table(rows, times))
+    print(table(rows, times))
+
+
+def table(rows: int, times: dict[str, tuple[float, float]]) -> str:
+    """The markdown table of the runs done so far: label -> (wall, CPU) seconds, in the order (a) to (d)."""
+    done = list(times.values())
+    ratios = [""]
+    against = zip([done[0], done[1], done[1]], ["b / a", "c / b", "d / b"], strict=True)
+    for (wall, cpu), ((over, over_cpu), name) in zip(done[1:], against, strict=False):  # runs not done: no ratio
+        ratios.append(f"{name} = {wall / over:.2f} (CPU {cpu / over_cpu:.2f})")
     load = " ".join(f"{v:.2f}" for v in os.getloadavg())
     lines = [
         f"{rows:.3g} x 2 Parquet, `--calibrators none`; load average {load}, {os.cpu_count()} CPUs",
@@ -171,9 +180,7 @@ def main(argv: list[str] | None = None) -> None:
             for (label, (wall, cpu)), ratio in zip(times.items(), ratios, strict=True)
         ),
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    (ROOT / "benchmarks" / "engine_speed.md").write_text(text)
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
