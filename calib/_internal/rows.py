@@ -1,4 +1,4 @@
-"""Row-wise sums, maxima and log-softmax of (N, K) float64 matrices, and row chunks of count matrices.
+"""Row-wise sums, maxima, minima and log-softmax of (N, K) float64 matrices, and row chunks of count matrices.
 
 numpy reduces each row of a C-ordered matrix separately, a loop per sample that for K below a few
 dozen costs more than the arithmetic; here a maximum is one vectorized pass per column and a sum one
@@ -36,12 +36,24 @@ def row_sums(arr: np.ndarray) -> np.ndarray:
 
 def row_max(arr: np.ndarray) -> np.ndarray:
     """Maximum of each row of an (N, K) matrix (exactly ``arr.max(axis=1)``; NaN propagates)."""
+    return _row_extreme(arr, np.maximum, np.max)
+
+
+def row_min(arr: np.ndarray) -> np.ndarray:
+    """Minimum of each row of an (N, K) matrix (exactly ``arr.min(axis=1)``; NaN propagates)."""
+    return _row_extreme(arr, np.minimum, np.min)
+
+
+def _row_extreme(arr: np.ndarray, pairwise, reduce) -> np.ndarray:
     if arr.shape[1] > _COLUMN_MAX_MAX_K:
-        return arr.max(axis=1)
-    top = np.empty(arr.shape[0], dtype=arr.dtype)
+        return reduce(arr, axis=1)
+    out = np.empty(arr.shape[0], dtype=arr.dtype)
     for rows in row_blocks(arr):
-        _column_max(arr[rows], out=top[rows])
-    return top
+        block, target = arr[rows], out[rows]
+        np.copyto(target, block[:, 0])
+        for k in range(1, block.shape[1]):
+            pairwise(target, block[:, k], out=target)
+    return out
 
 
 def row_blocks(arr: np.ndarray) -> list[slice]:
@@ -50,12 +62,6 @@ def row_blocks(arr: np.ndarray) -> list[slice]:
     would read it K times from memory)."""
     step = max(1, _BLOCK_ENTRIES // arr.shape[1])
     return [slice(start, start + step) for start in range(0, arr.shape[0], step)]
-
-
-def _column_max(block: np.ndarray, out: np.ndarray) -> None:
-    np.copyto(out, block[:, 0])
-    for k in range(1, block.shape[1]):
-        np.maximum(out, block[:, k], out=out)
 
 
 def exp_row_sums(arr: np.ndarray) -> np.ndarray:

@@ -164,13 +164,22 @@ def bin_ids_from_edges(
     edges = np.asarray(edges, dtype=np.float64)
     values = np.asarray(values, dtype=np.float64)
     last = edges.size - 1 if one_in_extra_bin else edges.size - 2
+    m = edges.size - 1
+    # Edges near k / M are more than half a bin apart, so the one edge a value can be within a tolerance
+    # below a quarter bin of is the edge nearest M v: no search is needed to find it.
+    nearest_by_index = tolerance > 0 and tolerance * m < _NEAR_UNIFORM and near_uniform(edges)
     flat = values.ravel()
     ids = np.empty(flat.size, dtype=np.intp)
     # Block by block, as in locate(): the snapping's temporaries stay small and reused.
     for start in range(0, flat.size, _LOCATE_BLOCK):
         block = slice(start, start + _LOCATE_BLOCK)
         v = flat[block]
-        if tolerance > 0:
+        if nearest_by_index:
+            nearest = np.rint(v * m).astype(np.intp)
+            np.clip(nearest, 0, m, out=nearest)
+            edge = edges[nearest]
+            v = np.where(np.abs(v - edge) <= tolerance, edge, v)
+        elif tolerance > 0:
             above = np.clip(locate(edges, v), 1, edges.size - 1)
             lower, upper = edges[above - 1], edges[above]
             v = np.where(np.abs(v - lower) <= tolerance, lower, np.where(np.abs(v - upper) <= tolerance, upper, v))

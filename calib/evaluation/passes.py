@@ -295,8 +295,11 @@ def subsample_keys(seed: int, block: int, n_rows: int, offset: int = 0) -> np.nd
 class Subsample:
     """The rows with the smallest random keys (:func:`subsample_keys`), at most ``limit``, in their order:
     their keys and the arrays kept of them (:attr:`keys`, :attr:`arrays`). Offered rows are copied into
-    pieces, cut back to the limit whenever they hold a quarter more (so each row is copied a bounded
-    number of times). Subsamples of disjoint rows merge (:meth:`merged`).
+    pieces, cut back to the limit whenever they hold half as many more (so each row is copied a bounded
+    number of times). Once a cut has kept ``limit`` rows, an offered row with a key above the largest
+    kept one cannot be among the smallest ``limit`` any more, and is not copied: past the first
+    ``limit`` rows of N, about limit ln(N / limit) rows are copied in all, not N. Subsamples of
+    disjoint rows merge (:meth:`merged`).
 
     ``below``: only rows with keys below it are kept (a partition of a large set keeps what can be among
     the smallest keys of the whole set, :func:`key_bound`; :meth:`complete` tells whether it was enough).
@@ -313,17 +316,20 @@ class Subsample:
     below: float = 1.0
     _pieces: list[tuple[np.ndarray, ...]] = field(default_factory=list)
     _held: int = 0
+    _largest: float = 1.0  # the largest key kept once a cut has kept ``limit`` rows (1: none yet)
 
     def offer(self, keys: np.ndarray, *arrays: np.ndarray) -> None:
         """Offer rows with their ``keys`` and the ``arrays`` to keep of them (copied)."""
         if self.limit <= 0:
             return
-        if self.below < 1.0:
-            kept = keys < self.below
-            keys, arrays = keys[kept], tuple(a[kept] for a in arrays)
-        self._pieces.append((keys, *(np.array(a) for a in arrays)))
+        if self.below < 1.0 or self._largest < 1.0:
+            kept = (keys < self.below) & (keys <= self._largest)
+            keys, arrays = keys[kept], tuple(a[kept] for a in arrays)  # copies
+        else:
+            arrays = tuple(np.array(a) for a in arrays)
+        self._pieces.append((keys, *arrays))
         self._held += keys.size
-        if self._held > self.limit + max(self.limit // 4, keys.size):
+        if self._held > self.limit + max(self.limit // 2, keys.size):
             self._cut()
 
     def _cut(self) -> None:
@@ -331,9 +337,13 @@ class Subsample:
             self._pieces = [tuple(np.concatenate(parts) for parts in zip(*self._pieces, strict=True))]
         if self._pieces and self._held > self.limit:
             keys = self._pieces[0][0]
-            keep = np.sort(np.argpartition(keys, self.limit - 1)[: self.limit])
+            largest = np.partition(keys, self.limit - 1)[self.limit - 1]
+            keep = keys < largest  # a mask keeps the rows in their order without sorting their positions
+            ties = np.flatnonzero(keys == largest)  # the first offered of keys tied at the limit
+            keep[ties[: self.limit - np.count_nonzero(keep)]] = True
             self._pieces = [tuple(a[keep] for a in self._pieces[0])]
             self._held = self.limit
+            self._largest = min(self._largest, float(largest))
 
     def merged(self, other: Subsample) -> Subsample:
         """The subsample of both sets of rows, ``self``'s before ``other``'s (neither is changed)."""
@@ -448,10 +458,13 @@ def _added(into: dict, key, values: np.ndarray) -> None:
 
 
 def terms_of(definitions: list[MetricDefinition], batch: Batch, ctx: Context) -> dict[str, Terms]:
-    """Every term the metrics need for ``batch``, each key once."""
+    """Every term the metrics need for ``batch``, each key once; a terms function that several metrics
+    share (a binned ECE and its debiased squared form) is called once."""
     out: dict[str, Terms] = {}
+    called = set()
     for definition in definitions:
-        if definition.terms is not None:
+        if definition.terms is not None and definition.terms not in called:
+            called.add(definition.terms)
             for key, terms in definition.terms(batch, ctx).items():
                 out.setdefault(key, terms)
     return out

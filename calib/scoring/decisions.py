@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from calib._internal.rows import row_min
 from calib.validation import (
     CalibInputError,
     as_labels,
@@ -134,7 +135,7 @@ def bayes_choices(probs: np.ndarray, c: np.ndarray) -> np.ndarray:
     the lowest j."""
     risks = probs @ c
     slack = _TIE_TOLERANCE * float(np.max(c, initial=0.0))
-    return np.argmax(risks <= risks.min(axis=1, keepdims=True) + slack, axis=1)
+    return np.argmax(risks <= (row_min(risks) + slack)[:, None], axis=1)
 
 
 def expected_cost(labels, decisions, costs, *, priors=None) -> float:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import log_softmax
 
-from calib._internal.rows import exp_row_sums, log_softmax_rows, row_max, row_sums
+from calib._internal.rows import exp_row_sums, log_softmax_rows, row_max, row_min, row_sums
 
 SIZES = [2, 3, 4, 10, 16, 17, 50]
 
@@ -28,6 +28,17 @@ def test_row_max_is_exactly_numpy_max_with_infinities_and_strides(k):
         np.testing.assert_array_equal(row_max(view), view.max(axis=1))
     arr[3, 0] = np.nan
     assert np.isnan(row_max(arr)[3])
+
+
+@pytest.mark.parametrize("k", SIZES)
+def test_row_min_is_exactly_numpy_min_with_infinities_and_strides(k):
+    arr = np.random.default_rng(k).normal(size=(9000, k))  # more rows than one block
+    arr[0] = np.inf
+    arr[1, k // 2] = -np.inf
+    for view in (arr, arr[::3, ::-1], np.asfortranarray(arr)):
+        np.testing.assert_array_equal(row_min(view), view.min(axis=1))
+    arr[3, -1] = np.nan
+    assert np.isnan(row_min(arr)[3])
 
 
 @pytest.mark.parametrize("k", SIZES)

@@ -91,3 +91,23 @@ def test_locate_equals_searchsorted_across_blocks_and_shapes(side):
     np.testing.assert_array_equal(locate(edges, values, side), np.searchsorted(edges, values, side=side))
     grid = values[:600].reshape(20, 30)
     np.testing.assert_array_equal(locate(edges, grid, side), np.searchsorted(edges, grid, side=side))
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 15, 100, 10**5])
+@pytest.mark.parametrize("kind", ["exact", "linspace", "float32"])
+@pytest.mark.parametrize("closed", ["left", "right"])
+def test_values_snap_to_the_edge_within_tolerance_as_a_search_of_their_neighbours_finds_it(m, kind, closed):
+    from calib.calibration_errors.binning import bin_ids_from_edges, grid_edges
+
+    edges, tolerance = grid_edges(m, kind), 1e-12
+    near = [edges + shift * tolerance for shift in (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0)]
+    values = np.concatenate([np.random.default_rng(m).random(3000), *near, np.nextafter(edges, 2.0), [-1.0, 2.0]])
+    # The rule as written: snap to the neighbouring edge below, else above, when within the tolerance.
+    above = np.clip(np.searchsorted(edges, values), 1, m)
+    lower, upper = edges[above - 1], edges[above]
+    snapped = np.where(
+        np.abs(values - lower) <= tolerance, lower, np.where(np.abs(values - upper) <= tolerance, upper, values)
+    )
+    side = "right" if closed == "left" else "left"
+    expected = np.clip(np.searchsorted(edges, snapped, side=side) - 1, 0, m - 1)
+    np.testing.assert_array_equal(bin_ids_from_edges(values, edges, closed=closed, tolerance=tolerance), expected)

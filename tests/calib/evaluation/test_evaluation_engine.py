@@ -273,6 +273,21 @@ def test_a_single_class_is_named_before_any_metric():
         evaluate(logp, y, kind="logprobs", calibrators=())
 
 
+@pytest.mark.parametrize("limit", [1, 50, 400, 5000])
+def test_a_subsample_offered_block_by_block_holds_the_smallest_keys_in_their_order(limit):
+    rng = np.random.default_rng(limit)
+    keys = rng.random(20_000)
+    keys[[3, 7000, 15000]] = np.sort(keys)[limit - 1]  # ties at the limit: the first offered are kept
+    rows = np.arange(keys.size)
+    sample = calib.evaluation.passes.Subsample(limit)
+    for start in range(0, keys.size, 700):
+        sample.offer(keys[start : start + 700], rows[start : start + 700])
+    below, tied = np.flatnonzero(keys < np.sort(keys)[limit - 1]), np.flatnonzero(keys == np.sort(keys)[limit - 1])
+    expected = np.sort(np.concatenate([below, tied[: limit - below.size]]))
+    np.testing.assert_array_equal(sample.arrays[0], expected)
+    np.testing.assert_array_equal(sample.keys, keys[expected])
+
+
 def test_calibrators_on_a_subsample_are_the_evaluation_of_that_subsample():
     logp, y = _logits(21, 900, 3)
     capped = evaluate(logp, y, kind="logprobs", n_boot=30, seed=4, fit_samples=400)
