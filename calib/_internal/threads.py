@@ -14,9 +14,9 @@ Why one BLAS thread:
   threads fight the drawing thread for the cores.
 
 The ``threads`` setting is the evaluation's whole budget: the pass draws ahead on a second thread only when
-it is 2 or more (:func:`pass_drawer`), and the calibrators are fitted ``threads`` at once
-(:func:`fitting_pool`). A partition on a Dask worker runs its pass on the one worker thread that runs the
-task (:data:`PARTITION_THREADS`), so a worker of n threads uses n cores.
+it is 2 or more (:func:`pass_drawer`), and the calibrators are fitted ``threads`` at once, as the subsample's
+resampled metrics are computed (:func:`thread_pool`). A partition on a Dask worker runs its pass on the one
+worker thread that runs the task (:data:`PARTITION_THREADS`), so a worker of n threads uses n cores.
 
 The limit is counted (:func:`one_blas_thread`): the first thread to enter sets it, the last to leave puts back
 what it found. ``threadpoolctl``'s limits each restore what they found on entering, so two that overlap in
@@ -92,13 +92,15 @@ def pass_drawer(threads: int) -> Iterator[Executor]:
 
 
 @contextmanager
-def fitting_pool(threads: int) -> Iterator[ThreadPoolExecutor]:
-    """The pool the calibrators are fitted on, ``threads`` at once, each on one BLAS thread.
+def thread_pool(threads: int) -> Iterator[ThreadPoolExecutor]:
+    """A pool of ``threads`` threads, each running BLAS on one thread: the calibrator fits run on it that
+    many at once, and the subsample's resampled metrics (the smooth ECE's and the MMCE's) a group of
+    resamples per task, so the results are the same bytes for any ``threads``.
 
     Parameters
     ----------
     threads : int
-        The fits run at once.
+        The threads that work at once.
 
     Yields
     ------

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from calib._internal.threads import fitting_pool
+from calib._internal.threads import thread_pool
 from calib.calibrators.folds import fold_ids
 from calib.calibrators.protocols import cross_validated_folds
 from calib.calibrators.registry import CALIBRATORS, make_calibrator
@@ -193,7 +193,7 @@ def _cross_validated(logp, y, folds, names, settings: EvaluationSettings, say):
             fits.advance()
         return losses
 
-    with fitting_pool(threads) as pool:
+    with thread_pool(threads) as pool:
         running = [(name, pool.submit(fit_folds, name)) for name in names]
         for name, fitted in running:
             yield name, fitted.result()

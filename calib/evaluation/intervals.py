@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from calib._internal.threads import thread_pool
 from calib.evaluation.interval_methods import UPPER, IntervalMethod
 from calib.evaluation.metrics import Context, MetricDefinition
 from calib.evaluation.passes import State
@@ -69,10 +70,13 @@ def whole_values(
     draws = []
     resampler = definition.resampler(samples, ctx)
     seed = np.random.SeedSequence(ctx.settings.seed, spawn_key=(4,))
-    width = max(1, min(64, 2**24 // confidence.size))  # resamples per call: at most 2^24 float64 counts (128 MiB)
-    for counts in counted_resamples(confidence.size, n_boot=n_boot, seed=seed):
-        for start in range(0, counts.shape[1], width):
-            draws.append(resampler(counts[:, start : start + width]))
+    # Resamples per call: at most 2^24 float64 counts (128 MiB), one call per thread at a time.
+    width = max(1, min(64, 2**24 // confidence.size))
+    with thread_pool(ctx.settings.threads) as pool:
+        for counts in counted_resamples(confidence.size, n_boot=n_boot, seed=seed):
+            starts = range(0, counts.shape[1], width)
+            draws += pool.map(lambda start, counts=counts: resampler(counts[:, start : start + width]), starts)
+            del counts  # the next matrix of counts is drawn once the pool is done with this one
     return {definition.name: np.concatenate([[point], *draws])}
 
 

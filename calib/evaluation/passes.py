@@ -6,6 +6,10 @@ fewer for many classes), whatever chunks they arrive in (a file read in pieces, 
 files, an array), so a data set gives the same sums, added in the same order, however it is cut: a
 chunked pass equals a single one to the last bit.
 
+The random streams of an evaluation are keyed by the seed and a stream id (with a block or a group of
+resamples): 1 the CORP test's resamples, 2 the rows' Poisson counts, 3 the subsample keys, 4 the subsample's
+own resamples (the smooth ECE's and the MMCE's), 5 the buckets' hash, 6 the buckets' weights.
+
 Resamples are Poisson bootstrap resamples: each resampling unit is drawn Poisson(1) times, independently,
 so a resample needs no total count and is built block by block (Hanley & MacGibbon (2006)). The units are
 the first 64 x G rows of the data set, each on its own, and G buckets of the later rows, a row's bucket a
@@ -153,7 +157,7 @@ def row_buckets(seed: int, first_row: int, n_rows: int, n_buckets: int) -> np.nd
     >>> bool((row_buckets(0, 5, 3, 64) == row_buckets(0, 0, 8, 64)[5:]).all())
     True
     """
-    key = np.random.SeedSequence(seed, spawn_key=(4,)).generate_state(1, np.uint64)[0]
+    key = np.random.SeedSequence(seed, spawn_key=(5,)).generate_state(1, np.uint64)[0]
     x = np.arange(first_row, first_row + n_rows, dtype=np.uint64) + key
     x ^= x >> np.uint64(30)
     x *= np.uint64(0xBF58476D1CE4E5B9)
@@ -184,7 +188,7 @@ class BucketWeights:
         for start in range(0, self.n_boot, RESAMPLES_PER_BLOCK):
             stop = min(start + RESAMPLES_PER_BLOCK, self.n_boot)
             shape = (self.n_buckets, stop - start)
-            yield slice(start, stop), _poisson_draws((5, start // RESAMPLES_PER_BLOCK), self.seed, shape)
+            yield slice(start, stop), _poisson_draws((6, start // RESAMPLES_PER_BLOCK), self.seed, shape)
 
     def _kept(self) -> list[tuple[slice, np.ndarray]]:
         return _kept_weights(self.seed, self.n_buckets, self.n_boot)

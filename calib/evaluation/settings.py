@@ -123,8 +123,9 @@ class EvaluationSettings:
     threads: Annotated[int, Integer(minimum=1)] = setting(
         2,
         "threads the evaluation runs at once: from 2, the pass over the data draws the next block's resample counts "
-        "on a second thread, and the calibrators are fitted this many at once; both run BLAS on one thread, so the "
-        "results do not depend on it (on a Dask cluster, each partition runs on one worker thread)",
+        "on a second thread, the calibrators are fitted this many at once and the smooth ECE's and MMCE's resamples "
+        "computed this many groups at once; all run BLAS on one thread, so the results do not depend on it (on a "
+        "Dask cluster, each partition runs on one worker thread)",
     )
     metrics: tuple[str, ...] | None = setting(
         None,
