@@ -174,7 +174,9 @@ def _assert_same_document(a, b, where=""):
 
 
 def test_the_command_on_a_scheduler_and_two_workers_started_by_hand_gives_the_command_here(log, commands_cluster):
-    args = [str(log), "--kind", "probs", "--groups", "segment", "--n-boot", "30", "--sample-limit", "20000"]
+    # the rows after the first 4096 resampled in 64 buckets (the bucketed bootstrap of large data sets)
+    args = [str(log), "--kind", "probs", "--groups", "segment", "--n-boot", "30", "--sample-limit", "20000",
+            "--resample-buckets", "64"]  # fmt: skip
     _assert_same_document(_json([*args, "--scheduler", commands_cluster]), _json(args))
 
 
