@@ -18,9 +18,9 @@ sum of its rows, so the later rows cost a bucketed sum each (:func:`bucket_sums`
 (cells x G) @ (G x B) product at the end (:meth:`State.resolved`), instead of B counts per row: Chamandy
 et al. (2012)'s bootstrap of massive data streams. Rows hashed to buckets independently of their values
 make each bucket's centred sum a sum of independent rows, so a resampled sum has the per-row bootstrap's
-variance, to a relative O(1 / G) (the study in ``benchmarks/coverage.py`` runs both). The counts of a block's
-rows, and the weights of the buckets, come from random streams keyed by the seed and the block's position
-(or the group of resamples), the same in every pass.
+variance, to a relative O(1 / G) (``benchmarks/bucket_bootstrap.py`` checks both against known truths).
+The counts of a block's rows, and the weights of the buckets, come from random streams keyed by the seed
+and the block's position (or the group of resamples), the same in every pass.
 The subsample keeps the rows with the smallest random keys (drawn the same way), so it is the same
 however the data are cut.
 """
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from calib.evaluation.metrics import Batch, Context, MetricDefinition, Terms
-from calib.resampling.bootstrap import ResampledSums
+from calib.resampling.bootstrap import ResampledSums, with_infinite
 
 # Rows per block of a pass at most, and cells (rows x classes) at most, so that one (rows, K) array of
 # a block is at most 32 MiB; resamples per block of counts (a block's counts are then at most 32 MiB).
@@ -261,8 +261,7 @@ def bucket_sums(terms: Terms, buckets: np.ndarray, n_buckets: int) -> tuple[np.n
 
 def bucketed(terms: Terms, n_buckets: int) -> bool:
     """Whether a term is summed by bucket (its cells x the buckets at most MAX_BUCKETED_CELLS)."""
-    n = terms.values.shape[0]
-    m = terms.values.reshape(n, -1).shape[1] if n else int(np.prod(terms.values.shape[1:], dtype=int))
+    m = int(np.prod(terms.values.shape[1:], dtype=int))
     n_groups = 1 if terms.groups is None else terms.n_groups
     return m * n_groups * n_buckets <= MAX_BUCKETED_CELLS
 
@@ -438,18 +437,14 @@ class State:
         if not self.buckets:
             return self
         sums = {key: values.copy() for key, values in self.sums.items()}
-        for key, within in self.buckets.items():
-            target = sums[key]
-            for columns, w in weights:
-                w = w.astype(np.float64)
+        for columns, w in weights:
+            w = w.astype(np.float64)
+            for key, within in self.buckets.items():
                 added = within @ w
-                signs = [sign for sign in (np.inf, -np.inf) if (key, sign) in self.infinite]
-                hits = {sign: self.infinite[key, sign] @ w > 0 for sign in signs}
-                for sign, hit in hits.items():
-                    added[hit] = sign
-                if len(hits) == 2:
-                    added[hits[np.inf] & hits[-np.inf]] = np.nan
-                resampled = target[..., columns.start + 1 : columns.stop + 1]
+                for sign in (np.inf, -np.inf):
+                    if (key, sign) in self.infinite:
+                        with_infinite(added, sign, self.infinite[key, sign] @ w > 0)
+                resampled = sums[key][..., columns.start + 1 : columns.stop + 1]
                 np.add(resampled, added, out=resampled)
         return State(self.n_boot, sums)
 

@@ -232,11 +232,17 @@ class ResampledSums:
             others = sums.reshape(self.n_values, self.n_groups, -1).sum(axis=1)
             sums[self.base] = self.totals @ counts - others
         for sign, drawn in self.infinite:
-            hit = (drawn @ counts) > 0
-            opposite = hit & (sums == -sign)
-            sums[hit] = sign
-            sums[opposite] = np.nan
+            with_infinite(sums, sign, (drawn @ counts) > 0)
         return sums if self.dense else sums.reshape(self.n_values, self.n_groups, -1)
+
+
+def with_infinite(sums: np.ndarray, sign: float, hit: np.ndarray) -> None:
+    """Resampled sums (in place) where the resamples ``hit`` draw a value ``sign`` (+inf or -inf): that
+    infinity, or NaN where they also draw the opposite one (a sum already at -``sign``), as the plain sum
+    over the resample's draws would be."""
+    opposite = hit & (sums == -sign)
+    sums[hit] = sign
+    sums[opposite] = np.nan
 
 
 # How a percentile of B resamples is read off them: "linear" interpolates between the order statistics at
