@@ -427,6 +427,77 @@ def check_inputs(
     return logp, as_labels(labels, logp.shape[0], logp.shape[1])
 
 
+def as_sample_weights(sample_weight, n_samples: int, name: str = "sample_weight", place=None) -> np.ndarray | None:
+    """Return ``sample_weight`` as a read-only float64 vector of ``n_samples`` weights, or None for None.
+
+    A weight says how much a sample counts: a frequency (a deduplicated row's count), the inverse of the
+    rate it was kept at (a negative kept 1 in 10 weighs 10), or a survey's design weight. Every weighted
+    sum in ``calib`` is sum_i w_i v_i, so integer weights give what repeating each sample w_i times gives.
+    A weight may be 0 (the sample is ignored); negative, NaN or infinite weights are refused, naming the
+    first such sample, and so are weights that are all 0.
+
+    Parameters
+    ----------
+    sample_weight : array_like of shape (N,) or None
+        One number >= 0 per sample.
+    n_samples : int
+        N, the number of samples (rows of the scores).
+    name : str, default "sample_weight"
+        What a refusal calls them (e.g. ``"--weights column 'w'"``).
+    place : callable, optional
+        Maps a sample's index to where a user finds it (e.g. a file's line); default "index i".
+
+    Returns
+    -------
+    ndarray of shape (N,) or None
+
+    Examples
+    --------
+    >>> as_sample_weights([1, 10, 0], 3).tolist()
+    [1.0, 10.0, 0.0]
+    >>> as_sample_weights([1.0, -2.0], 2)
+    Traceback (most recent call last):
+    ...
+    calib.validation.CalibInputError: sample_weight must be >= 0; found -2 at index 1
+    """
+    if sample_weight is None:
+        return None
+    where = place or (lambda i: f"index {i}")
+    arr = np.asarray(sample_weight)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise CalibInputError(f"{name} must be numbers (one weight >= 0 per sample); got values of type {arr.dtype}")
+    arr = np.array(arr, dtype=np.float64)
+    if arr.ndim != 1 or arr.shape[0] != n_samples:
+        raise CalibInputError(
+            f"{name} must be a 1-D array of one weight per sample, shape ({n_samples},); got shape {arr.shape}"
+        )
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise CalibInputError(f"{name} must be finite; found {arr[i]} at {where(i)}")
+    if (arr < 0).any():
+        i = int(np.flatnonzero(arr < 0)[0])
+        raise CalibInputError(f"{name} must be >= 0; found {arr[i]:g} at {where(i)}")
+    if n_samples and not arr.any():
+        raise CalibInputError(f"{name} are all 0: no sample counts; give at least one sample a positive weight")
+    return _read_only(arr)
+
+
+def kish_effective_size(sample_weight) -> float:
+    """Kish's effective sample size (sum w)^2 / sum w^2: the number of equally weighted samples whose mean
+    is as precise as the weighted mean of these (Kish, 1965, Survey Sampling).
+
+    Examples
+    --------
+    >>> kish_effective_size([1, 1, 1, 1]), kish_effective_size([1, 1, 1, 0])
+    (4.0, 3.0)
+    >>> round(kish_effective_size([1, 10]), 4)  # one sample weighing ten times another: 121 / 101
+    1.198
+    """
+    w = np.asarray(sample_weight, dtype=np.float64)
+    return float(w.sum() ** 2 / np.sum(w * w))
+
+
 def as_priors(priors, n_classes: int, name: str = "priors") -> np.ndarray:
     """Return a probability vector of length ``n_classes``, strictly positive."""
     arr = np.asarray(priors, dtype=np.float64)
