@@ -520,7 +520,7 @@ def former_difference_intervals(models: list[np.ndarray], y: np.ndarray, seed: i
                                   metrics=wanted)  # fmt: skip
     draws = [
         run_pass(
-            lambda lp=lp: iter([(lp, y, None)]),
+            lambda lp=lp: iter([(lp, y, None, None)]),
             n_classes=cell.k,
             n_rows=y.size,
             settings=settings,

@@ -59,7 +59,8 @@ class Partition:
 class ChunkedSet:
     """Posteriors to read in chunks: their size (None when unknown before reading, e.g. a CSV file),
     classes, the kind the scores are written in, and ``chunks()``, which yields (validated
-    log-posteriors (n, K), labels (n,) class indices, groups (n,) or None) each time it is called.
+    log-posteriors (n, K), labels (n,) class indices, groups (n,) or None, sample weights (n,) or None)
+    each time it is called.
 
     A Parquet data set is also read by parts: ``partitions(rows)`` cuts it into :class:`Partition` s of
     at most ``rows`` rows (whole row groups), and ``read(partition)``, a function that pickles, yields a
@@ -107,9 +108,9 @@ def table_chunks(path, options: TableOptions, *, map_reduce: Callable | None = N
     >>> frame = pd.DataFrame({"dog": [0.1, 0.8, 0.4], "cat": [0.9, 0.2, 0.6], "label": ["cat", "dog", "dog"]})
     >>> frame.to_parquet(path)
     >>> table = table_chunks(path, TableOptions(kind="probs"))
-    >>> table.class_names, [labels.tolist() for _, labels, _ in table.chunks()]
+    >>> table.class_names, [labels.tolist() for _, labels, _, _ in table.chunks()]
     (('cat', 'dog'), [[0, 1, 1]])
-    >>> [np.exp(logp).round(2).tolist() for logp, _, _ in table.chunks()][0][0]
+    >>> [np.exp(logp).round(2).tolist() for logp, _, _, _ in table.chunks()][0][0]
     [0.9, 0.1]
     """
     path = Path(path)
@@ -166,7 +167,7 @@ class _TableReader:
             scores = self.scores_of(frame, start, path)
             labels = self.layout.classes_of(frame[self.label_column])
             groups = None if self.group_column is None else _groups(frame[self.group_column], path, start, line)
-            yield *_validated(scores, labels, self.kind, path, start, line), groups
+            yield *_validated(scores, labels, self.kind, path, start, line), groups, None
             start += len(frame)
 
 
@@ -192,7 +193,7 @@ def npy_chunks(scores_path, labels_path, *, kind: str, renormalize: bool = False
     >>> np.save(os.path.join(folder, "s.npy"), np.array([[0.2, 0.8], [0.6, 0.4]]))
     >>> np.save(os.path.join(folder, "y.npy"), np.array([1, 0]))
     >>> pieces = npy_chunks(os.path.join(folder, "s.npy"), os.path.join(folder, "y.npy"), kind="probs")
-    >>> pieces.n_samples, [y.tolist() for _, y, _ in pieces.chunks()]
+    >>> pieces.n_samples, [y.tolist() for _, y, _, _ in pieces.chunks()]
     (2, [[1, 0]])
     """
     scores_path, labels_path = Path(scores_path), Path(labels_path)
@@ -205,7 +206,7 @@ def npy_chunks(scores_path, labels_path, *, kind: str, renormalize: bool = False
         for start in range(0, scores.shape[0], CHUNK_ROWS):
             part = np.asarray(scores[start : start + CHUNK_ROWS], dtype=np.float64)
             y = np.asarray(labels[start : start + CHUNK_ROWS])
-            yield *_validated(scores_of.prepared(part, scores_path), y, kind, scores_path, start, _row), None
+            yield *_validated(scores_of.prepared(part, scores_path), y, kind, scores_path, start, _row), None, None
         scores_of.rows.note()
 
     return ChunkedSet(scores_path, scores.shape[0], None, scores.shape[1], kind, chunks)

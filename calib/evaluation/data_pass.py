@@ -188,7 +188,7 @@ def edge_sample(source, settings: EvaluationSettings, k: int, first_row: int = 0
     subsample of ``sample_limit`` rows (all rows when they are fewer), read in a first pass over ``source()``,
     whose chunks start at row ``first_row`` of the data set (keys below ``below``)."""
     sample = Subsample(settings.sample_limit, below)
-    for index, offset, (logp, y, _) in blocks(source(), block_rows(k), first_row):
+    for index, offset, (logp, y, _, _) in blocks(source(), block_rows(k), first_row):
         batch = Batch(logp, y)
         sample.offer(subsample_keys(settings.seed, index, y.size, offset), batch.confidence, batch.probs)
     return sample
@@ -249,7 +249,7 @@ def gather(source, ctx: Context, computed, *, grouped, whole_limit, fit_rows, th
     # ones take their buckets' weights.
     with pass_drawer(threads) as drawer:
         ahead = None
-        for index, offset, (logp, y, group_ids) in blocks(source(), size, first_row):
+        for index, offset, (logp, y, group_ids, sample_weight) in blocks(source(), size, first_row):
             start = index * size + offset  # the data set's row this piece starts at
             alone = int(min(max(alone_rows - start, 0), y.size))
             if ahead is not None:

@@ -155,7 +155,7 @@ def evaluate(
                 f"groups: {int(missing.sum())} samples have no group (None or NaN; first at row "
                 f"{int(np.flatnonzero(missing)[0])}, counting from 0); fill them in (e.g. with 'unknown') or drop them"
             )
-    chunks = [(logp, y, group_ids)]
+    chunks = [(logp, y, group_ids, None)]
     summary = _evaluate(
         lambda: iter(chunks),
         n_classes=logp.shape[1],
@@ -199,7 +199,8 @@ def evaluate_chunks(
 ) -> Summary:
     """:func:`evaluate` of a data set given in chunks, out of core, in memory bounded by the chunks.
 
-    ``chunks()`` yields (scores (n, K) of ``kind``, labels (n,), groups (n,) or None) in order, and may
+    ``chunks()`` yields (scores (n, K) of ``kind``, labels (n,), groups (n,) or None[, sample weights (n,)
+    or None]) in order, and may
     be called again (equal-mass bins read the data twice). The result equals that of :func:`evaluate`
     on the whole data set, whatever the chunking: the sum-based metrics and their intervals to the last
     bit, and what needs its samples at once (the smooth ECE and CORP, the calibrators) is computed on
@@ -249,18 +250,19 @@ def evaluate_chunks(
     def validated():
         rows_read.append(0)
         for chunk in chunks():
-            if not isinstance(chunk, tuple | list) or len(chunk) != 3:
+            if not isinstance(chunk, tuple | list) or len(chunk) not in (3, 4):
                 raise CalibInputError(
-                    "chunks: each chunk must be a tuple (scores, labels, groups), groups None without subgroups"
+                    "chunks: each chunk must be a tuple (scores, labels, groups) or (scores, labels, groups, "
+                    "sample_weight), groups None without subgroups and sample_weight None without weights"
                 )
-            scores, labels, group_ids = chunk
+            scores, labels, group_ids, weights = (*chunk, None)[:4]
             if np.shape(labels)[:1] == (0,):  # an empty partition holds nothing to add
                 continue
             rows_read[-1] += np.shape(labels)[0]
             logp, y = check_inputs(scores, labels, kind)
             if logp.shape[1] != n_classes:
                 raise CalibInputError(f"a chunk has {logp.shape[1]} classes; the data set has {n_classes}")
-            yield logp, y, None if group_ids is None else np.asarray(group_ids)
+            yield logp, y, None if group_ids is None else np.asarray(group_ids), weights
         if len(rows_read) > 1 and rows_read[-1] != rows_read[0]:
             raise CalibInputError(
                 f"chunks() gave {rows_read[0]} rows at its first call and {rows_read[-1]} at call {len(rows_read)}: it "
@@ -426,7 +428,7 @@ def compare(
     passes, draws = [], []
     for name, lp in zip(names, systems, strict=True):
         say(f"{name}: metrics" + (f" and {settings.n_boot} paired bootstrap resamples" if settings.n_boot else ""))
-        done = run_pass(lambda lp=lp: iter([(lp, y, None)]), n_classes=lp.shape[1], n_rows=y.size, settings=settings,
+        done = run_pass(lambda lp=lp: iter([(lp, y, None, None)]), n_classes=lp.shape[1], n_rows=y.size, settings=settings,
                         costs=None, priors=None, grouped=False, say=say, whole_limit=y.size)  # fmt: skip
         passes.append(done)
         draws.append(done.draws())

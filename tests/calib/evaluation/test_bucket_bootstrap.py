@@ -40,7 +40,7 @@ def _data(n=N, k=K, seed=0, zeros=False):
 
 def _pass(logp, y, n_boot=20, **options):
     settings = EvaluationSettings(n_boot=n_boot, seed=SEED, resample_buckets=G, calibrators=(), **options)
-    return run_pass(lambda: iter([(logp, y, None)]), n_classes=logp.shape[1], n_rows=y.size, settings=settings,
+    return run_pass(lambda: iter([(logp, y, None, None)]), n_classes=logp.shape[1], n_rows=y.size, settings=settings,
                     costs=None, priors=None, grouped=False, say=lambda _: None, whole_limit=y.size)  # fmt: skip
 
 
@@ -93,7 +93,7 @@ def test_the_subgroups_resamples_add_up_to_the_whole_ones():
     logp, y = _data(n=9_000)
     groups = np.random.default_rng(1).integers(0, 3, y.size)
     settings = EvaluationSettings(n_boot=20, seed=SEED, resample_buckets=G, calibrators=())
-    done = run_pass(lambda: iter([(logp, y, groups)]), n_classes=K, n_rows=y.size, settings=settings, costs=None,
+    done = run_pass(lambda: iter([(logp, y, groups, None)]), n_classes=K, n_rows=y.size, settings=settings, costs=None,
                     priors=None, grouped=True, say=lambda _: None, whole_limit=y.size)  # fmt: skip
     summed = sum(state.sums["n"] for state in done.by_group.values())
     np.testing.assert_allclose(summed, done.overall.sums["n"], rtol=1e-14)

@@ -65,7 +65,7 @@ def test_every_metric_equals_the_library_function_on_the_data_and_on_each_poisso
     logp, y = _logits(k, 300, k)
     costs = {"0-1": zero_one_costs(k), "skewed": np.abs(np.random.default_rng(1).normal(size=(k, k))) * (1 - np.eye(k))}
     settings = EvaluationSettings(n_boot=6, seed=3, n_bins=n_bins, calibrators=())
-    done = run_pass(lambda: iter([(logp, y, None)]), n_classes=k, n_rows=300, settings=settings, costs=costs,
+    done = run_pass(lambda: iter([(logp, y, None, None)]), n_classes=k, n_rows=300, settings=settings, costs=costs,
                     priors=priors, grouped=False, say=lambda _: None, whole_limit=300)  # fmt: skip
     draws = done.draws()
     ((_, counts),) = poisson_counts(3, 0, 300, 6)  # one block: the resamples' draw counts of each row
@@ -507,7 +507,7 @@ def test_the_memory_bound_counts_at_least_the_sums_a_pass_keeps_and_at_most_twic
     rng = np.random.default_rng(k)
     logp = np.log(rng.dirichlet(np.ones(k), size=2000))
     settings = calib.evaluation.settings.EvaluationSettings(n_bins=n_bins, n_boot=50, calibrators=())
-    done = run_pass(lambda: iter([(logp, rng.integers(0, k, 2000), None)]), n_classes=k, n_rows=2000,
+    done = run_pass(lambda: iter([(logp, rng.integers(0, k, 2000), None, None)]), n_classes=k, n_rows=2000,
                     settings=settings, costs=None, priors=None, grouped=False, say=lambda _: None,
                     whole_limit=2000)  # fmt: skip
     kept = sum(values.nbytes for values in done.gathered.overall.sums.values())
