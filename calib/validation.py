@@ -427,7 +427,9 @@ def check_inputs(
     return logp, as_labels(labels, logp.shape[0], logp.shape[1])
 
 
-def as_sample_weights(sample_weight, n_samples: int, name: str = "sample_weight", place=None) -> np.ndarray | None:
+def as_sample_weights(
+    sample_weight, n_samples: int, name: str = "sample_weight", place=None, *, whole: bool = True
+) -> np.ndarray | None:
     """Return ``sample_weight`` as a read-only float64 vector of ``n_samples`` weights, or None for None.
 
     A weight says how much a sample counts: a frequency (a deduplicated row's count), the inverse of the
@@ -446,6 +448,9 @@ def as_sample_weights(sample_weight, n_samples: int, name: str = "sample_weight"
         What a refusal calls them (e.g. ``"--weights column 'w'"``).
     place : callable, optional
         Maps a sample's index to where a user finds it (e.g. a file's line); default "index i".
+    whole : bool, default True
+        These are the weights of all the samples: refuse them when all are 0. False for a chunk of a data
+        set read in parts, whose weights may all be 0 (the pass checks the total).
 
     Returns
     -------
@@ -478,7 +483,7 @@ def as_sample_weights(sample_weight, n_samples: int, name: str = "sample_weight"
     if (arr < 0).any():
         i = int(np.flatnonzero(arr < 0)[0])
         raise CalibInputError(f"{name} must be >= 0; found {arr[i]:g} at {where(i)}")
-    if n_samples and not arr.any():
+    if whole and n_samples and not arr.any():
         raise CalibInputError(f"{name} are all 0: no sample counts; give at least one sample a positive weight")
     return _read_only(arr)
 
@@ -495,7 +500,19 @@ def kish_effective_size(sample_weight) -> float:
     1.198
     """
     w = np.asarray(sample_weight, dtype=np.float64)
-    return float(w.sum() ** 2 / np.sum(w * w))
+    return effective_size(float(w.sum()), float(w @ w))
+
+
+def effective_size(total: float, squares: float) -> float:
+    """:func:`kish_effective_size` from the weights' sum ``total`` and the sum of their squares ``squares``
+    (what a pass over chunks adds up).
+
+    Examples
+    --------
+    >>> effective_size(11.0, 101.0) == kish_effective_size([1, 10])
+    True
+    """
+    return total * total / squares
 
 
 def as_priors(priors, n_classes: int, name: str = "priors") -> np.ndarray:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.distance import pdist
 
-from calib.validation import CalibInputError, Choice, check, check_inputs, check_positive_int
+from calib.validation import CalibInputError, Choice, as_sample_weights, check, check_inputs, check_positive_int
 
 KERNELS = ("laplacian", "gaussian")
 ESTIMATORS = ("unbiased", "biased", "block")
@@ -315,6 +315,11 @@ class ResampledSquaredMmce:
     k_ij = exp(-|r_i - r_j| / nu) (pairs of two copies of one sample count, with k = 1), in O(n b) time
     per b resamples once the samples are sorted.
 
+    With sample weights w the counts are c_i w_i (N = sum_i c_i w_i): the weights are read as frequencies,
+    so integer weights give what repeating sample i w_i times gives, and the estimate is undefined (NaN)
+    when the total weight is at most 1; scaling every weight changes it (through N - 1 and the pairs of
+    copies of one sample), unlike the other metrics.
+
     Source: Kumar et al. (2018) (the MMCE, its unbiased estimator and nu = 0.4).
 
     Parameters
@@ -325,6 +330,8 @@ class ResampledSquaredMmce:
         1.0 where the top label is right, else 0.0.
     bandwidth : float
         nu, above 1/700.
+    sample_weight : array of shape (N,), optional
+        The samples' weights (:func:`calib.validation.as_sample_weights`); default None: 1 each.
 
     Examples
     --------
@@ -337,21 +344,26 @@ class ResampledSquaredMmce:
     True
     """
 
-    def __init__(self, confidence: np.ndarray, correct: np.ndarray, bandwidth: float):
+    def __init__(self, confidence: np.ndarray, correct: np.ndarray, bandwidth: float, sample_weight=None):
         if not MIN_PAIR_SUM_BANDWIDTH < bandwidth < np.inf:
             raise CalibInputError(f"bandwidth must be a number above 1/700; got {bandwidth!r}")
         self.order = np.argsort(confidence, kind="stable")
         r = confidence[self.order]
         self.shift = (r - r.max()) / bandwidth
         self.a = correct[self.order] - r
+        weights = as_sample_weights(sample_weight, confidence.size)
+        self.weights = None if weights is None else weights[self.order]
 
     def estimate(self) -> float:
         """The estimate on the samples (every count 1)."""
         return float(self(np.ones((self.a.size, 1)))[0])
 
     def __call__(self, counts: np.ndarray) -> np.ndarray:
-        """The estimate on each resample counted by a column of ``counts`` (N, b); NaN for fewer than 2 draws."""
+        """The estimate on each resample counted by a column of ``counts`` (N, b); NaN for fewer than 2 draws
+        (a total weight of at most 1)."""
         c = counts[self.order].astype(np.float64)
+        if self.weights is not None:
+            c *= self.weights[:, None]
         pairs = _sorted_pair_sums(self.shift, c * self.a[:, None])
         n = c.sum(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -51,7 +51,16 @@ import numpy as np
 from scipy import fft, sparse
 
 from calib._internal.rows import float_chunks
-from calib.validation import CalibInputError, Choice, as_labels, as_probs, as_vector, check, check_positive_int
+from calib.validation import (
+    CalibInputError,
+    Choice,
+    as_labels,
+    as_probs,
+    as_sample_weights,
+    as_vector,
+    check,
+    check_positive_int,
+)
 
 KERNELS = ("gaussian", "epanechnikov")
 METHODS = ("auto", "exact", "grid")
@@ -291,11 +300,13 @@ def nadaraya_watson(
 
 
 class _BinningCache:
-    """Linear binning of weight columns onto uniform grids of [0, 1], kept per node count."""
+    """Linear binning of weight columns onto uniform grids of [0, 1], kept per node count; ``total`` is the
+    samples' total weight (their number when unweighted)."""
 
-    def __init__(self, confidence: np.ndarray, columns: list):
+    def __init__(self, confidence: np.ndarray, columns: list, total: float):
         self.confidence = confidence
         self.columns = columns
+        self.total = total
         self.grids: dict[int, np.ndarray] = {}
 
     def binned(self, nodes: int) -> np.ndarray:
@@ -363,7 +374,7 @@ def _smece_fine(cache: _BinningCache, sigma: float) -> float:
     smoothed = np.fft.irfft(np.fft.rfft(circle) * spectrum, n=circle.size)[:nodes]
     magnitude = np.abs(smoothed)
     integral = step * (magnitude.sum() - 0.5 * (magnitude[0] + magnitude[-1]))
-    return float(integral / cache.confidence.size)
+    return float(integral / cache.total)
 
 
 def _smece_search(evaluate, bisections: int) -> float:
@@ -423,6 +434,9 @@ class ResampledSmoothEce:
     lockstep (:func:`_smece_search_batch`). Values equal ``smooth_ece_top_label`` of each resample
     up to rounding (the binned sums are added in another order).
 
+    With sample weights w, a resample weighs sample i c_i w_i (the weighted SmoothECE of :func:`smooth_ece`
+    on the resample).
+
     Parameters
     ----------
     confidence : array of shape (N,)
@@ -431,12 +445,17 @@ class ResampledSmoothEce:
         Outcomes (1 if the top label is right, else 0).
     bandwidth : float, optional
         A fixed sigma (as :func:`smooth_ece`'s ``bandwidth``); default None: each resample's fixed point.
+    sample_weight : array of shape (N,), optional
+        The samples' weights (:func:`calib.validation.as_sample_weights`); default None: 1 each.
     """
 
-    def __init__(self, confidence: np.ndarray, correct: np.ndarray, bandwidth: float | None = None):
+    def __init__(
+        self, confidence: np.ndarray, correct: np.ndarray, bandwidth: float | None = None, sample_weight=None
+    ):
         self.confidence = confidence
         self.correct = correct  # the residuals are formed chunk by chunk: no third N-vector is kept
         self.bandwidth = bandwidth
+        self.sample_weight = as_sample_weights(sample_weight, confidence.size)
 
     def __call__(self, counts: np.ndarray) -> np.ndarray:
         """SmoothECE of each resample counted by a column of ``counts`` (N, b), an array of sample counts
@@ -457,6 +476,8 @@ class ResampledSmoothEce:
         """(nodes, 2, b): each resample's linearly binned residuals and counts, chunk of samples by chunk."""
         out = np.zeros((2 * nodes, counts.shape[1]))
         for rows, weights in float_chunks(counts):
+            if self.sample_weight is not None:
+                weights = weights * self.sample_weight[rows, None]
             left, frac = _binning_positions(self.confidence[rows], 0.0, 1.0, nodes)
             n = frac.size
             # Column i of the (2 nodes, n) matrix: residual r_i weighted (1 - a, a) at nodes j, j + 1,
@@ -469,7 +490,15 @@ class ResampledSmoothEce:
         return out.reshape(2, nodes, -1).transpose(1, 0, 2)
 
 
-def smooth_ece(confidence, correct, *, bandwidth=None, discretization: str = "relplot", return_bandwidth: bool = False):
+def smooth_ece(
+    confidence,
+    correct,
+    *,
+    bandwidth=None,
+    discretization: str = "relplot",
+    return_bandwidth: bool = False,
+    sample_weight=None,
+):
     """SmoothECE: the calibration error of a kernel-smoothed reliability diagram, without bins.
 
     smECE_sigma = int_0^1 |r_sigma(t)| dt, where r_sigma(t) = (1/n) sum_i K~_sigma(t, f_i) (f_i - y_i)
@@ -479,8 +508,13 @@ def smooth_ece(confidence, correct, *, bandwidth=None, discretization: str = "re
     Cost: O(n) to bin the data onto a grid of O(1 / sigma) nodes (the binning is cached across the
     search), then one FFT convolution per bandwidth tried: 10 with "relplot", 40 with "fine".
 
+    With sample weights w the empirical measure weighs sample i w_i / sum_j w_j: r_sigma(t) = sum_i w_i
+    K~_sigma(t, f_i) (f_i - y_i) / sum_i w_i, the weighted kernel (Nadaraya-Watson) smoothing of the
+    residuals, and relplot's smoothed density the weighted one; integer weights give what repeating
+    sample i w_i times gives.
+
     Source: Błasiok & Nakkiran (2023) (the definition, the fixed-point bandwidth and the reference
-    package ``relplot``).
+    package ``relplot``); Nadaraya (1964) and Watson (1964) (the kernel regression, here weighted).
 
     Parameters
     ----------
@@ -508,6 +542,8 @@ def smooth_ece(confidence, correct, *, bandwidth=None, discretization: str = "re
         1/1024, rounded up) adds a few % when sigma* is near 0.01.
     return_bandwidth : bool, default False
         Also return the sigma used.
+    sample_weight : array_like of shape (n,), optional
+        A weight >= 0 per sample (:func:`calib.validation.as_sample_weights`); default None: 1 each.
 
     Returns
     -------
@@ -530,11 +566,14 @@ def smooth_ece(confidence, correct, *, bandwidth=None, discretization: str = "re
     """
     check(discretization, Choice(SMECE_DISCRETIZATIONS), "discretization")
     f, y = _paired(confidence, correct, "confidence", "correct", unit=True)
+    w = as_sample_weights(sample_weight, f.size)
+    residual = f - y if w is None else w * (f - y)
+    total = f.size if w is None else float(w.sum())
     if discretization == "relplot":
-        cache = _BinningCache(f, [f - y, None])
+        cache = _BinningCache(f, [residual, w], total)
         evaluate = partial(_smece_relplot, cache)
     else:
-        cache = _BinningCache(f, [f - y])
+        cache = _BinningCache(f, [residual], total)
         evaluate = partial(_smece_fine, cache)
     if bandwidth is None:
         bisections = _RELPLOT_REFINE if discretization == "relplot" else _FINE_BISECTIONS

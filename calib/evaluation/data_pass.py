@@ -42,6 +42,11 @@ from calib.evaluation.subgroups import accumulate_groups, check_group_count
 from calib.scoring.decisions import check_costs, zero_one_costs
 from calib.validation import CalibInputError, as_priors
 
+MIXED_WEIGHTS = (
+    "sample_weight: some rows have weights and others none; give a weight for every row (1 where a row counts "
+    "once) or for none"
+)
+
 # Bytes of one block's resample counts drawn ahead on a second thread, at most (one byte per count).
 COUNT_BYTES = 1 << 25
 
@@ -52,13 +57,17 @@ class Gathered:
     of the calibrators' rows) and the class counts. Those of disjoint rows merge (:meth:`merged`).
 
     The lens subsample keeps of each row its top-label confidence and correctness (the smooth ECE reads
-    them), and its lens forecast, outcome and forecast log-odds (CORP reads them), in that order."""
+    them), and its lens forecast, outcome and forecast log-odds (CORP reads them), in that order, then its
+    sample weight when the rows have weights; the fitting subsample its log-posteriors and label, then its
+    weight. ``seen``: the rows of each class; ``weight_sums``: with weights, the weight of each class's rows
+    and then the sum of the squared weights, (K + 1,); None without."""
 
     overall: State
     by_group: dict
     lens: Subsample
     fitting: Subsample
     seen: np.ndarray
+    weight_sums: np.ndarray | None = None
 
     def merged(self, other: Gathered) -> Gathered:
         """What both passes gathered, ``self``'s rows before ``other``'s (neither is changed, so a merge run
@@ -67,8 +76,12 @@ class Gathered:
         for key, state in other.by_group.items():
             by_group[key] = by_group[key].merged(state) if key in by_group else state
         check_group_count(by_group)
+        if (self.weight_sums is None) != (other.weight_sums is None) and self.seen.any() and other.seen.any():
+            raise CalibInputError(MIXED_WEIGHTS)
+        sums = [s for s in (self.weight_sums, other.weight_sums) if s is not None]
         return Gathered(self.overall.merged(other.overall), by_group, self.lens.merged(other.lens),
-                        self.fitting.merged(other.fitting), self.seen + other.seen)  # fmt: skip
+                        self.fitting.merged(other.fitting), self.seen + other.seen,
+                        sum(sums) if sums else None)  # fmt: skip
 
 
 @dataclass
@@ -106,16 +119,41 @@ class Pass:
         """The number of rows passed over."""
         return int(self.gathered.seen.sum())
 
+    @property
+    def weighted(self) -> bool:
+        """Whether the rows have sample weights."""
+        return self.gathered.weight_sums is not None
+
     def draws(self) -> dict[str, np.ndarray]:
         """Every metric's values over (the data, resample 1, ..., resample B): the summed metrics from the
         state, the others from the subsample and its own resamples."""
         out = summed_values([d for d in self.computed if d.terms is not None], self.overall, self.ctx)
         conf, correct = self.lens.arrays[0], self.lens.arrays[1]
+        weights = lens_weights(self.lens)
         for definition in self.definitions:
             if definition.whole is not None:
-                out |= whole_values(definition, conf, correct, self.ctx)
+                out |= whole_values(definition, conf, correct, self.ctx, weights)
         reported = {name for d in self.definitions for name in d.names(self.ctx)}
         return {name: values for name, values in out.items() if name in reported}
+
+
+# Where the subsamples keep a row's sample weight, when the rows have weights (Gathered).
+LENS_WEIGHT, FITTING_WEIGHT, EDGE_WEIGHT = 5, 2, 2
+
+
+def lens_weights(lens: Subsample) -> np.ndarray | None:
+    """The sample weights of the lens subsample's rows (None when the rows have none)."""
+    return _kept(lens, LENS_WEIGHT)
+
+
+def fitting_weights(fitting: Subsample) -> np.ndarray | None:
+    """The sample weights of the fitting subsample's rows (None when the rows have none)."""
+    return _kept(fitting, FITTING_WEIGHT)
+
+
+def _kept(sample: Subsample, index: int) -> np.ndarray | None:
+    arrays = sample.arrays
+    return arrays[index] if len(arrays) > index else None
 
 
 def run_pass(source, *, n_classes, n_rows, settings, costs, priors, grouped, say, whole_limit, fit_rows=0) -> Pass:
@@ -169,8 +207,9 @@ def context(n_classes: int, settings: EvaluationSettings, costs, priors, edge_sa
     costs = {name: check_costs(c, k) for name, c in (costs or {"0-1": zero_one_costs(k)}).items()}
     priors = None if priors is None else as_priors(priors, k)
     if settings.binning == "equal-mass":
-        confidence, probs = edge_sample()
-        edges = bin_edges(settings, {"confidence": confidence, "positive": probs[:, 1], "classes": probs})
+        confidence, probs, *weights = edge_sample()
+        columns = {"confidence": confidence, "positive": probs[:, 1], "classes": probs}
+        edges = bin_edges(settings, columns, *weights)
         return Context(k, settings, costs, priors, edges, edge_rows=confidence.size)
     edges = bin_edges(settings, {"confidence": None, "positive": None, "classes": None})
     return Context(k, settings, costs, priors, edges)
@@ -185,12 +224,14 @@ def metrics_of(ctx: Context) -> tuple[list[MetricDefinition], list[MetricDefinit
 
 def edge_sample(source, settings: EvaluationSettings, k: int, first_row: int = 0, below: float = 1.0) -> Subsample:
     """What equal-mass edges are the quantiles of: the top-label confidence and the probabilities of a seeded
-    subsample of ``sample_limit`` rows (all rows when they are fewer), read in a first pass over ``source()``,
-    whose chunks start at row ``first_row`` of the data set (keys below ``below``)."""
+    subsample of ``sample_limit`` rows (all rows when they are fewer), and their sample weights when they have
+    some, read in a first pass over ``source()``, whose chunks start at row ``first_row`` of the data set (keys
+    below ``below``)."""
     sample = Subsample(settings.sample_limit, below)
-    for index, offset, (logp, y, _, _) in blocks(source(), block_rows(k), first_row):
+    for index, offset, (logp, y, _, sample_weight) in blocks(source(), block_rows(k), first_row):
         batch = Batch(logp, y)
-        sample.offer(subsample_keys(settings.seed, index, y.size, offset), batch.confidence, batch.probs)
+        weights = () if sample_weight is None else (sample_weight,)
+        sample.offer(subsample_keys(settings.seed, index, y.size, offset), batch.confidence, batch.probs, *weights)
     return sample
 
 
@@ -262,18 +303,33 @@ def gather(source, ctx: Context, computed, *, grouped, whole_limit, fit_rows, th
             if settings.n_boot and alone and not own:  # too many to hold at once: drawn group by group, as read
                 own = _LazyCounts(settings.seed, index, offset, alone, settings.n_boot)
             counts = BlockCounts(own, alone, *_later_buckets(settings.seed, start + alone, y.size - alone, weights))
-            batch = Batch(logp, y)
-            result.seen += np.bincount(y, minlength=k)
+            batch = Batch(logp, y, sample_weight)
+            _count(result, batch, k, first=start == first_row)
             keys = subsample_keys(settings.seed, index, y.size, offset)
             correct = batch.correct.astype(np.float64)
-            result.lens.offer(keys, batch.confidence, correct, *lens_forecasts(batch), lens_forecast_log_odds(batch))
-            result.fitting.offer(keys, logp, y)
+            kept = () if sample_weight is None else (sample_weight,)
+            forecasts = (*lens_forecasts(batch), lens_forecast_log_odds(batch))
+            result.lens.offer(keys, batch.confidence, correct, *forecasts, *kept)
+            result.fitting.offer(keys, logp, y, *kept)
             _accumulate(result.overall, terms_of(summed, batch, ctx), counts)
             if grouped:
                 accumulate_groups(result.by_group, batch, ctx, summed, counts, group_ids)
             if advance is not None:
                 advance(y.size)
     return result
+
+
+def _count(result: Gathered, batch: Batch, k: int, first: bool) -> None:
+    """Add a block's rows per class (and, with weights, its weights per class and squared) to ``result``;
+    the first block decides whether the rows have weights, and every later one must agree."""
+    if first and batch.weights is not None:
+        result.weight_sums = np.zeros(k + 1)
+    if (batch.weights is None) != (result.weight_sums is None):
+        raise CalibInputError(MIXED_WEIGHTS)
+    result.seen += np.bincount(batch.labels, minlength=k)
+    if batch.weights is not None:
+        result.weight_sums[:k] += np.bincount(batch.labels, weights=batch.weights, minlength=k)
+        result.weight_sums[k] += float(batch.weights @ batch.weights)
 
 
 def _later_buckets(seed: int, first_row: int, n_rows: int, weights: BucketWeights | None):
@@ -295,7 +351,10 @@ def checked(done: Pass) -> Pass:
     refused when it holds no samples or a single class, or misses a class its priors weight."""
     if done.n == 0:
         raise CalibInputError("the data hold no samples: nothing to evaluate")
-    _check_classes(done.gathered.seen, done.ctx.priors)
+    sums = done.gathered.weight_sums
+    if sums is not None and not sums[:-1].any():
+        raise CalibInputError("sample_weight are all 0: no sample counts; give at least one sample a positive weight")
+    _check_classes(done.gathered.seen if sums is None else sums[:-1], done.ctx.priors)
     done.gathered.overall = done.gathered.overall.resolved(bucket_weights(done.ctx.settings))
     return done
 

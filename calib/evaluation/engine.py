@@ -25,18 +25,25 @@ from collections.abc import Callable, Iterable, Mapping
 import numpy as np
 
 from calib.data.classes import table_inputs
-from calib.evaluation.data_pass import Pass, edge_note, run_pass
+from calib.evaluation.data_pass import Pass, edge_note, lens_weights, run_pass
 from calib.evaluation.evidence import calibrator_evidence, calibrators_of
 from calib.evaluation.interval_methods import BASIC
 from calib.evaluation.intervals import intervals
 from calib.evaluation.lens import corp_summary
 from calib.evaluation.metrics import reliability
 from calib.evaluation.passes import resampling_in_words
-from calib.evaluation.results import Comparison, Metric, Summary
+from calib.evaluation.results import Comparison, Metric, Summary, Weighting
 from calib.evaluation.settings import EvaluationSettings
 from calib.evaluation.subgroups import group_rows
 from calib.resampling.bootstrap import basic_interval
-from calib.validation import CalibInputError, check_inputs, closest
+from calib.validation import (
+    CalibInputError,
+    as_sample_weights,
+    check_inputs,
+    closest,
+    effective_size,
+    kish_effective_size,
+)
 
 
 def evaluate(
@@ -49,6 +56,7 @@ def evaluate(
     priors=None,
     groups=None,
     group_column: str = "group",
+    sample_weight=None,
     progress: Callable[[str], None] | None = None,
     overwrite: bool = False,
     class_columns=None,
@@ -99,6 +107,14 @@ def evaluate(
         per group, at most 1000 groups.
     group_column : str
         What the groups are called in the output.
+    sample_weight : array of shape (N,), optional
+        A weight >= 0 per sample (:func:`calib.validation.as_sample_weights`): every sum becomes a weighted
+        sum (counts become total weights, equal-mass bins equal in weight), so integer weights give what
+        repeating each sample that many times gives; the calibrators are fitted and scored with the weights,
+        and the groups' metrics and tests are weighted. The bootstrap resamples samples, each keeping its
+        weight (a sample of weight 10 is one draw counted ten times), so intervals are for the weighted
+        estimand with the rows as the sampled units. The summary's ``weighting`` gives the total weight and
+        Kish's effective sample size.
     progress : callable, optional
         Receives progress messages.
     overwrite : bool
@@ -155,7 +171,8 @@ def evaluate(
                 f"groups: {int(missing.sum())} samples have no group (None or NaN; first at row "
                 f"{int(np.flatnonzero(missing)[0])}, counting from 0); fill them in (e.g. with 'unknown') or drop them"
             )
-    chunks = [(logp, y, group_ids, None)]
+    weights = as_sample_weights(sample_weight, y.size)
+    chunks = [(logp, y, group_ids, weights)]
     summary = _evaluate(
         lambda: iter(chunks),
         n_classes=logp.shape[1],
@@ -258,10 +275,13 @@ def evaluate_chunks(
             scores, labels, group_ids, weights = (*chunk, None)[:4]
             if np.shape(labels)[:1] == (0,):  # an empty partition holds nothing to add
                 continue
+            before = rows_read[-1]
             rows_read[-1] += np.shape(labels)[0]
             logp, y = check_inputs(scores, labels, kind)
             if logp.shape[1] != n_classes:
                 raise CalibInputError(f"a chunk has {logp.shape[1]} classes; the data set has {n_classes}")
+            place = lambda i, before=before: f"row {before + i} (counting from 0)"  # noqa: E731
+            weights = as_sample_weights(weights, y.size, place=place, whole=False)
             yield logp, y, None if group_ids is None else np.asarray(group_ids), weights
         if len(rows_read) > 1 and rows_read[-1] != rows_read[0]:
             raise CalibInputError(
@@ -365,10 +385,13 @@ def summarized(done: Pass, names, left_out: str, *, grouped: bool, group_column:
         summary.notes.append(edge_note(done.ctx.edge_rows, done.n))
     summary.metrics, summary.interval_method, summary.interval_notes = intervals(draws, done.definitions, done.ctx)
     summary.resampling = resampling_in_words(settings, done.n)
+    if done.weighted:
+        _weighted(summary, done)
     calibrator_evidence(summary, names, done.fitting, settings, say)
     say("CORP decomposition" + (f" and MCB test ({settings.n_boot} resamples)" if settings.n_boot else ""))
-    summary.corp = corp_summary(*done.lens.arrays[2:5], n_classes, settings)
-    summary.lens = (done.lens.arrays[2], done.lens.arrays[3])
+    lens_weight = lens_weights(done.lens)
+    summary.corp = corp_summary(*done.lens.arrays[2:5], n_classes, settings, lens_weight)
+    summary.lens, summary.lens_weights = (done.lens.arrays[2], done.lens.arrays[3]), lens_weight
     summary.reliability = {
         name: reliability(d.bins[0], done.overall.sums, done.ctx.edges[d.bins[1]])
         for d in done.computed
@@ -381,12 +404,36 @@ def summarized(done: Pass, names, left_out: str, *, grouped: bool, group_column:
     return summary
 
 
+# What a weighted evaluation's estimates and intervals are of, added to each metric's estimand.
+WEIGHTED_ESTIMAND = "with each sample counted by its weight (the rows resampled, each keeping its weight)"
+
+
+def _weighted(summary: Summary, done: Pass) -> None:
+    """Say in ``summary`` that the rows were weighted: the total weight and Kish's effective size, each
+    estimand, the resampling, and a note when there is less than one effective sample per bin."""
+    sums = done.gathered.weight_sums
+    total, squares = float(sums[:-1].sum()), float(sums[-1])
+    summary.weighting = Weighting(total, effective_size(total, squares))
+    for name, metric in summary.metrics.items():
+        if metric.estimand:
+            summary.metrics[name] = dataclasses.replace(metric, estimand=f"{metric.estimand}, {WEIGHTED_ESTIMAND}")
+    if summary.resampling:
+        summary.resampling += "; each resampled row keeps its sample weight"
+    bins = done.ctx.settings.n_bins
+    if summary.weighting.effective_size < bins:
+        summary.notes.append(
+            f"sample weights: Kish's effective sample size is {summary.weighting.effective_size:.3g}, less than one "
+            f"per bin ({bins} bins): the binned ECEs and their intervals rest on very few effective samples"
+        )
+
+
 def compare(
     systems: list[np.ndarray],
     labels,
     *,
     names: list[str],
     settings: EvaluationSettings | None = None,
+    sample_weight=None,
     progress: Callable[[str], None] | None = None,
     **options,
 ) -> Comparison:
@@ -404,6 +451,8 @@ def compare(
         One name per system.
     settings : EvaluationSettings, optional
         As for :func:`evaluate` (the calibrators are not fitted); ``**options`` sets single fields.
+    sample_weight : array of shape (N,), optional
+        A weight per sample, the same for every system, as for :func:`evaluate`.
     progress : callable, optional
         Receives progress messages.
 
@@ -424,12 +473,14 @@ def compare(
     settings = settings_from(settings, options)
     say = progress or (lambda _: None)
     y = np.asarray(labels)
+    weights = as_sample_weights(sample_weight, y.size)
     settings.check_memory(max((np.shape(s)[-1] for s in systems), default=2), systems=len(systems))
     passes, draws = [], []
     for name, lp in zip(names, systems, strict=True):
         say(f"{name}: metrics" + (f" and {settings.n_boot} paired bootstrap resamples" if settings.n_boot else ""))
-        done = run_pass(lambda lp=lp: iter([(lp, y, None, None)]), n_classes=lp.shape[1], n_rows=y.size, settings=settings,
-                        costs=None, priors=None, grouped=False, say=say, whole_limit=y.size)  # fmt: skip
+        done = run_pass(lambda lp=lp: iter([(lp, y, None, weights)]), n_classes=lp.shape[1], n_rows=y.size,
+                        settings=settings, costs=None, priors=None, grouped=False, say=say,
+                        whole_limit=y.size)  # fmt: skip
         passes.append(done)
         draws.append(done.draws())
     metrics = [{name: float(values[0]) for name, values in d.items()} for d in draws]
@@ -446,12 +497,17 @@ def compare(
             low, high = basic_interval(diff[1:], float(diff[0]), settings.alpha)
             row[name] = Metric(float(diff[0]), float(low), float(high), BASIC.name)
         differences.append(row)
-    corp = [corp_summary(*p.lens.arrays[2:5], p.ctx.n_classes, settings.replace(n_boot=0)) for p in passes]
+    corp = [
+        corp_summary(*p.lens.arrays[2:5], p.ctx.n_classes, settings.replace(n_boot=0), lens_weights(p.lens))
+        for p in passes
+    ]
     level = round(100 * (1 - settings.alpha))
     method = ""
     if settings.n_boot:
         resampled = resampling_in_words(settings, y.size)
         method = f"paired {level} % basic bootstrap intervals of {settings.n_boot} resamples, {resampled}"
+        if weights is not None:
+            method += "; each resampled row keeps its sample weight"
     unpaired = [name for name in draws[0] if not paired[name]]
     notes = []
     if unpaired and settings.n_boot:
@@ -460,4 +516,5 @@ def compare(
             "an amount that depends on its value, so the difference of two is biased and a bootstrap interval of it "
             "misses (benchmarks/coverage.py); the debiased squared forms' differences have intervals"
         )
-    return Comparison(list(names), metrics, differences, corp, method, notes)
+    weighting = None if weights is None else Weighting(float(weights.sum()), kish_effective_size(weights))
+    return Comparison(list(names), metrics, differences, corp, method, notes, weighting)

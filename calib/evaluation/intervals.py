@@ -43,11 +43,12 @@ def summed_values(summed: list[MetricDefinition], state: State, ctx: Context) ->
 
 
 def whole_values(
-    definition: MetricDefinition, confidence: np.ndarray, correct: np.ndarray, ctx: Context
+    definition: MetricDefinition, confidence: np.ndarray, correct: np.ndarray, ctx: Context, weights=None
 ) -> dict[str, np.ndarray]:
     """A metric of the samples at once over (the subsample, resample 1, ..., resample B): on the subsample's
-    top-label ``confidence`` and ``correct`` (0.0 or 1.0), and on its own multinomial resamples through the
-    resampler the metric declares (NaN on the resamples when it declares none).
+    top-label ``confidence`` and ``correct`` (0.0 or 1.0) with their sample ``weights`` (None: 1 each), and
+    on its own multinomial resamples through the resampler the metric declares (NaN on the resamples when it
+    declares none), each sample counted its draws times its weight.
 
     Examples
     --------
@@ -60,7 +61,7 @@ def whole_values(
     >>> whole_values(REGISTRY["smooth ECE"], confidence, correct, ctx)["smooth ECE"].shape
     (6,)
     """
-    samples = _TopLabel(confidence, correct)
+    samples = _TopLabel(confidence, correct, weights)
     point = definition.whole(samples, ctx)
     n_boot = ctx.settings.n_boot
     if not n_boot:
@@ -82,10 +83,12 @@ def whole_values(
 
 @dataclass(frozen=True)
 class _TopLabel:
-    """The top label's confidence and correctness of the subsample, as a whole metric reads them."""
+    """The top label's confidence and correctness of the subsample, and the samples' weights (None: 1 each),
+    as a whole metric reads them."""
 
     confidence: np.ndarray
     correct: np.ndarray
+    weights: np.ndarray | None = None
 
 
 def intervals(

@@ -83,7 +83,12 @@ def lens_ece(n_classes: int) -> MetricDefinition:
 
 
 def corp_summary(
-    forecasts: np.ndarray, outcomes: np.ndarray, log_odds: np.ndarray, n_classes: int, settings: EvaluationSettings
+    forecasts: np.ndarray,
+    outcomes: np.ndarray,
+    log_odds: np.ndarray,
+    n_classes: int,
+    settings: EvaluationSettings,
+    sample_weight: np.ndarray | None = None,
 ) -> CorpSummary:
     """The CORP decompositions of the Brier and log scores of the lens forecasts of K = ``n_classes``
     classes, with the MCB test on ``settings.n_boot`` resamples of at most ``settings.corp_test_samples``
@@ -97,6 +102,8 @@ def corp_summary(
         K, which chooses the lens.
     settings : EvaluationSettings
         The resamples, seed and test samples.
+    sample_weight : array of shape (n,), optional
+        The rows' sample weights (None: unweighted): weighted PAV and decompositions.
 
     Returns
     -------
@@ -112,6 +119,7 @@ def corp_summary(
     ('positive class', 200, ['brier', 'log'])
     """
     tests = {"n_resamples": settings.n_boot, "seed": settings.seed, "test_samples": settings.corp_test_samples}
-    report = corp_report(forecasts, outcomes, log_odds=log_odds, **tests)
+    weighted = {} if sample_weight is None else {"sample_weight": sample_weight}
+    report = corp_report(forecasts, outcomes, log_odds=log_odds, **tests, **weighted)
     tested = min(outcomes.size, settings.corp_test_samples) if settings.n_boot else 0
     return CorpSummary(lens_of(n_classes), report, settings.n_boot, tested, outcomes.size)

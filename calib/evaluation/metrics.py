@@ -44,21 +44,27 @@ class Terms:
     """Per-sample values of a chunk that an evaluation sums: ``values`` (n,) or (n, m), each within its
     group of ``groups`` (n,) or (n, m) in [0, n_groups) when given. The sum over a set of samples is
     (m,) without groups and (m, n_groups) with them (m = 1 for a vector). ``point_only``: summed on the
-    data only, not on resamples (what a figure reads)."""
+    data only, not on resamples (what a figure reads). With sample weights w each row's values are summed
+    times w_i ** ``weight_power`` (:func:`calib.evaluation.passes.terms_of`): 1 for a weighted sum, 2 for the
+    variance of one, the sum of w_i^2 var_i of independent rows."""
 
     values: np.ndarray
     groups: np.ndarray | None = None
     n_groups: int = 1
     point_only: bool = False
+    weight_power: int = 1
 
 
 @dataclass(frozen=True)
 class Batch:
     """The samples of one chunk as the metrics read them, each derived once: validated log-posteriors
-    (n, K), probabilities, labels, and the top label's confidence, prediction and correctness."""
+    (n, K), probabilities, labels, and the top label's confidence, prediction and correctness; ``weights``
+    the rows' sample weights (None: every row counts 1), which the pass applies to every term
+    (:func:`calib.evaluation.passes.terms_of`), so a terms function never reads them."""
 
     logp: np.ndarray
     labels: np.ndarray
+    weights: np.ndarray | None = None
     probs: np.ndarray = field(init=False)
     confidence: np.ndarray = field(init=False)
     prediction: np.ndarray = field(init=False)
@@ -285,11 +291,17 @@ def bin_ids(scores: np.ndarray, edges: np.ndarray, settings: EvaluationSettings)
     return strategy_bin_ids(scores, edges, strategy=settings.binning)
 
 
-def bin_edges(settings: EvaluationSettings, columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+def bin_edges(
+    settings: EvaluationSettings, columns: Mapping[str, np.ndarray], sample_weight: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
     """The bin edges of each binned score: k / M for equal width; for equal mass, the
     :func:`~calib.calibration_errors.binning.equal_mass_edges` of the scores (``columns``: name -> the
-    scores, (n,) or (n, K) for one set of edges per class; None for equal width)."""
-    return {name: strategy_edges(settings.binning, settings.n_bins, scores) for name, scores in columns.items()}
+    scores, (n,) or (n, K) for one set of edges per class; None for equal width), equal in the rows'
+    ``sample_weight`` when given."""
+    return {
+        name: strategy_edges(settings.binning, settings.n_bins, scores, **({} if sample_weight is None else {"sample_weight": sample_weight}))
+        for name, scores in columns.items()
+    }
 
 
 def _binned(key: str, scores: np.ndarray, outcomes: np.ndarray, edges: np.ndarray, ctx: Context) -> dict[str, Terms]:
@@ -439,9 +451,9 @@ for _, _squared_definition in _BINNED_ECES:
 
 
 def _smooth_ece(batch: Batch, ctx: Context) -> float:
-
     bandwidth = ctx.settings.smooth_bandwidth
-    return float(smooth_ece(batch.confidence, batch.correct.astype(np.float64), bandwidth=bandwidth))
+    correct = batch.correct.astype(np.float64)
+    return float(smooth_ece(batch.confidence, correct, bandwidth=bandwidth, sample_weight=batch.weights))
 
 
 register(
@@ -451,7 +463,7 @@ register(
         bounds=(0.0, 1.0),
         whole=_smooth_ece,
         resampler=lambda batch, ctx: ResampledSmoothEce(
-            batch.confidence, batch.correct, bandwidth=ctx.settings.smooth_bandwidth
+            batch.confidence, batch.correct, bandwidth=ctx.settings.smooth_bandwidth, sample_weight=batch.weights
         ),
         interval=UPPER,
         estimand="the population's smooth ECE; 0 for a calibrated model",
@@ -461,7 +473,8 @@ register(
 
 
 def _squared_mmce(batch: Batch, ctx: Context) -> ResampledSquaredMmce:
-    return ResampledSquaredMmce(batch.confidence, batch.correct.astype(np.float64), ctx.settings.mmce_bandwidth)
+    correct = batch.correct.astype(np.float64)
+    return ResampledSquaredMmce(batch.confidence, correct, ctx.settings.mmce_bandwidth, sample_weight=batch.weights)
 
 
 register(

@@ -27,6 +27,7 @@ however the data are cut.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Iterable, Iterator
@@ -458,7 +459,12 @@ def _added(into: dict, key, values: np.ndarray) -> None:
 
 def terms_of(definitions: list[MetricDefinition], batch: Batch, ctx: Context) -> dict[str, Terms]:
     """Every term the metrics need for ``batch``, each key once; a terms function that several metrics
-    share (a binned ECE and its debiased squared form) is called once."""
+    share (a binned ECE and its debiased squared form) is called once.
+
+    With sample weights, each row's values are multiplied here by its weight (to the term's
+    ``weight_power``), the one place a weight enters a sum: every summed metric becomes its weighted
+    form (sum_i w_i v_i for sum_i v_i: counts become total weights), and integer weights give what
+    repeating each row w_i times gives. A resample's count c_i then multiplies w_i v_i."""
     out: dict[str, Terms] = {}
     called = set()
     for definition in definitions:
@@ -466,7 +472,23 @@ def terms_of(definitions: list[MetricDefinition], batch: Batch, ctx: Context) ->
             called.add(definition.terms)
             for key, terms in definition.terms(batch, ctx).items():
                 out.setdefault(key, terms)
-    return out
+    return weighed(out, batch.weights)
+
+
+def weighed(terms: dict[str, Terms], weights: np.ndarray | None) -> dict[str, Terms]:
+    """``terms`` with each row's values multiplied by its weight to the term's ``weight_power`` (unchanged
+    without weights)."""
+    return terms if weights is None else {key: _weighed(t, weights) for key, t in terms.items()}
+
+
+def _weighed(terms: Terms, weights: np.ndarray) -> Terms:
+    w = weights**terms.weight_power if terms.weight_power != 1 else weights
+    w = w if terms.values.ndim == 1 else w[:, None]
+    with np.errstate(invalid="ignore"):
+        values = terms.values * w
+    if not weights.all():  # a row of weight 0 adds nothing, not 0 * inf = NaN (an infinite log loss)
+        values = np.where(w == 0, 0.0, values)
+    return dataclasses.replace(terms, values=values)
 
 
 class Summers:

@@ -56,6 +56,17 @@ class GroupRow:
     reliability: list = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Weighting:
+    """The rows' sample weights as an evaluation summed them: their ``total``, Kish's ``effective_size``
+    (:func:`calib.validation.kish_effective_size`) and the ``column`` (or file) they were read from, where
+    the command read them ("" otherwise)."""
+
+    total: float
+    effective_size: float
+    column: str = ""
+
+
 @dataclass
 class Summary:
     """Everything an evaluation measured, in presentation order."""
@@ -80,8 +91,11 @@ class Summary:
     # scores and outcomes of the rows it decomposed: what the figures draw.
     reliability: dict[str, list] = field(default_factory=dict)
     lens: tuple[np.ndarray, np.ndarray] | None = None
+    lens_weights: np.ndarray | None = None  # those rows' sample weights (None: unweighted)
     # The classes' names in the order of the scores' columns, where a table named them (else None).
     class_names: tuple[str, ...] | None = None
+    # The rows' sample weights (None: every row counted once).
+    weighting: Weighting | None = None
 
     @property
     def positive_class(self) -> str | None:
@@ -115,7 +129,7 @@ def metric_records(metrics: dict[str, Metric]) -> list[dict]:
 class Comparison:
     """Systems on the same samples: each one's metrics, and each one's differences from the first with
     paired intervals (the same resamples of the same samples for every system), and notes on the
-    differences without one."""
+    differences without one; ``weighting``: the samples' weights, the same for every system (None: unweighted)."""
 
     names: list[str]
     metrics: list[dict[str, float]]
@@ -123,3 +137,4 @@ class Comparison:
     corp: list[CorpSummary]
     interval_method: str
     notes: list[str] = field(default_factory=list)
+    weighting: Weighting | None = None

@@ -17,7 +17,7 @@ from scipy.special import ndtr
 from calib.evaluation.intervals import intervals, summed_values
 from calib.evaluation.lens import lens_ece, lens_forecasts
 from calib.evaluation.metrics import Batch, Context, MetricDefinition, Terms, reliability
-from calib.evaluation.passes import State, Summers, terms_of
+from calib.evaluation.passes import State, Summers, terms_of, weighed
 from calib.evaluation.results import GroupRow
 from calib.validation import CalibInputError
 
@@ -38,8 +38,8 @@ def accumulate_groups(
         if key not in by_group:
             by_group[key] = State(ctx.settings.n_boot)
             check_group_count(by_group)
-        part = Batch(batch.logp[rows], batch.labels[rows])
-        terms = terms_of(summed, part, ctx) | z_test_terms(part)
+        part = Batch(batch.logp[rows], batch.labels[rows], None if batch.weights is None else batch.weights[rows])
+        terms = terms_of(summed, part, ctx) | weighed(z_test_terms(part), part.weights)
         state = by_group[key]
         for term, sums in Summers.point(terms).items():
             state.add(term, slice(0, 1), sums)
@@ -70,6 +70,11 @@ def check_group_count(by_group: dict) -> None:
 def z_test_terms(batch: Batch) -> dict[str, Terms]:
     """Spiegelhalter's z of the CORP lens as sums: sum (y - p)(1 - 2p) and sum (1 - 2p)^2 p (1 - p).
 
+    With sample weights the numerator sums w_i (y_i - p_i)(1 - 2 p_i) and the variance w_i^2 (1 - 2 p_i)^2
+    p_i (1 - p_i), the variance of that weighted sum over independent rows: rows are what was sampled, so a
+    row of weight 10 is one outcome counted ten times, not ten outcomes (repeating rows would shrink the
+    variance and flag noise).
+
     Examples
     --------
     >>> terms = z_test_terms(Batch(np.log(np.array([[0.5, 0.5], [0.2, 0.8]])), np.array([1, 0])))
@@ -78,7 +83,7 @@ def z_test_terms(batch: Batch) -> dict[str, Terms]:
     """
     p, y = lens_forecasts(batch)
     weight = 1.0 - 2.0 * p
-    return {"z numerator": Terms((y - p) * weight), "z variance": Terms(weight**2 * p * (1.0 - p))}
+    return {"z numerator": Terms((y - p) * weight), "z variance": Terms(weight**2 * p * (1.0 - p), weight_power=2)}
 
 
 def group_rows(by_group: dict, summed: list[MetricDefinition], ctx: Context) -> list[GroupRow]:
