@@ -511,7 +511,8 @@ def smooth_ece(
     With sample weights w the empirical measure weighs sample i w_i / sum_j w_j: r_sigma(t) = sum_i w_i
     K~_sigma(t, f_i) (f_i - y_i) / sum_i w_i, the weighted kernel (Nadaraya-Watson) smoothing of the
     residuals, and relplot's smoothed density the weighted one; integer weights give what repeating
-    sample i w_i times gives.
+    sample i w_i times gives (relplot's density offset 1e-4 is absolute, so scaling every weight by a
+    constant changes the "relplot" value by a relative ~1e-4 / sum w).
 
     Source: Błasiok & Nakkiran (2023) (the definition, the fixed-point bandwidth and the reference
     package ``relplot``); Nadaraya (1964) and Watson (1964) (the kernel regression, here weighted).

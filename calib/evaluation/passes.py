@@ -37,6 +37,7 @@ import numpy as np
 
 from calib.evaluation.metrics import Batch, Context, MetricDefinition, Terms
 from calib.resampling.bootstrap import ResampledSums, with_infinite
+from calib.validation import CalibInputError
 
 # Rows per block of a pass at most, and cells (rows x classes) at most, so that one (rows, K) array of
 # a block is at most 32 MiB; resamples per block of counts (a block's counts are then at most 32 MiB).
@@ -83,7 +84,16 @@ def blocks(chunks: Iterable[tuple], rows: int, first_row: int = 0) -> Iterator[t
 def _joined(parts: list[tuple]) -> tuple:
     if len(parts) == 1:
         return parts[0]
-    return tuple(None if parts[0][i] is None else np.concatenate([p[i] for p in parts]) for i in range(len(parts[0])))
+    out = []
+    for arrays in zip(*parts, strict=True):
+        given = [a is not None for a in arrays]
+        if any(given) and not all(given):
+            raise CalibInputError(
+                "chunks: groups or sample weights are given for some chunks and None for others; give them for "
+                "every chunk (a weight of 1 where a row counts once) or for none"
+            )
+        out.append(np.concatenate(arrays) if all(given) else None)
+    return tuple(out)
 
 
 def _poisson_thresholds(top: int = 12) -> np.ndarray:
