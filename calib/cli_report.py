@@ -81,6 +81,7 @@ def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
             "resample_buckets": settings.resample_buckets,
             "seed": settings.seed,
         },
+        **({"weights": weights_document(summary.weighting)} if summary.weighting else {}),
         "interval": summary.interval_method,
         "resampling": summary.resampling,
         "metrics": metric_records(summary.metrics),
@@ -113,6 +114,7 @@ def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
                 {
                     "group": row.group,
                     "n": row.n,
+                    **({"weight": row.weight} if summary.weighting else {}),
                     "metrics": metric_records(row.metrics),
                     "statistic": row.statistic,
                     "p_value": row.p_value,
@@ -123,6 +125,28 @@ def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
             ],
         }
     return document
+
+
+def weights_document(weighting) -> dict:
+    """The sample weights in the JSON document: where they were read from, their total and Kish's effective
+    sample size."""
+    return {"column": weighting.column, "total": weighting.total, "effective_size": weighting.effective_size}
+
+
+def weights_line(weighting) -> str:
+    """The sample weights as the text says them.
+
+    Examples
+    --------
+    >>> from calib.evaluation.results import Weighting
+    >>> weights_line(Weighting(120.0, 31.25, "w"))
+    "  weights: column 'w', total 120, Kish's effective sample size 31.2 (every sum is weighted)"
+    """
+    source = f"column {weighting.column!r}, " if weighting.column else ""
+    return (
+        f"  weights: {source}total {weighting.total:.6g}, Kish's effective sample size {weighting.effective_size:.3g} "
+        "(every sum is weighted)"
+    )
 
 
 def _class_list(n_classes: int, class_names) -> list[str]:
@@ -157,6 +181,8 @@ def summary_text(name: str, summary: Summary, class_names=None) -> str:
     classes = _class_list(summary.n_classes, class_names)
     positive = f"; positive class: {classes[1]}" if len(classes) == 2 else ""
     lines.append(f"  classes, in order: {', '.join(classes)}{positive}")
+    if summary.weighting:
+        lines.append(weights_line(summary.weighting))
     lines.append(f"  intervals: {summary.interval_method}")
     if summary.resampling:
         lines.append(f"  resampled: {summary.resampling}")
@@ -234,7 +260,8 @@ def write_outputs(out: Path, summary: Summary, document: str, progress, class_na
     progress("drawing the reliability diagram")
     figures = reliability_figure(out / "reliability", panels, summary)
     progress("drawing the CORP reliability diagram")
-    figures += corp_figure(out / "corp", *summary.lens, summary.corp, axis=panels[0].axis, seed=summary.settings.seed)
+    figures += corp_figure(out / "corp", *summary.lens, summary.corp, axis=panels[0].axis, seed=summary.settings.seed,
+                           sample_weight=summary.lens_weights)  # fmt: skip
     written = [out / "metrics.json", out / "metrics.csv", *figures]
     if summary.group_column:
         rows = [
@@ -274,17 +301,21 @@ def group_figure(stem: Path, summary: Summary, axis: str) -> list[Path]:
         return save_figure(fig, stem)
 
 
-def corp_figure(stem: Path, confidence: np.ndarray, outcome: np.ndarray, corp, *, axis: str, seed: int) -> list[Path]:
+def corp_figure(
+    stem: Path, confidence: np.ndarray, outcome: np.ndarray, corp, *, axis: str, seed: int, sample_weight=None
+) -> list[Path]:
     """The CORP reliability diagram of the evaluation's binary view (:mod:`calib.evaluation.lens`): the
     PAV curve and its 90 % consistency band alone on the diagram, the scores' histogram below it, the
     legend and the Brier score's decomposition (as the text prints it) outside, so nothing covers the
-    curve; ``axis`` says what the scores are (the reliability figure's first panel's words)."""
+    curve; ``axis`` says what the scores are (the reliability figure's first panel's words). With
+    ``sample_weight`` the curve is the weighted PAV fit, the band resamples rows keeping their weights and
+    the histogram shows weight."""
     from calib.calibration_errors.corp import corp_curve
     from calib.calibration_errors.corp_bands import corp_bands
     from calib.plots.corp import band_label, corp_curve_lines, score_histogram
     from calib.plots.style import figure_style, save_figure, subplots
 
-    curve = corp_curve(confidence, outcome)
+    curve = corp_curve(confidence, outcome, sample_weight=sample_weight)
     bands = corp_bands(curve, n_resamples=CORP_BAND_RESAMPLES, seed=seed)
     with figure_style():
         fig, (ax, below) = subplots(2, 1, figsize=(5.2, 6.4), layout="constrained", height_ratios=[4, 1])
@@ -293,7 +324,7 @@ def corp_figure(stem: Path, confidence: np.ndarray, outcome: np.ndarray, corp, *
         corp_curve_lines(ax, curve.points, curve.recalibrated, band=band, band_label=label)
         ax.set_title(f"CORP reliability diagram, {corp.lens}\n{corp_equation(corp, 'brier')}", fontsize=7.5)
         score_histogram(below, curve.points, curve.counts)
-        below.set_ylabel("samples", fontsize=7)
+        below.set_ylabel("samples" if sample_weight is None else "weight", fontsize=7)
         below.set_xlabel(axis)
         fig.legend(loc="outside lower center", ncols=2, fontsize=7, frameon=False)
         return save_figure(fig, stem)
@@ -325,8 +356,11 @@ def reliability_figure(stem: Path, panels: list[Panel], summary: Summary) -> lis
             bottom.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="grey")
             bottom.set_xlim(0, 1)
             bottom.set_yscale("log")  # counts span orders of magnitude; an empty bin has no bar
-            bottom.set_ylim(0.7, 4 * max(int(counts.max()), 1))
-            bottom.set_ylabel("scores" if panel.classes else "samples")
+            # Weighted counts can be below 1 (weights that sum to 1): the axis starts below the least bar.
+            least = min(1.0, counts[counts > 0].min()) if (counts > 0).any() else 1.0
+            bottom.set_ylim(0.7 * least, 4 * max(float(counts.max()), 1.0))
+            counted = "scores" if panel.classes else "samples"
+            bottom.set_ylabel(counted if summary.weighting is None else f"weight of {counted}")
             bottom.set_xlabel(f"{panel.axis} ({summary.settings.n_bins} {summary.settings.binning} bins)")
         return save_figure(fig, stem)
 
@@ -353,7 +387,8 @@ def compare_text(comparison: Comparison) -> str:
     """Each system's metrics, its CORP decomposition, then each one's differences from the first with
     paired bootstrap intervals."""
     names = comparison.names
-    lines = ["metric".ljust(24) + "".join(n[:18].rjust(20) for n in names)]
+    lines = [weights_line(comparison.weighting).strip()] if comparison.weighting else []
+    lines.append("metric".ljust(24) + "".join(n[:18].rjust(20) for n in names))
     for metric in comparison.metrics[0]:
         lines.append(metric.ljust(24) + "".join(f"{m[metric]:20.4f}" for m in comparison.metrics))
     lines += corp_rows(comparison)

@@ -46,7 +46,7 @@ class Terms:
     (m,) without groups and (m, n_groups) with them (m = 1 for a vector). ``point_only``: summed on the
     data only, not on resamples (what a figure reads). With sample weights w each row's values are summed
     times w_i ** ``weight_power`` (:func:`calib.evaluation.passes.terms_of`): 1 for a weighted sum, 2 for the
-    variance of one, the sum of w_i^2 var_i of independent rows."""
+    variance of one, the sum of w_i^2 var_i of independent rows, 0 for a count of rows."""
 
     values: np.ndarray
     groups: np.ndarray | None = None

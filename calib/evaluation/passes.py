@@ -492,6 +492,8 @@ def weighed(terms: dict[str, Terms], weights: np.ndarray | None) -> dict[str, Te
 
 
 def _weighed(terms: Terms, weights: np.ndarray) -> Terms:
+    if terms.weight_power == 0:
+        return terms
     w = weights**terms.weight_power if terms.weight_power != 1 else weights
     w = w if terms.values.ndim == 1 else w[:, None]
     with np.errstate(invalid="ignore"):

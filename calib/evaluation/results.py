@@ -43,8 +43,9 @@ class CorpSummary:
 
 @dataclass(frozen=True)
 class GroupRow:
-    """One subgroup: its value, size, metrics, and the calibration test's p-value before and after
-    Holm's adjustment, flagged when the adjusted one is below 0.05."""
+    """One subgroup: its value, rows, metrics, and the calibration test's p-value before and after
+    Holm's adjustment, flagged when the adjusted one is below 0.05, the reliability bins of the lens and
+    its total sample weight (its rows when unweighted)."""
 
     group: str
     n: int
@@ -54,6 +55,7 @@ class GroupRow:
     p_adjusted: float
     flagged: bool
     reliability: list = field(default_factory=list)
+    weight: float = 0.0
 
 
 @dataclass(frozen=True)

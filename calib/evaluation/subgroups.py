@@ -11,6 +11,8 @@ Sources: Spiegelhalter (1986) (the z test); Holm (1979) (the adjustment).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from scipy.special import ndtr
 
@@ -39,7 +41,7 @@ def accumulate_groups(
             by_group[key] = State(ctx.settings.n_boot)
             check_group_count(by_group)
         part = Batch(batch.logp[rows], batch.labels[rows], None if batch.weights is None else batch.weights[rows])
-        terms = terms_of(summed, part, ctx) | weighed(z_test_terms(part), part.weights)
+        terms = terms_of(summed, part, ctx) | weighed(z_test_terms(part) | _size_terms(part), part.weights)
         state = by_group[key]
         for term, sums in Summers.point(terms).items():
             state.add(term, slice(0, 1), sums)
@@ -47,6 +49,12 @@ def accumulate_groups(
         for columns, c in counts:
             for term, sums in summers(c[rows].astype(np.float64)).items():
                 state.add(term, slice(columns.start + 1, columns.stop + 1), sums)
+
+
+def _size_terms(batch: Batch) -> dict[str, Terms]:
+    """A group's rows and its total weight (the rows again without weights), on the data only."""
+    ones = np.ones(batch.labels.size)
+    return {"group rows": Terms(ones, point_only=True, weight_power=0), "group weight": Terms(ones, point_only=True)}
 
 
 def check_group_count(by_group: dict) -> None:
@@ -110,15 +118,13 @@ def group_rows(by_group: dict, summed: list[MetricDefinition], ctx: Context) -> 
         numerator, variance = state.sums["z numerator"][0, 0], state.sums["z variance"][0, 0]
         z = numerator / np.sqrt(variance) if variance > 0 else float("nan")
         p = float(2 * ndtr(-abs(z))) if np.isfinite(z) else float("nan")
-        n = int(round(float(state.sums["n"][0, 0]))) if "n" in state.sums else 0
+        n = int(state.sums["group rows"][0, 0])
+        weight = float(state.sums["group weight"][0, 0])
         lens = lens_ece(ctx.n_classes)
         bins = reliability(lens.bins[0], state.sums, ctx.edges[lens.bins[1]])
-        rows.append(GroupRow(str(group), n, metrics, float(z), p, p, False, bins))
+        rows.append(GroupRow(str(group), n, metrics, float(z), p, p, False, bins, weight))
     adjusted = holm([r.p_value for r in rows])
-    return [
-        GroupRow(r.group, r.n, r.metrics, r.statistic, r.p_value, a, bool(a < 0.05), r.reliability)
-        for r, a in zip(rows, adjusted, strict=True)
-    ]
+    return [dataclasses.replace(r, p_adjusted=a, flagged=bool(a < 0.05)) for r, a in zip(rows, adjusted, strict=True)]
 
 
 def holm(p_values: list[float]) -> list[float]:

@@ -59,6 +59,7 @@ def test_integer_weights_equal_repeated_rows_for_every_metric_and_group(k, binni
         assert weighted.metrics[name].value == pytest.approx(metric.value, rel=1e-12, abs=1e-15), name
     for mine, theirs in zip(weighted.groups, repeated.groups, strict=True):
         assert mine.group == theirs.group
+        assert mine.weight == theirs.n == theirs.weight and mine.n == np.count_nonzero(groups == mine.group)
         for name, metric in theirs.metrics.items():
             assert mine.metrics[name].value == pytest.approx(metric.value, rel=1e-12, abs=1e-15), (mine.group, name)
     for name, bins in repeated.reliability.items():
