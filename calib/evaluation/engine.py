@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 import numpy as np
 
 from calib.data.classes import table_inputs
-from calib.evaluation.data_pass import Pass, edge_note, lens_weights, run_pass
+from calib.evaluation.data_pass import Pass, edge_note, fitting_weights, lens_weights, run_pass
 from calib.evaluation.evidence import calibrator_evidence, calibrators_of
 from calib.evaluation.interval_methods import BASIC
 from calib.evaluation.intervals import intervals
@@ -387,7 +387,7 @@ def summarized(done: Pass, names, left_out: str, *, grouped: bool, group_column:
     summary.resampling = resampling_in_words(settings, done.n)
     if done.weighted:
         _weighted(summary, done)
-    calibrator_evidence(summary, names, done.fitting, settings, say)
+    calibrator_evidence(summary, names, done.fitting, settings, say, fitting_weights(done.fitting))
     say("CORP decomposition" + (f" and MCB test ({settings.n_boot} resamples)" if settings.n_boot else ""))
     lens_weight = lens_weights(done.lens)
     summary.corp = corp_summary(*done.lens.arrays[2:5], n_classes, settings, lens_weight)

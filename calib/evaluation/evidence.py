@@ -60,7 +60,9 @@ def calibrators_of(settings: EvaluationSettings, n_classes: int) -> tuple[tuple[
     return names, left_out
 
 
-def calibrator_evidence(summary: Summary, names, fitting: Subsample, settings: EvaluationSettings, say) -> None:
+def calibrator_evidence(
+    summary: Summary, names, fitting: Subsample, settings: EvaluationSettings, say, sample_weight=None
+) -> None:
     """Fill ``summary`` with the evidence on the calibrators ``names``: RCL of the log loss and the Brier
     score of each (in ``summary.metrics``), cross-validated on the ``fitting`` subsample (its arrays: the
     log-posteriors and labels), each one's mean gain per sample with its interval (``summary.gains``), and the
@@ -78,6 +80,9 @@ def calibrator_evidence(summary: Summary, names, fitting: Subsample, settings: E
         Folds, threads, resamples, seed and alpha.
     say : callable
         Receives progress messages.
+    sample_weight : array of shape (n,), optional
+        The fitting rows' sample weights: each calibrator is fitted with them, and every mean loss, gain
+        and fold mean is weighted (None: unweighted).
 
     Raises
     ------
@@ -106,24 +111,33 @@ def calibrator_evidence(summary: Summary, names, fitting: Subsample, settings: E
             cli_message=f"{problem}{fewer.replace('folds=', '--folds ')}, evaluate more samples, or no calibrator "
             "(--calibrators none)",
         )
+    if sample_weight is not None and not sample_weight.any():
+        raise CalibInputError(
+            f"sample_weight: the {y.size} rows the calibrators are fitted on all have weight 0; fit on more rows "
+            "(fit_samples) or assess no calibrator (calibrators=())",
+            cli_message=f"--weights: the {y.size} rows the calibrators are fitted on all have weight 0; fit on "
+            "more rows (--fit-samples) or assess no calibrator (--calibrators none)",
+        )
     raw = {score: _per_sample_loss(logp, y, score) for score in ("log loss", "Brier")}
-    score = "log loss" if np.isfinite(raw["log loss"]).all() else "Brier"
-    raw_means = {name: float(np.mean(values)) for name, values in raw.items()}
+    score = "log loss" if np.isfinite(raw["log loss"][_counted(sample_weight, y.size)]).all() else "Brier"
+    raw_means = {name: _mean(values, sample_weight) for name, values in raw.items()}
     gains = {}
     folds = fold_ids(y, n_folds=settings.folds, seed=settings.seed).astype(np.min_scalar_type(settings.folds - 1))
     with warnings.catch_warnings(record=True) as notes:
         warnings.simplefilter("always", CalibInputWarning)
-        for name, own in _cross_validated(logp, y, folds, names, settings, say):
+        for name, own in _cross_validated(logp, y, folds, names, settings, say, sample_weight):
             label = CALIBRATOR_LABELS.get(name, name)
-            summary.metrics[f"RCL-CE {label}"] = Metric(_relative_loss(raw_means["log loss"], own["log loss"]))
-            summary.metrics[f"RCL-BS {label}"] = Metric(_relative_loss(raw_means["Brier"], own["Brier"]))
-            gains[label] = raw[score] - own[score]
+            for short, loss in (("CE", "log loss"), ("BS", "Brier")):
+                relative = _relative_loss(raw_means[loss], _mean(own[loss], sample_weight))
+                summary.metrics[f"RCL-{short} {label}"] = Metric(relative)
+            with np.errstate(invalid="ignore"):  # inf - inf on a row of weight 0, which counts nothing
+                gains[label] = np.where(_counted(sample_weight, y.size), raw[score] - own[score], 0.0)
     _retell(notes, len(names) * settings.folds)
     summary.gain_score = score
     for label, gain in gains.items():
-        bounds = cross_validated_interval(gain, folds, settings.alpha) if settings.n_boot else ()
+        bounds = cross_validated_interval(gain, folds, settings.alpha, sample_weight) if settings.n_boot else ()
         how = {"method": GAIN_INTERVAL, "estimand": GAIN_ESTIMAND} if bounds else {}
-        summary.gains[label] = Metric(float(np.mean(gain)), *bounds, **how)
+        summary.gains[label] = Metric(_mean(gain, sample_weight), *bounds, **how)
     summary.recommended = _recommendation(summary.gains, score, settings)
 
 
@@ -132,7 +146,9 @@ GAIN_INTERVAL = "corrected resampled t (Nadeau & Bengio (2003))"
 GAIN_ESTIMAND = "the expected gain on new data of the calibrator fitted on a fold's training rows"
 
 
-def cross_validated_interval(values: np.ndarray, folds: np.ndarray, alpha: float) -> tuple[float, float]:
+def cross_validated_interval(
+    values: np.ndarray, folds: np.ndarray, alpha: float, sample_weight=None
+) -> tuple[float, float]:
     """An interval for the expected value of a cross-validated per-sample quantity (``values``, each sample's
     held-out gain, on the ``folds`` it was held out in): the corrected resampled t interval.
 
@@ -154,6 +170,8 @@ def cross_validated_interval(values: np.ndarray, folds: np.ndarray, alpha: float
         Each sample's fold in [0, K), K >= 2.
     alpha : float
         1 - the level.
+    sample_weight : array of shape (N,), optional
+        The samples' weights: G and the fold means are weighted means (None: plain means).
 
     Returns
     -------
@@ -166,11 +184,12 @@ def cross_validated_interval(values: np.ndarray, folds: np.ndarray, alpha: float
     >>> round(low, 4), round(high, 4)
     (-0.1928, 0.5928)
     """
-    mean = float(np.mean(values))
+    mean = _mean(values, sample_weight)
     if not np.isfinite(mean):
         return mean, mean
     n_folds = int(folds.max()) + 1
-    fold_means = np.bincount(folds, weights=values, minlength=n_folds) / np.bincount(folds, minlength=n_folds)
+    w = np.ones(values.size) if sample_weight is None else sample_weight
+    fold_means = np.bincount(folds, weights=w * values, minlength=n_folds) / np.bincount(folds, w, n_folds)
     spread = np.sqrt((1 / n_folds + 1 / (n_folds - 1)) * np.var(fold_means, ddof=1))
     from scipy.stats import t as student_t  # here: an evaluation without calibrators does not load scipy.stats
 
@@ -178,7 +197,7 @@ def cross_validated_interval(values: np.ndarray, folds: np.ndarray, alpha: float
     return mean - half, mean + half
 
 
-def _cross_validated(logp, y, folds, names, settings: EvaluationSettings, say):
+def _cross_validated(logp, y, folds, names, settings: EvaluationSettings, say, sample_weight):
     """Each calibrator's per-sample log loss and Brier score, cross-validated on the shared ``folds``,
     ``threads`` calibrators at a time on small problems (BLAS on one thread: the same bits however they run)."""
     fits = Phase("cross-validated fits", len(names) * settings.folds, say)
@@ -187,7 +206,9 @@ def _cross_validated(logp, y, folds, names, settings: EvaluationSettings, say):
     def fit_folds(name: str) -> dict[str, np.ndarray]:
         say(f"{name}: {settings.folds}-fold cross-validated fit")
         losses = {"log loss": np.empty(y.size), "Brier": np.empty(y.size)}
-        for test, calibrated in cross_validated_folds(make_calibrator(name), logp, y, kind="logprobs", folds=folds):
+        folded = cross_validated_folds(make_calibrator(name), logp, y, kind="logprobs", folds=folds,
+                                       sample_weight=sample_weight)  # fmt: skip
+        for test, calibrated in folded:
             for score, values in losses.items():
                 values[test] = _per_sample_loss(calibrated, y[test], score)
             fits.advance()
@@ -203,12 +224,26 @@ def _per_sample_loss(logp: np.ndarray, y: np.ndarray, score: str) -> np.ndarray:
     return -logp[np.arange(y.size), y] if score == "log loss" else brier_losses(logp, y, "mean")
 
 
-def _relative_loss(raw_mean: float, calibrated: np.ndarray) -> float:
+def _relative_loss(raw_mean: float, calibrated_mean: float) -> float:
     """RCL = (raw - calibrated) / raw of two mean losses (Ferrer & Ramos (2024), eq. 33); NaN when the raw
     loss is infinite."""
     if not np.isfinite(raw_mean) or raw_mean <= 0:
         return float("nan")
-    return (raw_mean - float(np.mean(calibrated))) / raw_mean
+    return (raw_mean - calibrated_mean) / raw_mean
+
+
+def _counted(sample_weight, n: int) -> np.ndarray:
+    """The rows that count: all, or those of positive weight."""
+    return np.ones(n, dtype=bool) if sample_weight is None else sample_weight > 0
+
+
+def _mean(values: np.ndarray, sample_weight) -> float:
+    """The mean of per-sample values, weighted by ``sample_weight`` (a row of weight 0 adds nothing, not
+    0 * inf)."""
+    if sample_weight is None:
+        return float(np.mean(values))
+    kept = sample_weight > 0
+    return float(np.average(values[kept], weights=sample_weight[kept]))
 
 
 def _retell(notes: list, n_fits: int) -> None:
