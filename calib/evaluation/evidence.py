@@ -19,7 +19,7 @@ from calib.calibrators.registry import CALIBRATORS, make_calibrator
 from calib.evaluation.passes import Subsample
 from calib.evaluation.progress import Phase
 from calib.evaluation.results import Metric, Summary
-from calib.evaluation.settings import EvaluationSettings
+from calib.evaluation.settings import EvaluationSettings, option
 from calib.scoring.scores import brier_losses
 from calib.validation import CalibInputError, CalibInputWarning
 
@@ -116,7 +116,7 @@ def calibrator_evidence(
             f"sample_weight: the {y.size} rows the calibrators are fitted on all have weight 0; fit on more rows "
             "(fit_samples) or assess no calibrator (calibrators=())",
             cli_message=f"--weights: the {y.size} rows the calibrators are fitted on all have weight 0; fit on "
-            "more rows (--fit-samples) or assess no calibrator (--calibrators none)",
+            f"more rows ({option('fit_samples')}) or assess no calibrator (--calibrators none)",
         )
     raw = {score: _per_sample_loss(logp, y, score) for score in ("log loss", "Brier")}
     score = "log loss" if np.isfinite(raw["log loss"][_counted(sample_weight, y.size)]).all() else "Brier"
