@@ -4,7 +4,8 @@ Run from the repository root: ``python benchmarks/engine_speed.py`` (``--rows 2e
 default 2e7; ``--keep DIR`` writes the file to DIR, or reuses the one already there, instead of a
 temporary folder removed at the end). The input is seeded (benchmarks/inputs.py ``binary_problem``:
 p_1 ~ Beta(0.7, 0.7), label 1 with probability p_1 ** 1.5), written as one Parquet table with columns
-``class_0``, ``class_1`` (probabilities) and ``label``.
+``class_0``, ``class_1`` (probabilities), ``label`` and ``weight`` (a seeded integer sample weight from 1 to
+10, read by runs (f) to (h) only).
 
 Four runs, each in a fresh process (wall time includes Python's start-up and imports):
 
@@ -20,12 +21,14 @@ Four runs, each in a fresh process (wall time includes Python's start-up and imp
 (b) ``calib evaluate FILE --n-boot 0 --calibrators none`` (the point pass alone);
 (c) ``calib evaluate FILE --calibrators none`` (the default 200 Poisson resamples);
 (d) ``calib evaluate FILE --calibrators none --n-boot 1000``;
-(e) (c) with ``--metrics`` the metrics that are sums over the rows (:data:`SUMMED`): the bootstrap of the
+(e) (c) with ``--metrics`` the metrics that are sums over the rows (:func:`summed_metrics`): the bootstrap of the
     pass alone, without the smooth ECE and MMCE resampled on their subsample (whose cost does not grow with N;
     the CORP decomposition and its MCB test are still computed on it).
+(f), (g), (h): (b), (e) and (c) with ``--weights weight``: what sample weights cost, each against its
+    unweighted run.
 
 It prints a markdown table of wall and CPU times (user + system, of the child) with the ratios b / a,
-c / b, d / b and e / b, and writes it to benchmarks/engine_speed.md. One run each, on whatever else the
+c / b, d / b, e / b, f / b, g / e and h / c, and writes it to benchmarks/engine_speed.md. One run each, on whatever else the
 machine does: the load average is printed with the table, and on a busy machine the CPU times are
 the steadier measure. Not part of the test suite.
 """
@@ -42,12 +45,19 @@ from pathlib import Path
 
 import numpy as np
 
-# The default metrics for K = 2 that are sums over the rows (calib.evaluation.metrics), for run (e).
-SUMMED = ["accuracy", "NCE", "NBS", "NRisk 0-1", "ECE top-label", "ECE positive class",
-          "squared ECE top-label (debiased)", "squared ECE positive class (debiased)", "ECD"]  # fmt: skip
-
 ROOT = Path(__file__).resolve().parent.parent
 N_BINS = 15
+
+
+def summed_metrics() -> list[str]:
+    """The default metrics for K = 2 that are sums over the rows, as the registry declares them (run (e))."""
+    sys.path.insert(0, str(ROOT))
+    from calib.evaluation.metrics import REGISTRY, Context
+    from calib.evaluation.settings import EvaluationSettings
+    from calib.scoring.decisions import zero_one_costs
+
+    ctx = Context(2, EvaluationSettings(), {"0-1": zero_one_costs(2)})
+    return [name for d in REGISTRY.values() if d.terms is not None and d.applies(ctx) for name in d.names(ctx)]
 
 
 def write_table(path: Path, rows: int) -> None:
@@ -59,7 +69,8 @@ def write_table(path: Path, rows: int) -> None:
     from inputs import binary_problem
 
     probs, labels = binary_problem(rows, seed=0)
-    table = pa.table({"class_0": probs[:, 0], "class_1": probs[:, 1], "label": labels})
+    weights = np.random.default_rng(1).integers(1, 11, rows)
+    table = pa.table({"class_0": probs[:, 0], "class_1": probs[:, 1], "label": labels, "weight": weights})
     pq.write_table(table, path)
 
 
@@ -148,17 +159,23 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="calib-engine-speed-") as scratch:
         folder = args.keep or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"binary_{rows}.parquet"
+        path = folder / f"binary_weighted_{rows}.parquet"
         if not path.exists():
             print(f"writing {path}", file=sys.stderr, flush=True)
             write_table(path, rows)
-        evaluate = [sys.executable, "-m", "calib.cli", "evaluate", str(path), "--quiet", "--calibrators", "none"]
+        evaluate = [sys.executable, "-m", "calib.cli", "evaluate", str(path), "--quiet", "--calibrators", "none",
+                    "--class-columns", "class_0", "class_1"]  # fmt: skip
+        weighted = [*evaluate, "--weights", "weight"]
+        summed = summed_metrics()
         runs = {
             "(a) pyarrow + numpy": [sys.executable, __file__, "--baseline", str(path)],
             "(b) calib evaluate --n-boot 0": [*evaluate, "--n-boot", "0"],
             "(c) calib evaluate (200 resamples)": evaluate,
             "(d) calib evaluate --n-boot 1000": [*evaluate, "--n-boot", "1000"],
-            "(e) calib evaluate, 200 resamples, summed metrics only": [*evaluate, "--metrics", *SUMMED],
+            "(e) calib evaluate, 200 resamples, summed metrics only": [*evaluate, "--metrics", *summed],
+            "(f) (b) with --weights": [*weighted, "--n-boot", "0"],
+            "(g) (e) with --weights": [*weighted, "--metrics", *summed],
+            "(h) (c) with --weights": weighted,
         }
         times: dict[str, tuple[float, float]] = {}
         for label, command in runs.items():
@@ -192,7 +209,7 @@ def table(rows: int, times: dict[str, tuple[float, float]]) -> str:
 
 
 # The run each run's ratio is measured against.
-RATIO_BASE = {"b": "a", "c": "b", "d": "b", "e": "b"}
+RATIO_BASE = {"b": "a", "c": "b", "d": "b", "e": "b", "f": "b", "g": "e", "h": "c"}
 
 
 if __name__ == "__main__":
