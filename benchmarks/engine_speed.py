@@ -28,9 +28,9 @@ Four runs, each in a fresh process (wall time includes Python's start-up and imp
     unweighted run.
 
 It prints a markdown table of wall and CPU times (user + system, of the child) with the ratios b / a,
-c / b, d / b, e / b, f / b, g / e and h / c, and writes it to benchmarks/engine_speed.md. One run each, on whatever else the
-machine does: the load average is printed with the table, and on a busy machine the CPU times are
-the steadier measure. Not part of the test suite.
+c / b, d / b, e / b, f / b, g / e and h / c, and writes it to benchmarks/engine_speed.md. One run each, on
+whatever else the machine does: the load average is printed with the table, and on a busy machine the CPU
+times are the steadier measure. Not part of the test suite.
 """
 
 from __future__ import annotations
