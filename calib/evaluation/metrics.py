@@ -324,7 +324,8 @@ def _binned(key: str, scores: np.ndarray, outcomes: np.ndarray, edges: np.ndarra
 
 def reliability(key: str, sums: Sums, edges: np.ndarray) -> list:
     """The reliability bins behind a binned ECE's term ``key`` on the data (column 0 of the sums): one
-    :class:`~calib.calibration_errors.binned.ReliabilityBins` per score column (one, or one per class)."""
+    :class:`~calib.calibration_errors.binned.ReliabilityBins` per score column (one, or one per class), whose
+    counts are the bins' total weights with sample weights (integers where they are whole numbers)."""
 
     all_counts, all_scores, all_outcomes = (
         sums[f"{key} {part}"][..., 0] for part in ("counts", "score sums", "outcome sums")
@@ -335,7 +336,9 @@ def reliability(key: str, sums: Sums, edges: np.ndarray) -> list:
         with np.errstate(invalid="ignore", divide="ignore"):
             mean, frequency = score_sums / counts, outcome_sums / counts
         column_edges = edges if edges.ndim == 1 else edges[:, j]
-        out.append(ReliabilityBins(column_edges, np.rint(counts).astype(np.int64), mean, frequency))
+        whole = np.rint(counts)  # counts of rows (sums of ones), or of weights, which stay as they are
+        shown = whole.astype(np.int64) if np.array_equal(whole, counts) else counts
+        out.append(ReliabilityBins(column_edges, shown, mean, frequency))
     return out
 
 
