@@ -39,6 +39,7 @@ from calib.validation import (
     Number,
     as_labels,
     as_probs,
+    as_sample_weights,
     as_vector,
     check,
     top_label,
@@ -53,7 +54,10 @@ class ReliabilityBins:
     """Per-bin arrays of a reliability diagram; NaN marks the means of empty bins.
 
     ``edges`` are the M + 1 bin edges (for equal-mass bins, those of
-    :func:`calib.calibration_errors.binning.equal_mass_edges`); None where they are not known.
+    :func:`calib.calibration_errors.binning.equal_mass_edges`); None where they are not known. Bins of
+    weighted samples hold their summed weights in ``counts`` (floats) and weighted means; the errors are
+    then weighted (N the total weight), and the debiased form and the Clopper-Pearson intervals read the
+    weights as frequencies (a sample of weight 3 as three samples).
     """
 
     edges: np.ndarray | None
@@ -219,7 +223,7 @@ def _column_error(counts, frequency, mean_score, norm: str, average: bool, debia
 
 
 def reliability_bins(
-    confidence, outcome, *, n_bins: int, closed: str = "right", strategy: str = "equal-width"
+    confidence, outcome, *, n_bins: int, closed: str = "right", strategy: str = "equal-width", sample_weight=None
 ) -> ReliabilityBins:
     """The bins of a reliability diagram: count, mean confidence and observed frequency per bin.
 
@@ -252,6 +256,11 @@ def reliability_bins(
         (:func:`calib.calibration_errors.binning.equal_mass_edges`: N / M scores per bin, rounded, tied
         scores always sharing a bin, a tie across a boundary on the side nearer to it, so the bins are
         equal in mass where ties allow).
+    sample_weight : array_like of shape (N,), optional
+        A weight >= 0 per sample (:func:`calib.validation.as_sample_weights`): |B_m| becomes the bin's
+        summed weight W_m, its means weighted means, N the total weight W, so ECE = sum_m (W_m / W)
+        |ybar(B_m) - sbar(B_m)|, and equal-mass bins are equal in weight; integer weights give the bins
+        of each sample repeated w_i times. None weighs every sample 1.
 
     Returns
     -------
@@ -274,14 +283,19 @@ def reliability_bins(
     ([2, 2], [0.5, 1.0])
     >>> round(bins.ece(), 4)
     0.25
+    >>> weighted = reliability_bins([0.1, 0.2, 0.8, 0.9], [0, 1, 1, 1], n_bins=2, sample_weight=[3, 1, 1, 1])
+    >>> weighted.counts.tolist(), weighted.frequency.tolist(), round(weighted.ece(), 4)
+    ([4.0, 2.0], [0.25, 1.0], 0.1333)
     """
     conf = as_vector(confidence, "confidence", unit=True)
     hit = as_vector(outcome, "outcome", unit=True)
     if hit.shape != conf.shape:
         raise CalibInputError(f"confidence and outcome must be 1-D of equal length; got {conf.shape} and {hit.shape}")
+    w = as_sample_weights(sample_weight, conf.size)
     strategy = strategy_name(strategy)
-    edges = strategy_edges(strategy, n_bins, conf)
-    stats = bin_statistics(strategy_bin_ids(conf, edges, strategy=strategy, closed=closed), conf, hit, n_bins)
+    edges = strategy_edges(strategy, n_bins, conf, sample_weight=w)
+    ids = strategy_bin_ids(conf, edges, strategy=strategy, closed=closed)
+    stats = bin_statistics(ids, conf, hit, n_bins, sample_weight=w)
     return ReliabilityBins(edges, stats.counts, stats.mean_score, stats.frequency)
 
 
@@ -346,17 +360,23 @@ class BinnedCalibrationError:
     debiased : bool, default False
         With "l2" or "squared" only: subtract each bin's sampling variance ybar (1 - ybar) /
         (|B_m| - 1) from its squared gap (Kumar et al. (2019), Sec. 5); a bin with one sample keeps
-        its raw gap.
+        its raw gap. With sample weights |B_m| is the bin's summed weight: the weights are read as
+        frequencies (counts of repeated samples), not as survey weights.
+
+    Sample weights (``sample_weight=`` of the methods, one weight >= 0 per sample) make every count a
+    summed weight and every mean a weighted mean: ECE = sum_m (W_m / W) |ybar_m - sbar_m| with W_m the
+    weight of bin m and W the total, ybar_m and sbar_m its weighted means; equal-mass bins are equal in
+    weight. Integer weights give the error of the samples repeated w_i times (weight 0 drops a sample).
 
     Methods
     -------
-    __call__(scores, labels, *, kind)
+    __call__(scores, labels, *, kind, sample_weight=None)
         The error of posteriors ``scores`` (N, K) against ``labels``, a float.
-    reliability(scores, labels, *, kind)
+    reliability(scores, labels, *, kind, sample_weight=None)
         The :class:`ReliabilityBins` the error is computed from (K of them for "classwise").
-    with_scores(scores, *, kind)
+    with_scores(scores, *, kind, sample_weight=None)
         The error of fixed scores as a function of the labels alone (for label resampling tests).
-    binned_columns(probs, labels)
+    binned_columns(probs, labels, sample_weight=None)
         The binned scores, outcomes and bin ids, as the batched bootstrap uses them.
 
     Raises
@@ -379,6 +399,8 @@ class BinnedCalibrationError:
     >>> binary = BinnedCalibrationError("binary", n_bins=10)
     >>> round(binary([[1 - p, p] for p in p1], [1, 0, 1, 1, 0], kind="probs"), 4)
     0.29
+    >>> round(ece(scores, labels, kind="probs", sample_weight=[2, 1, 1, 1, 0]), 4)  # the first twice, no last
+    0.18
     """
 
     target: Annotated[str, Choice(TARGETS)] = "top_label"
@@ -401,7 +423,7 @@ class BinnedCalibrationError:
         if self.target == "canonical" and self.norm not in ("l1", "max"):
             raise CalibInputError(f"target='canonical' takes norm 'l1' or 'max'; got norm={self.norm!r}")
 
-    def __call__(self, scores, labels, *, kind: str) -> float:
+    def __call__(self, scores, labels, *, kind: str, sample_weight=None) -> float:
         """The calibration error of ``scores`` against ``labels``.
 
         Parameters
@@ -413,6 +435,9 @@ class BinnedCalibrationError:
             The true class of each sample, integers in [0, K).
         kind : {"probs", "logprobs", "logits"}
             What ``scores`` hold; nothing is guessed from the values.
+        sample_weight : array_like of shape (N,), optional
+            A weight >= 0 per sample (:func:`calib.validation.as_sample_weights`): the weighted error of
+            the class's text (bins' summed weights and weighted means). None weighs every sample 1.
 
         Returns
         -------
@@ -425,13 +450,14 @@ class BinnedCalibrationError:
             For invalid inputs, or K != 2 with ``target="binary"``.
         """
         probs, y = probs_and_labels(scores, labels, kind)
+        w = as_sample_weights(sample_weight, y.size)
         if self.resolved_target(probs.shape[1]) == "canonical":
-            return self._canonical(probs, y)
-        scores, outcomes, ids = self.binned_columns(probs, y)
-        counts, score_sums = self._counts_and_sums(ids, scores)
-        return self._error(counts, score_sums, self._sums(ids, outcomes))
+            return self._canonical(probs, y, w)
+        scores, outcomes, ids = self.binned_columns(probs, y, w)
+        counts, score_sums = self._counts_and_sums(ids, scores, w)
+        return self._error(counts, score_sums, self._sums(ids, outcomes, w))
 
-    def with_scores(self, scores, *, kind: str) -> Callable[..., float]:
+    def with_scores(self, scores, *, kind: str, sample_weight=None) -> Callable[..., float]:
         """The error of fixed posteriors ``scores`` as a function of the labels alone.
 
         ``with_scores(scores, kind=k)(labels)`` equals ``self(scores, labels, kind=k)`` bit for bit;
@@ -445,6 +471,8 @@ class BinnedCalibrationError:
             Posteriors of N samples, of kind ``kind``.
         kind : {"probs", "logprobs", "logits"}
             What ``scores`` hold; nothing is guessed from the values.
+        sample_weight : array_like of shape (N,), optional
+            A weight >= 0 per sample, fixed with the scores (as for calling the estimator).
 
         Returns
         -------
@@ -461,28 +489,34 @@ class BinnedCalibrationError:
         """
         probs = as_probs(scores, kind)
         n, k = probs.shape
+        w = as_sample_weights(sample_weight, n)
         target = self.resolved_target(k)
         if target == "canonical":  # its cells hold the predictions of each class: nothing to count ahead
-            return lambda labels: self._canonical(probs, as_labels(labels, n, k))
-        binned, _, ids = self.binned_columns(probs, np.zeros(n, dtype=np.int64))  # the scores ignore the labels
-        counts, score_sums = self._counts_and_sums(ids, binned)
+            return lambda labels: self._canonical(probs, as_labels(labels, n, k), w)
+        binned, _, ids = self.binned_columns(probs, np.zeros(n, dtype=np.int64), w)  # the scores ignore the labels
+        counts, score_sums = self._counts_and_sums(ids, binned, w)
 
         def error(labels) -> float:
             outcomes = target_columns(probs, as_labels(labels, n, k), target)[1]
-            return self._error(counts, score_sums, self._sums(ids, outcomes))
+            return self._error(counts, score_sums, self._sums(ids, outcomes, w))
 
         return error
 
-    def _sums(self, ids: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """(G, slots): each column's sum of ``values`` per bin."""
+    def _sums(self, ids: np.ndarray, values: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+        """(G, slots): each column's sum of ``values`` per bin, weighted by ``w`` when given."""
         return np.stack(
-            [np.bincount(ids[:, g], weights=values[:, g], minlength=self.n_slots) for g in range(ids.shape[1])]
+            [
+                np.bincount(ids[:, g], weights=values[:, g] if w is None else w * values[:, g], minlength=self.n_slots)
+                for g in range(ids.shape[1])
+            ]
         )
 
-    def _counts_and_sums(self, ids: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(G, slots) each: the bins' counts and score sums."""
-        counts = np.stack([np.bincount(ids[:, g], minlength=self.n_slots) for g in range(ids.shape[1])])
-        return counts, self._sums(ids, scores)
+    def _counts_and_sums(
+        self, ids: np.ndarray, scores: np.ndarray, w: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(G, slots) each: the bins' counts (summed weights, with ``w``) and score sums."""
+        counts = np.stack([np.bincount(ids[:, g], weights=w, minlength=self.n_slots) for g in range(ids.shape[1])])
+        return counts, self._sums(ids, scores, w)
 
     def _error(self, counts: np.ndarray, score_sums: np.ndarray, outcome_sums: np.ndarray) -> float:
         """The error of the bins' counts and sums (G, slots), by :func:`binned_error`."""
@@ -498,13 +532,13 @@ class BinnedCalibrationError:
             debiased=self.debiased,
         )
 
-    def reliability(self, scores, labels, *, kind: str) -> tuple[ReliabilityBins, ...]:
+    def reliability(self, scores, labels, *, kind: str, sample_weight=None) -> tuple[ReliabilityBins, ...]:
         """The reliability bins the error is computed from: one set, or K for ``target="classwise"``.
 
         Parameters
         ----------
-        scores, labels, kind
-            As for calling the estimator.
+        scores, labels, kind, sample_weight
+            As for calling the estimator (with weights, the bins' counts are their summed weights).
 
         Returns
         -------
@@ -524,11 +558,12 @@ class BinnedCalibrationError:
         ([0, 2], [nan, 0.5])
         """
         probs, y = probs_and_labels(scores, labels, kind)
+        w = as_sample_weights(sample_weight, y.size)
         if self.resolved_target(probs.shape[1]) == "canonical":
             raise CalibInputError(
                 "target='canonical' bins cells of the simplex, not one score: it has no reliability bins"
             )
-        return self._bins(probs, y)
+        return self._bins(probs, y, w)
 
     def resolved_target(self, n_classes: int) -> str:
         """The target for K = ``n_classes`` ("auto" resolved); checks that "binary" has K = 2."""
@@ -541,27 +576,29 @@ class BinnedCalibrationError:
             )
         return self.target
 
-    def binned_columns(self, probs: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def binned_columns(
+        self, probs: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Scores, outcomes and bin ids, each (N, G), of validated ``probs`` (N, K) and ``labels``.
 
         G is K for "classwise" (column j: class j against the rest) and 1 otherwise; ids are in
-        [0, M), or [0, M] with ``one_in_extra_bin``. Equal-mass bins are those of each column's scores.
-        Not for "canonical".
+        [0, M), or [0, M] with ``one_in_extra_bin``. Equal-mass bins are those of each column's scores
+        (equal in the validated weights ``sample_weight`` when given). Not for "canonical".
         """
         scores, outcomes = target_columns(probs, labels, self.resolved_target(probs.shape[1]))
         if self.edges == "float32":
             scores = scores.astype(np.float32).astype(np.float64)
-        return scores, outcomes, self._bin_ids(scores, self.bin_edges(scores))
+        return scores, outcomes, self._bin_ids(scores, self.bin_edges(scores, sample_weight))
 
     @property
     def n_slots(self) -> int:
         """How many bin ids there are: M, or M + 1 with ``one_in_extra_bin``."""
         return self.n_bins + 1 if self.one_in_extra_bin and self.strategy == "equal-width" else self.n_bins
 
-    def bin_edges(self, scores: np.ndarray) -> np.ndarray:
+    def bin_edges(self, scores: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
         """The bins' edges for binned ``scores`` (N, G): (M + 1,) equal-width edges on the ``edges`` grid, or
-        (M + 1, G) equal-mass edges, one set per column."""
-        return strategy_edges(self.strategy, self.n_bins, scores, grid=self.edges)
+        (M + 1, G) equal-mass edges, one set per column (equal in ``sample_weight``, one per row, if given)."""
+        return strategy_edges(self.strategy, self.n_bins, scores, grid=self.edges, sample_weight=sample_weight)
 
     def _bin_ids(self, scores: np.ndarray, edges: np.ndarray) -> np.ndarray:
         return strategy_bin_ids(
@@ -573,29 +610,46 @@ class BinnedCalibrationError:
             one_in_extra_bin=self.one_in_extra_bin,
         )
 
-    def _bins(self, probs: np.ndarray, labels: np.ndarray) -> tuple[ReliabilityBins, ...]:
-        scores, outcomes, ids = self.binned_columns(probs, labels)
-        edges = self.bin_edges(scores)
+    def _bins(self, probs: np.ndarray, labels: np.ndarray, w: np.ndarray | None) -> tuple[ReliabilityBins, ...]:
+        scores, outcomes, ids = self.binned_columns(probs, labels, w)
+        edges = self.bin_edges(scores, w)
         if self.one_in_extra_bin and self.strategy == "equal-width":
             edges = np.r_[edges, 1.0]
         found = []
         for g in range(scores.shape[1]):
-            stats = bin_statistics(ids[:, g], scores[:, g], outcomes[:, g], self.n_slots)
+            stats = bin_statistics(ids[:, g], scores[:, g], outcomes[:, g], self.n_slots, sample_weight=w)
             column_edges = edges if edges.ndim == 1 else edges[:, g]
             found.append(ReliabilityBins(column_edges, stats.counts, stats.mean_score, stats.frequency))
         return tuple(found)
 
-    def _canonical(self, probs: np.ndarray, labels: np.ndarray) -> float:
+    def _canonical(self, probs: np.ndarray, labels: np.ndarray, w: np.ndarray | None = None) -> float:
         coordinates = probs[:, 1:]
         if self.edges == "float32":
             coordinates = coordinates.astype(np.float32).astype(np.float64)
-        _, cells = np.unique(self._bin_ids(coordinates, self.bin_edges(coordinates)), axis=0, return_inverse=True)
+        ids = self._bin_ids(coordinates, self.bin_edges(coordinates, w))
+        if w is not None:  # a cell of samples of weight 0 alone is no cell of the repeated data
+            probs, labels, ids, w = probs[w > 0], labels[w > 0], ids[w > 0], w[w > 0]
+        _, cells = np.unique(ids, axis=0, return_inverse=True)
         cells = cells.ravel()
-        stats = cell_statistics(probs, labels, cells, int(cells.max()) + 1)
-        gaps = distance(stats.frequency, stats.mean_prediction, "tv")
+        n_cells = int(cells.max()) + 1
+        if w is None:
+            stats = cell_statistics(probs, labels, cells, n_cells)
+            frequency, mean_prediction, share = stats.frequency, stats.mean_prediction, stats.share
+        else:
+            weight = np.bincount(cells, weights=w, minlength=n_cells)
+            mean_prediction = (
+                np.stack(
+                    [np.bincount(cells, weights=w * probs[:, j], minlength=n_cells) for j in range(probs.shape[1])], 1
+                )
+                / weight[:, None]
+            )
+            hits = np.bincount(cells * probs.shape[1] + labels, weights=w, minlength=n_cells * probs.shape[1])
+            frequency = hits.reshape(n_cells, probs.shape[1]) / weight[:, None]
+            share = weight / weight.sum()
+        gaps = distance(frequency, mean_prediction, "tv")
         if self.norm == "max":
             return float(gaps.max())
-        weights = np.full(gaps.size, 1.0 / gaps.size) if self.average else stats.share
+        weights = np.full(gaps.size, 1.0 / gaps.size) if self.average else share
         return float(np.dot(weights, gaps))
 
 

@@ -27,7 +27,7 @@ from typing import Annotated
 
 import numpy as np
 
-from calib.validation import CalibInputError, Choice, check, check_positive_int
+from calib.validation import CalibInputError, Choice, as_sample_weights, check, check_positive_int
 
 EDGE_RULES = ("right", "left")
 # The binnings, by one name each; "width" and "mass" are their former short names, still accepted (with a
@@ -198,7 +198,7 @@ def equal_width_bin_ids(values, n_bins: int, *, closed: str) -> np.ndarray:
     return bin_ids_from_edges(_as_unit_values(values), equal_width_edges(n_bins), closed=closed)
 
 
-def equal_mass_edges(values, n_bins: int) -> np.ndarray:
+def equal_mass_edges(values, n_bins: int, sample_weight=None) -> np.ndarray:
     """The M + 1 edges of M equal-mass bins of ``values``: 0, the largest value of each bin, and 1.
 
     With the N values sorted, v_(0) <= ... <= v_(N-1), bin m - 1 ends before rank R_m = ceil(m N / M)
@@ -219,12 +219,23 @@ def equal_mass_edges(values, n_bins: int) -> np.ndarray:
     (2019), Sec. 3 (the adaptive calibration error's bins of N / M predictions each); the tie rule is this
     library's (bins are sets of score values, so a tie is never split, and goes to the nearer side).
 
+    With ``sample_weight`` the bins are equal in weight: ranks become masses, a value's block of ties
+    holding the masses L to U (the summed weights of the smaller values, and of those and its own), W the
+    total weight, and the boundary R_m = ceil(m W / M) when every weight is a whole number, m W / M
+    otherwise; the edge is the value whose block has L < R_m <= U, or the value below it when
+    R_m - L < U - R_m and L > 0, as above. So integer weights give the edges of the data with each value
+    repeated w_i times (weight 0 drops it), unit weights the unweighted edges, and each bin holds W / M
+    of the weight up to the block of ties at its boundaries. The weighted form is a sort, O(N log N).
+
     Parameters
     ----------
     values : array_like of shape (N,) or (N, K)
         Scores in [0, 1], N >= 1; for (N, K), one set of edges per column.
     n_bins : int
         M (>= 1).
+    sample_weight : array_like of shape (N,), optional
+        A weight >= 0 per value (per row, for (N, K)), by :func:`calib.validation.as_sample_weights`;
+        None weighs every value 1.
 
     Returns
     -------
@@ -240,6 +251,8 @@ def equal_mass_edges(values, n_bins: int) -> np.ndarray:
     [0.0, 0.1, 0.2, 1.0]
     >>> equal_mass_edges([0.1, 0.3, 0.6, 0.8, 0.9], 3).tolist()
     [0.0, 0.3, 0.8, 1.0]
+    >>> equal_mass_edges([0.1, 0.3, 0.6, 0.8, 0.9], 3, sample_weight=[1, 1, 1, 2, 0]).tolist()  # 0.1 0.3 0.6 0.8 0.8
+    [0.0, 0.3, 0.8, 1.0]
     """
     v = np.asarray(values, dtype=np.float64)
     columns = [_as_unit_values(column) for column in v.T] if v.ndim == 2 else [_as_unit_values(v)]
@@ -247,11 +260,31 @@ def equal_mass_edges(values, n_bins: int) -> np.ndarray:
     n = columns[0].size
     if n == 0:
         raise CalibInputError("equal-mass bins need at least one value")
+    w = as_sample_weights(sample_weight, n)
     edges = np.empty((m + 1, len(columns)))
     edges[0], edges[m] = 0.0, 1.0
     for j, column in enumerate(columns):
-        edges[1:m, j] = _inner_equal_mass_edges(column, m)
+        edges[1:m, j] = _inner_equal_mass_edges(column, m) if w is None else _weighted_inner_edges(column, w, m)
     return edges if v.ndim == 2 else edges[:, 0]
+
+
+def _weighted_inner_edges(column: np.ndarray, w: np.ndarray, m: int) -> np.ndarray:
+    """The M - 1 inner edges of :func:`equal_mass_edges` of one column of N values weighted ``w``."""
+    kept = w > 0  # a value of weight 0 is not in the data its weights repeat
+    order = np.argsort(column[kept], kind="stable")
+    values, weights = column[kept][order], w[kept][order]
+    distinct, first = np.unique(values, return_index=True)
+    upper = np.cumsum(np.add.reduceat(weights, first))  # U of each block of ties
+    lower = np.concatenate([[0.0], upper[:-1]])  # L, the very sums U, so that L_j == U_(j-1) exactly
+    if np.all(weights == np.floor(weights)) and upper[-1] < 2**53 // m:
+        # Whole weights are counts: ceil(m W / M) in integers, as the ranks of the repeated values.
+        total = int(upper[-1])
+        boundary = ((np.arange(1, m) * total + m - 1) // m).astype(np.float64)
+    else:
+        boundary = np.arange(1, m) * upper[-1] / m
+    j = np.minimum(np.searchsorted(upper, boundary, side="left"), distinct.size - 1)
+    up = (boundary - lower[j] < upper[j] - boundary) & (lower[j] > 0)
+    return np.where(up, distinct[np.maximum(j - 1, 0)], distinct[j])
 
 
 # Above this many ranks to select, one sort is faster than np.partition (10^6 values: 0.07 s against 0.05 s
@@ -308,8 +341,10 @@ def _tie_blocks(p: np.ndarray, kth: np.ndarray, ties: np.ndarray) -> tuple[np.nd
     return low, high, below
 
 
-def equal_mass_bin_ids(values, n_bins: int) -> np.ndarray:
-    """Bin ids in [0, M) of M equal-mass bins of ``values`` (N,), on their :func:`equal_mass_edges`.
+def equal_mass_bin_ids(values, n_bins: int, sample_weight=None) -> np.ndarray:
+    """Bin ids in [0, M) of M equal-mass bins of ``values`` (N,), on their :func:`equal_mass_edges`
+    (equal in weight with ``sample_weight``, one weight >= 0 per value; every value gets an id, also one
+    of weight 0).
 
     Examples
     --------
@@ -317,7 +352,7 @@ def equal_mass_bin_ids(values, n_bins: int) -> np.ndarray:
     [2, 1, 0, 1, 2, 1]
     """
     v = _as_unit_values(values)
-    return bin_ids_from_edges(v, equal_mass_edges(v, n_bins), closed="right", tolerance=0.0)
+    return bin_ids_from_edges(v, equal_mass_edges(v, n_bins, sample_weight), closed="right", tolerance=0.0)
 
 
 def strategy_name(strategy, argument: str = "strategy") -> str:
@@ -339,9 +374,11 @@ def bin_ids(values, n_bins: int, *, strategy: str = "equal-width", closed: str =
     return equal_mass_bin_ids(values, n_bins)
 
 
-def strategy_edges(strategy: str, n_bins: int, scores=None, *, grid: str = "exact") -> np.ndarray:
+def strategy_edges(strategy: str, n_bins: int, scores=None, *, grid: str = "exact", sample_weight=None) -> np.ndarray:
     """The bin edges of a binning: equal-width edges on ``grid`` (:func:`grid_edges`), or the
-    :func:`equal_mass_edges` of ``scores`` ((N,) or (N, K), one set of edges per column).
+    :func:`equal_mass_edges` of ``scores`` ((N,) or (N, K), one set of edges per column), equal in the
+    weight ``sample_weight`` (one weight >= 0 per row; None: unweighted) when given. Equal-width edges
+    do not depend on the weights.
 
     Examples
     --------
@@ -349,10 +386,12 @@ def strategy_edges(strategy: str, n_bins: int, scores=None, *, grid: str = "exac
     [0.0, 0.25, 0.5, 0.75, 1.0]
     >>> strategy_edges("equal-mass", 2, [0.1, 0.3, 0.6, 0.8]).tolist()
     [0.0, 0.3, 1.0]
+    >>> strategy_edges("equal-mass", 2, [0.1, 0.3, 0.6, 0.8], sample_weight=[3, 1, 1, 1]).tolist()
+    [0.0, 0.1, 1.0]
     """
     if strategy_name(strategy) == "equal-width":
         return grid_edges(n_bins, grid)
-    return equal_mass_edges(scores, n_bins)
+    return equal_mass_edges(scores, n_bins, sample_weight)
 
 
 def strategy_bin_ids(
@@ -405,8 +444,18 @@ class BinStatistics:
         return self.counts > 0
 
 
-def bin_statistics(ids, scores, outcomes, n_bins: int) -> BinStatistics:
-    """Count, mean of ``scores`` and mean of ``outcomes`` per bin id in [0, n_bins), by ``bincount``."""
+def bin_statistics(ids, scores, outcomes, n_bins: int, sample_weight=None) -> BinStatistics:
+    """Count, mean of ``scores`` and mean of ``outcomes`` per bin id in [0, n_bins), by ``bincount``.
+
+    With ``sample_weight`` (one weight >= 0 per row) the counts are the bins' summed weights W_b and the
+    means weighted, sum_i w_i v_i / W_b: integer weights give the statistics of the repeated rows.
+
+    Examples
+    --------
+    >>> stats = bin_statistics([0, 0, 1], [0.2, 0.4, 0.9], [0, 1, 1], 2, sample_weight=[3, 1, 2])
+    >>> stats.counts.tolist(), stats.mean_score.tolist(), stats.frequency.tolist()
+    ([4.0, 2.0], [0.25, 0.9], [0.25, 1.0])
+    """
     ids = np.asarray(ids)
     scores = np.asarray(scores, dtype=np.float64)
     outcomes = np.asarray(outcomes, dtype=np.float64)
@@ -415,8 +464,15 @@ def bin_statistics(ids, scores, outcomes, n_bins: int) -> BinStatistics:
             "bin ids, scores and outcomes must be 1-D of equal length; "
             f"got {ids.shape}, {scores.shape}, {outcomes.shape}"
         )
+    w = as_sample_weights(sample_weight, ids.size)
+    if w is None:
+        return BinStatistics.from_sums(
+            np.bincount(ids, minlength=n_bins),
+            np.bincount(ids, weights=scores, minlength=n_bins),
+            np.bincount(ids, weights=outcomes, minlength=n_bins),
+        )
     return BinStatistics.from_sums(
-        np.bincount(ids, minlength=n_bins),
-        np.bincount(ids, weights=scores, minlength=n_bins),
-        np.bincount(ids, weights=outcomes, minlength=n_bins),
+        np.bincount(ids, weights=w, minlength=n_bins),
+        np.bincount(ids, weights=w * scores, minlength=n_bins),
+        np.bincount(ids, weights=w * outcomes, minlength=n_bins),
     )

@@ -19,6 +19,13 @@ distinct scores (counts and positives per score), so after one sort the fits, sc
 cost O(M): a resample under calibration draws Binomial(count_m, x_m) positives per distinct score.
 The curve's bands are in :mod:`calib.calibration_errors.corp_bands`.
 
+Sample weights (``sample_weight=``, one weight >= 0 per sample) make each distinct score's count its
+summed weight and its positives the summed weight of its positive samples: the PAV fit is then the
+weighted isotonic regression (Ayer et al. (1955), whose pooling takes weighted means), every mean score
+a weighted mean, and integer weights give what the samples repeated w_i times give (weight 0 drops a
+sample). A weighted curve keeps its samples' weights and outcomes, since a resample under calibration
+draws an outcome per sample (and sums them with their weights), not a binomial per distinct score.
+
 scipy.optimize is imported inside the functions that use it: a command or job that never calls them starts
 without loading it.
 """
@@ -31,7 +38,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import xlogy
 
-from calib.validation import CalibInputError, as_binary_forecasts, as_float_array, check_positive_int
+from calib.validation import (
+    CalibInputError,
+    as_binary_forecasts,
+    as_float_array,
+    as_sample_weights,
+    check_positive_int,
+    kish_effective_size,
+)
 
 
 def _brier(p: np.ndarray, y: float) -> np.ndarray:
@@ -53,7 +67,11 @@ class CorpCurve:
     """The CORP reliability curve: per distinct score (increasing), its count, observed frequency and
     PAV-recalibrated value (non-decreasing), and the position of each sample among the distinct scores;
     ``logs`` (2, M): log x_m and log(1 - x_m) per distinct score where the forecasts' log-odds were given
-    (None otherwise), from which the log score of the forecasts is computed."""
+    (None otherwise), from which the log score of the forecasts is computed.
+
+    With sample weights, ``counts`` and ``positives`` are summed weights, and ``weights`` and
+    ``outcomes`` hold each sample's weight and outcome (None without weights); ``index`` and they then
+    cover the samples of positive weight only, in their order."""
 
     points: np.ndarray
     counts: np.ndarray
@@ -61,6 +79,21 @@ class CorpCurve:
     recalibrated: np.ndarray
     index: np.ndarray
     logs: np.ndarray | None = None
+    weights: np.ndarray | None = None
+    outcomes: np.ndarray | None = None
+
+    @property
+    def effective_counts(self) -> np.ndarray:
+        """Per distinct score, the number of equally weighted samples as informative as its samples: the
+        counts themselves, or with weights Kish's (sum w)^2 / sum w^2 (Kish (1965))."""
+        if self.weights is None:
+            return self.counts
+        return self.counts**2 / np.bincount(self.index, weights=self.weights**2, minlength=self.points.size)
+
+    @property
+    def effective_size(self) -> float:
+        """N, or with weights Kish's effective sample size (:func:`calib.validation.kish_effective_size`)."""
+        return float(self.counts.sum()) if self.weights is None else kish_effective_size(self.weights)
 
     def at(self, x) -> np.ndarray:
         """The curve as a step function: the value of the largest distinct score <= x (the first value
@@ -76,22 +109,24 @@ def step_function(points: np.ndarray, values: np.ndarray, x) -> np.ndarray:
 
 def pav(points: np.ndarray, counts: np.ndarray, positives: np.ndarray) -> np.ndarray:
     """PAV fit of the frequencies at increasing distinct points, weighted by their counts (SciPy's
-    compiled pool-adjacent-violators)."""
+    compiled pool-adjacent-violators); counts may be summed sample weights (Ayer et al. (1955))."""
     from scipy.optimize import isotonic_regression
 
     return isotonic_regression(positives / counts, weights=counts.astype(np.float64), increasing=True).x
 
 
-def corp_curve(confidence, outcome) -> CorpCurve:
+def corp_curve(confidence, outcome, sample_weight=None) -> CorpCurve:
     """The CORP reliability curve: the isotonic (PAV) regression of binary outcomes on their scores.
 
     Samples of equal score are pooled into one point before the fit (so equal scores get one
     recalibrated value, as CORP requires); the pool-adjacent-violators algorithm then fits the
     non-decreasing step function xhat that minimizes sum_m n_m (ybar_m - xhat_m)^2 over the distinct
     scores, which also minimizes every proper score among non-decreasing functions of the score.
-    O(N log N) time (one sort), O(M) after it for M distinct scores.
+    O(N log N) time (one sort), O(M) after it for M distinct scores. With ``sample_weight``, n_m is the
+    summed weight of the samples at score m and ybar_m their weighted mean outcome: the weighted PAV fit.
 
-    Source: Dimitriadis et al. (2021), the CORP approach (PAV with ties pooled).
+    Source: Dimitriadis et al. (2021), the CORP approach (PAV with ties pooled); Ayer et al. (1955) (the
+    pool-adjacent-violators algorithm for weighted means).
 
     Parameters
     ----------
@@ -99,6 +134,9 @@ def corp_curve(confidence, outcome) -> CorpCurve:
         Scores in [0, 1]: the forecast probabilities of the outcome.
     outcome : array_like of shape (N,)
         The binary outcomes, 0 or 1.
+    sample_weight : array_like of shape (N,), optional
+        A weight >= 0 per sample (:func:`calib.validation.as_sample_weights`); samples of weight 0 are
+        dropped. None weighs every sample 1.
 
     Returns
     -------
@@ -117,14 +155,30 @@ def corp_curve(confidence, outcome) -> CorpCurve:
     >>> curve = corp_curve([0.1, 0.3, 0.3, 0.6, 0.8], [0, 1, 0, 0, 1])
     >>> curve.points.tolist(), curve.recalibrated.tolist()
     ([0.1, 0.3, 0.6, 0.8], [0.0, 0.3333333333333333, 0.3333333333333333, 1.0])
+    >>> weighted = corp_curve([0.1, 0.3, 0.3, 0.6, 0.8], [0, 1, 0, 0, 1], sample_weight=[1, 3, 1, 2, 0])
+    >>> weighted.points.tolist(), weighted.counts.tolist(), weighted.recalibrated.tolist()  # 0.3 (3/4) pools with 0.6
+    ([0.1, 0.3, 0.6], [1.0, 4.0, 2.0], [0.0, 0.5, 0.5])
     """
-    return _curve(*as_binary_forecasts(confidence, outcome))
+    return _curve(*_weighted(*as_binary_forecasts(confidence, outcome), None, sample_weight))
 
 
-def _curve(x: np.ndarray, y: np.ndarray, log_odds: np.ndarray | None = None) -> CorpCurve:
+def _weighted(x: np.ndarray, y: np.ndarray, log_odds: np.ndarray | None, sample_weight):
+    """Validated vectors and weights without the samples of weight 0 (the weights None without weights, and
+    for weights all 1, whose curve is the unweighted one: so its resamples are too, draw for draw)."""
+    w = as_sample_weights(sample_weight, y.size)
+    if w is None or np.all(w == 1.0):
+        return x, y, log_odds, None
+    kept = w > 0
+    return x[kept], y[kept], None if log_odds is None else log_odds[kept], w[kept]
+
+
+def _curve(
+    x: np.ndarray, y: np.ndarray, log_odds: np.ndarray | None = None, weights: np.ndarray | None = None
+) -> CorpCurve:
     """:func:`corp_curve` of validated vectors; with ``log_odds`` (log(x / (1 - x)) per sample, from
     log-posteriors), the samples are pooled by their log-odds, which tell apart forecasts that round to
-    the same probability, and the curve keeps log x and log(1 - x) per distinct forecast."""
+    the same probability, and the curve keeps log x and log(1 - x) per distinct forecast. ``weights``
+    (positive) make the counts and positives summed weights."""
     if log_odds is None:
         points, index, counts = np.unique(x, return_inverse=True, return_counts=True)
         logs = None
@@ -132,8 +186,13 @@ def _curve(x: np.ndarray, y: np.ndarray, log_odds: np.ndarray | None = None) -> 
         keys, first, index, counts = np.unique(log_odds, return_index=True, return_inverse=True, return_counts=True)
         points = np.maximum.accumulate(x[first])  # non-decreasing, as the log-odds (x's rounding aside)
         logs = np.vstack([-np.logaddexp(0.0, -keys), -np.logaddexp(0.0, keys)])  # log x, log(1 - x)
+    index = index.ravel()
+    if weights is not None:
+        counts = np.bincount(index, weights=weights, minlength=points.size)
+        positives = np.bincount(index, weights=weights * y, minlength=points.size)
+        return CorpCurve(points, counts, positives, pav(points, counts, positives), index, logs, weights, y)
     positives = np.bincount(index, weights=y, minlength=points.size)
-    return CorpCurve(points, counts, positives, pav(points, counts, positives), index.ravel(), logs)
+    return CorpCurve(points, counts, positives, pav(points, counts, positives), index, logs)
 
 
 def _log_odds(log_odds, n: int) -> np.ndarray | None:
@@ -213,7 +272,7 @@ def decompose(curve: CorpCurve, score="brier") -> CorpDecomposition:
     return CorpDecomposition(raw, raw - recalibrated, unc - recalibrated, unc)
 
 
-def corp_decomposition(confidence, outcome, *, score="brier", log_odds=None) -> CorpDecomposition:
+def corp_decomposition(confidence, outcome, *, score="brier", log_odds=None, sample_weight=None) -> CorpDecomposition:
     """Decompose a proper score into miscalibration, discrimination and uncertainty: S = MCB - DSC + UNC.
 
     With xhat the CORP (PAV) recalibration of the scores x (:func:`corp_curve`) and ybar the mean
@@ -221,7 +280,9 @@ def corp_decomposition(confidence, outcome, *, score="brier", log_odds=None) -> 
     is the mean of s(f_i, y_i). MCB is the calibration loss of Ferrer & Ramos (2024) with isotonic
     regression fitted and evaluated on the same data. O(N log N). For the log score, 0 log 0 = 0: a PAV
     block of outcomes all 0 (or all 1) is fitted 0 (or 1) and scores 0, so MCB, DSC and UNC are finite
-    wherever the mean log score of the forecasts is.
+    wherever the mean log score of the forecasts is. With ``sample_weight`` every S is the weighted mean
+    sum_i w_i s(f_i, y_i) / sum_i w_i, ybar the weighted mean outcome and xhat the weighted PAV fit
+    (:func:`corp_curve`), so the identity holds as it does unweighted.
 
     Source: Dimitriadis et al. (2021) (the CORP score decomposition, stated for any proper score; their
     R package reliabilitydiag computes it for the Brier score only). 0 log 0 = 0 is this module's
@@ -239,6 +300,8 @@ def corp_decomposition(confidence, outcome, *, score="brier", log_odds=None) -> 
         log(x / (1 - x)) per forecast, as log-posteriors give it (for two classes, the difference of the
         log-probabilities; +-inf for forecasts of exactly 1 or 0): samples are pooled by it, and the log
         score of the forecasts comes from it, finite where it is finite, however close x rounds to 0 or 1.
+    sample_weight : array_like of shape (N,), optional
+        A weight >= 0 per sample (:func:`calib.validation.as_sample_weights`); None weighs every sample 1.
 
     Returns
     -------
@@ -262,7 +325,7 @@ def corp_decomposition(confidence, outcome, *, score="brier", log_odds=None) -> 
     (200.0, 199.6534, 0.5623)
     """
     x, y = as_binary_forecasts(confidence, outcome)
-    return decompose(_curve(x, y, _log_odds(log_odds, y.size)), score)
+    return decompose(_curve(*_weighted(x, y, _log_odds(log_odds, y.size), sample_weight)), score)
 
 
 def calibrated_positives(curve: CorpCurve, n_resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
@@ -270,8 +333,13 @@ def calibrated_positives(curve: CorpCurve, n_resamples: int, rng: np.random.Gene
     each: Binomial(n_m, x_m) at each distinct score x_m, drawn many resamples at a time.
 
     A score held by one sample (every score, for continuous forecasts) is one Bernoulli(x_m) draw,
-    taken as uniform < x_m: numpy's binomial costs far more per draw than its count-1 case needs.
+    taken as uniform < x_m: numpy's binomial costs far more per draw than its count-1 case needs. A
+    weighted curve draws one Bernoulli outcome per sample and sums the positives' weights per score (a
+    binomial of the summed weight would not be the resample of the weighted samples); O(N) per resample.
     """
+    if curve.weights is not None:
+        yield from _weighted_calibrated_positives(curve, n_resamples, rng)
+        return
     single = curve.counts == 1
     several = ~single
     per_block = max(1, _DRAWS_PER_BLOCK // curve.points.size)
@@ -284,6 +352,22 @@ def calibrated_positives(curve: CorpCurve, n_resamples: int, rng: np.random.Gene
         positives[:, single] = rng.random((size, np.count_nonzero(single))) < curve.points[single]
         positives[:, several] = rng.binomial(curve.counts[several], curve.points[several], (size, several.sum()))
         yield from positives
+
+
+def _weighted_calibrated_positives(
+    curve: CorpCurve, n_resamples: int, rng: np.random.Generator
+) -> Iterator[np.ndarray]:
+    """:func:`calibrated_positives` of a weighted curve: per sample, an outcome drawn Bernoulli(x) at its
+    score x, summed with the samples' weights per distinct score."""
+    n, m = curve.index.size, curve.points.size
+    forecast = curve.points[curve.index]
+    per_block = max(1, _DRAWS_PER_BLOCK // n)
+    for start in range(0, n_resamples, per_block):
+        size = min(per_block, n_resamples - start)
+        drawn = rng.random((size, n)) < forecast
+        # Resample r's scores are numbered r M .. r M + M - 1, so one bincount serves the whole block.
+        cells = (curve.index + m * np.arange(size)[:, None]).ravel()
+        yield from np.bincount(cells, weights=(drawn * curve.weights).ravel(), minlength=size * m).reshape(size, m)
 
 
 @dataclass(frozen=True)
@@ -331,7 +415,9 @@ def mcb_test(curve: CorpCurve, *, score="brier", n_resamples: int = 1000, seed=0
 
     Under H0 (the scores are calibrated) the labels are redrawn from the scores, Binomial(n_m, x_m)
     positives at each distinct score (:func:`calibrated_positives`), and the MCB of each resample is
-    computed; the p-value is (1 + #{MCB* >= MCB}) / (B + 1). O(B M).
+    computed; the p-value is (1 + #{MCB* >= MCB}) / (B + 1). O(B M). For a curve of weighted samples
+    (``corp_curve(..., sample_weight=)``) each sample's outcome is redrawn, Bernoulli(x_i), and the
+    outcomes summed with the samples' weights; the MCBs are weighted. O(B N).
 
     Source: Dimitriadis et al. (2021), MCB as a test statistic with the consistency resampling of
     its bands; p-value with the +1 of Davison & Hinkley (1997).
@@ -392,6 +478,7 @@ def corp_report(
     seed=0,
     test_samples: int | None = None,
     log_odds=None,
+    sample_weight=None,
 ) -> dict[str, CorpReport]:
     """The CORP decomposition of several proper scores with the MCB test of each, from one set of resamples.
 
@@ -418,6 +505,9 @@ def corp_report(
     log_odds : array_like of shape (N,), optional
         log(x / (1 - x)) per forecast, from log-posteriors (:func:`corp_decomposition`): the log score is
         then finite wherever the log-posteriors are.
+    sample_weight : array_like of shape (N,), optional
+        A weight >= 0 per sample: weighted decompositions and the weighted test (:func:`mcb_test`); the
+        test's subset is drawn from the samples of positive weight, keeping their weights.
 
     Returns
     -------
@@ -441,14 +531,14 @@ def corp_report(
     b = check_positive_int(n_resamples, "n_resamples", minimum=0)
     fns = {(s.__name__ if callable(s) else s): _score_function(s) for s in scores}
     x, y = as_binary_forecasts(confidence, outcome)
-    z = _log_odds(log_odds, y.size)
-    curve = _curve(x, y, z)
+    x, y, z, w = _weighted(x, y, _log_odds(log_odds, y.size), sample_weight)
+    curve = _curve(x, y, z, w)
     parts = {name: decompose(curve, fn) for name, fn in fns.items()}
     observed = [d.mcb for d in parts.values()]
     if b and test_samples is not None and y.size > check_positive_int(test_samples, "test_samples", minimum=2):
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
         subset = np.sort(rng.choice(y.size, size=test_samples, replace=False))
-        curve = _curve(x[subset], y[subset], None if z is None else z[subset])
+        curve = _curve(x[subset], y[subset], None if z is None else z[subset], None if w is None else w[subset])
         observed = [decompose(curve, fn).mcb for fn in fns.values()]
     resampled = _resampled_mcb(curve, list(fns.values()), b, seed)
     return {

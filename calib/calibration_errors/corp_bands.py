@@ -15,6 +15,12 @@ with sigma^2(x) = m(1 - m) for binary outcomes, f the density of the scores and 
 true curve; as in R's ``reliabilitydiag`` the slope is taken to be 1 (the calibrated curve's). A
 score held by at least :data:`DISCRETE_MIN_COUNT` samples is a point mass instead, whose estimate is
 asymptotically normal: half-width z sqrt(m(1 - m) / n_x) (Dimitriadis et al. (2021), discrete case).
+
+A curve of weighted samples (``corp_curve(..., sample_weight=)``) resamples its samples and sums their
+weights: the consistency band redraws each sample's outcome, the bootstrap draws N samples with
+replacement and sums the drawn samples' weights and weighted outcomes per score. The asymptotic bands
+need sample sizes where the weights give summed weights: n and n_x are then Kish's effective sizes
+(sum w)^2 / sum w^2 of all samples and of those at x (Kish (1965)), the density that of the weights.
 """
 
 from __future__ import annotations
@@ -69,6 +75,7 @@ def corp_bands(
     at each point, of the CORP curves refitted to labels redrawn under calibration (Binomial(n_m,
     x_m) positives at each distinct score x_m); the confidence band of those of the curves refitted
     to bootstrap resamples of the samples, read as step functions at the same points. O(B (N + M)).
+    A weighted curve's resamples are of its weighted samples (see the module's text).
     ``"asymptotic"``: Chernoff (continuous scores) or normal (scores held by many samples) bands
     around the diagonal and around the curve (see the module's text). O(N log N).
     ``"auto"``: resampling up to :data:`RESAMPLING_MAX_N` samples, asymptotic beyond.
@@ -116,7 +123,7 @@ def corp_bands(
         raise CalibInputError(f"level must be in (0, 1); got {level!r}")
     check(method, Choice(BAND_METHODS), "method")
     if method == "auto":
-        method = "resampling" if curve.counts.sum() <= RESAMPLING_MAX_N else "asymptotic"
+        method = "resampling" if curve.index.size <= RESAMPLING_MAX_N else "asymptotic"  # the samples, not weight
     at = band_points(curve)
     if method == "asymptotic":
         return _asymptotic_bands(curve, at, level)
@@ -124,7 +131,8 @@ def corp_bands(
     rng = np.random.default_rng(seed)
     quantiles = [(1 - level) / 2, (1 + level) / 2]
     consistent = np.array([_refit(curve, curve.counts, p, at) for p in calibrated_positives(curve, b, rng)])
-    bootstrap = np.array([_refit(curve, c, positives, at) for c, positives in _bootstrap_cells(curve, b, rng)])
+    cells = _bootstrap_cells(curve, b, rng) if curve.weights is None else _weighted_bootstrap_cells(curve, b, rng)
+    bootstrap = np.array([_refit(curve, c, positives, at) for c, positives in cells])
     low_c, high_c = np.quantile(consistent, quantiles, axis=0)
     low_b, high_b = np.quantile(bootstrap, quantiles, axis=0)
     return CorpBands(at, (low_c, high_c), (low_b, high_b), level, method)
@@ -149,14 +157,28 @@ def _bootstrap_cells(curve: CorpCurve, n_resamples: int, rng: np.random.Generato
         yield drawn[:m] + drawn[m:], drawn[:m].astype(np.float64)
 
 
+def _weighted_bootstrap_cells(curve: CorpCurve, n_resamples: int, rng: np.random.Generator):
+    """(summed weights, summed weights of positives) per distinct score of bootstrap resamples of a weighted
+    curve's N samples: N drawn with replacement, each drawn sample adding its weight (O(N) per resample)."""
+    m, n = curve.points.size, curve.index.size
+    positive_weights = curve.weights * curve.outcomes
+    for _ in range(n_resamples):
+        drawn = rng.integers(n, size=n)
+        cells = curve.index[drawn]
+        yield (
+            np.bincount(cells, weights=curve.weights[drawn], minlength=m),
+            np.bincount(cells, weights=positive_weights[drawn], minlength=m),
+        )
+
+
 def _asymptotic_bands(curve: CorpCurve, at: np.ndarray, level: float) -> CorpBands:
     if level not in CHERNOFF_QUANTILES:
         raise CalibInputError(
             f"level must be one of {sorted(CHERNOFF_QUANTILES)} for the asymptotic bands (the tabulated quantiles "
             f"of Chernoff's distribution); got {level!r}. For another level use method='resampling'."
         )
-    n = curve.counts.sum()
-    counts = curve.counts[np.searchsorted(curve.points, at)]
+    n = curve.effective_size
+    counts = curve.effective_counts[np.searchsorted(curve.points, at)]
     density = score_density(curve, at) if curve.points.size > 1 else np.ones(at.size)
     chernoff, normal = CHERNOFF_QUANTILES[level], norm.ppf((1 + level) / 2)
     # One distinct score has no density to speak of: it is a point mass whatever its count.
@@ -178,14 +200,15 @@ def _asymptotic_bands(curve: CorpCurve, at: np.ndarray, level: float) -> CorpBan
 def score_density(curve: CorpCurve, at: np.ndarray) -> np.ndarray:
     """The density of the scores at ``at``: the share of samples within h of each point over the width of
     that window inside [0, 1] (a boxcar kernel cut at the ends, so the ends are not halved), with h by
-    Silverman's rule, 0.9 min(sd, IQR / 1.34) n^(-1/5)."""
+    Silverman's rule, 0.9 min(sd, IQR / 1.34) n^(-1/5). For weighted samples the shares, mean, sd and
+    quartiles are of the weights, and n in h is Kish's effective size."""
     n = curve.counts.sum()
     cumulative = np.cumsum(curve.counts)
     mean = np.dot(curve.counts, curve.points) / n
     sd = np.sqrt(np.dot(curve.counts, (curve.points - mean) ** 2) / n)
     q1, q3 = curve.points[np.searchsorted(cumulative, [0.25 * n, 0.75 * n])]
     spread = min(sd, (q3 - q1) / 1.34) or sd
-    h = 0.9 * spread * n ** (-0.2)
+    h = 0.9 * spread * curve.effective_size ** (-0.2)
     low, high = np.maximum(at - h, 0.0), np.minimum(at + h, 1.0)
     below = np.searchsorted(curve.points, low, side="left")
     upto = np.searchsorted(curve.points, high, side="right")

@@ -17,7 +17,7 @@ import numpy as np
 
 from calib.calibration_errors.binned import probs_and_labels, target_columns
 from calib.calibration_errors.corp import CorpDecomposition, corp_decomposition
-from calib.validation import Choice, as_logprobs, check, top_label
+from calib.validation import Choice, as_logprobs, as_sample_weights, check, top_label
 
 LENSES = ("top_label", "one_vs_rest")
 
@@ -68,7 +68,9 @@ def lens_log_odds(logp: np.ndarray, lens: str) -> dict[str, np.ndarray]:
     return {f"class {k}": odds[:, k] for k in range(logp.shape[1])}
 
 
-def lens_decomposition(scores, labels, *, kind: str, lens: str = "one_vs_rest", score="brier") -> LensDecomposition:
+def lens_decomposition(
+    scores, labels, *, kind: str, lens: str = "one_vs_rest", score="brier", sample_weight=None
+) -> LensDecomposition:
     """CORP decompositions S = MCB - DSC + UNC of the binary problems of a lens on K-class posteriors.
 
     With ``lens="one_vs_rest"`` and the Brier score, ``total`` decomposes the multiclass Brier score
@@ -93,6 +95,9 @@ def lens_decomposition(scores, labels, *, kind: str, lens: str = "one_vs_rest", 
         The binary problems.
     score : {"brier", "log"} or callable, default "brier"
         The proper score of each binary problem.
+    sample_weight : array_like of shape (N,), optional
+        A weight >= 0 per sample, for every binary problem: weighted decompositions
+        (:func:`calib.calibration_errors.corp.corp_decomposition`). None weighs every sample 1.
 
     Returns
     -------
@@ -112,8 +117,12 @@ def lens_decomposition(scores, labels, *, kind: str, lens: str = "one_vs_rest", 
     (0.33, 0.33)
     """
     probs, y = probs_and_labels(scores, labels, kind)
+    w = as_sample_weights(sample_weight, y.size)
     forecasts = lens_forecasts(probs, y, lens)
     odds = lens_log_odds(as_logprobs(scores, kind), lens) if isinstance(score, str) and score == "log" else {}
-    parts = {name: corp_decomposition(x, o, score=score, log_odds=odds.get(name)) for name, (x, o) in forecasts.items()}
+    parts = {
+        name: corp_decomposition(x, o, score=score, log_odds=odds.get(name), sample_weight=w)
+        for name, (x, o) in forecasts.items()
+    }
     terms = np.array([[d.score, d.mcb, d.dsc, d.unc] for d in parts.values()]).sum(axis=0)
     return LensDecomposition(lens, parts, CorpDecomposition(*map(float, terms)))

@@ -40,7 +40,10 @@ class MurphyDiagram:
 
 def mean_elementary_scores(values: np.ndarray, counts: np.ndarray, positives: np.ndarray, thresholds) -> np.ndarray:
     """Mean S_theta at each threshold of forecasts grouped by value: ``values`` non-decreasing, each held
-    by ``counts`` samples of which ``positives`` are positive. O((M + G) log M).
+    by ``counts`` samples of which ``positives`` are positive. O((M + G) log M). The samples are already
+    grouped, so weights enter as the groups' summed weights: ``counts`` the summed weight of a value's
+    samples, ``positives`` that of its positive ones (a weighted :class:`calib.calibration_errors.corp.CorpCurve`
+    holds them), and the result is the weighted mean sum_i w_i S_theta(x_i, y_i) / sum_i w_i.
 
     Source: Ehm et al. (2016) (the elementary scores of a probability forecast; see the module's text).
 
@@ -49,7 +52,7 @@ def mean_elementary_scores(values: np.ndarray, counts: np.ndarray, positives: np
     values : array of shape (M,)
         Non-decreasing forecasts in [0, 1].
     counts, positives : arrays of shape (M,)
-        Samples and positives per forecast.
+        Samples and positives per forecast (or their summed sample weights).
     thresholds : array of shape (G,)
         The thetas, in [0, 1].
 
@@ -61,6 +64,8 @@ def mean_elementary_scores(values: np.ndarray, counts: np.ndarray, positives: np
     --------
     >>> mean_elementary_scores(np.array([0.2, 0.8]), np.array([1, 1]), np.array([0, 1]), [0.5]).tolist()
     [0.0]
+    >>> mean_elementary_scores(np.array([0.2, 0.8]), np.array([3.0, 1.0]), np.array([1.0, 0.0]), [0.5]).tolist()
+    [0.25]
     """
     theta = np.asarray(thresholds, dtype=np.float64)
     n = counts.sum()
@@ -78,7 +83,7 @@ def _check_thresholds(thresholds) -> np.ndarray:
     return theta
 
 
-def murphy_diagram(forecasts: Mapping[str, object], outcome, *, thresholds=None) -> MurphyDiagram:
+def murphy_diagram(forecasts: Mapping[str, object], outcome, *, thresholds=None, sample_weight=None) -> MurphyDiagram:
     """Mean elementary scores over thresholds of one or more systems, raw and CORP-recalibrated.
 
     Source: Ehm et al. (2016) (elementary scores, Murphy diagrams); Dimitriadis et al. (2021) (the
@@ -92,6 +97,10 @@ def murphy_diagram(forecasts: Mapping[str, object], outcome, *, thresholds=None)
         The binary outcomes, 0 or 1.
     thresholds : array_like of shape (G,), optional
         The thetas in [0, 1]; default 201 evenly spaced from 0 to 1.
+    sample_weight : array_like of shape (N,), optional
+        A weight >= 0 per sample (:func:`calib.validation.as_sample_weights`), the same for every system:
+        the means become weighted means sum_i w_i S_theta(x_i, y_i) / sum_i w_i and the recalibration the
+        weighted PAV fit (:func:`calib.calibration_errors.corp.corp_curve`). None weighs every sample 1.
 
     Returns
     -------
@@ -112,7 +121,7 @@ def murphy_diagram(forecasts: Mapping[str, object], outcome, *, thresholds=None)
     if not forecasts:
         raise CalibInputError("forecasts must name at least one system: {name: probabilities of the event}")
     theta = _check_thresholds(thresholds)
-    curves: dict[str, CorpCurve] = {name: corp_curve(x, outcome) for name, x in forecasts.items()}
+    curves: dict[str, CorpCurve] = {name: corp_curve(x, outcome, sample_weight) for name, x in forecasts.items()}
     raw, recalibrated = {}, {}
     for name, curve in curves.items():
         raw[name] = mean_elementary_scores(curve.points, curve.counts, curve.positives, theta)
