@@ -119,7 +119,6 @@ def corp_summary(
     ('positive class', 200, ['brier', 'log'])
     """
     tests = {"n_resamples": settings.n_boot, "seed": settings.seed, "test_samples": settings.corp_test_samples}
-    weighted = {} if sample_weight is None else {"sample_weight": sample_weight}
-    report = corp_report(forecasts, outcomes, log_odds=log_odds, **tests, **weighted)
+    report = corp_report(forecasts, outcomes, log_odds=log_odds, sample_weight=sample_weight, **tests)
     tested = min(outcomes.size, settings.corp_test_samples) if settings.n_boot else 0
     return CorpSummary(lens_of(n_classes), report, settings.n_boot, tested, outcomes.size)

@@ -299,7 +299,7 @@ def bin_edges(
     scores, (n,) or (n, K) for one set of edges per class; None for equal width), equal in the rows'
     ``sample_weight`` when given."""
     return {
-        name: strategy_edges(settings.binning, settings.n_bins, scores, **({} if sample_weight is None else {"sample_weight": sample_weight}))
+        name: strategy_edges(settings.binning, settings.n_bins, scores, sample_weight=sample_weight)
         for name, scores in columns.items()
     }
 

@@ -105,7 +105,9 @@ def test_weighted_accuracy_and_cross_entropy_agree_with_scikit_learn():
 
 def test_scaling_the_weights_changes_no_metric_but_those_that_count_samples():
     logp, labels, weights = _data(1200, 3, seed=2)
-    options = {"n_boot": 0, "calibrators": (), "binning": "equal-mass"}
+    # Equal width: equal-mass boundaries of whole weights are whole ranks, ceil(m W / M), as those of the rows
+    # the weights repeat, and of other weights m W / M (calib.calibration_errors.binning.equal_mass_edges).
+    options = {"n_boot": 0, "calibrators": (), "binning": "equal-width"}
     once = evaluate(logp, labels, kind="logprobs", sample_weight=weights, **options)
     scaled = evaluate(logp, labels, kind="logprobs", sample_weight=weights / 7.0, **options)
     for name, metric in once.metrics.items():
