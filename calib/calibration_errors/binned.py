@@ -133,7 +133,9 @@ def binned_error(
     with D_gm = sum over the bin of (outcome - score); G > 1 columns (the class-wise errors) are averaged
     (the largest taken for "max"). ``average`` weighs the non-empty bins equally instead of by N_gm / N;
     ``debiased`` (squared and l2) subtracts each bin's sampling variance ybar (1 - ybar) / (N_gm - 1) from
-    its squared gap (bins of one sample keep theirs).
+    its squared gap (bins of one sample keep theirs). Of weighted samples, N_gm is a bin's summed weight,
+    N the total weight, the means and D_gm weighted: the weighted error, whose debiased form reads the
+    weights as frequencies.
 
     The bins come as their means (``frequency`` and ``mean_score``, any norm), or as their sums, the form
     in which resamples keep them (trailing axes, e.g. one per resample, are kept): the gap sums D_gm alone
