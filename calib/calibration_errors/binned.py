@@ -89,13 +89,17 @@ class ReliabilityBins:
         """Clopper-Pearson (exact binomial) interval of each bin's frequency; NaN for empty bins.
 
         The survey's binomial bars (Sect. 4.1, Fig. 7b; Clopper & Pearson (1934)): with k positives of
-        n, low = Beta(alpha/2; k, n - k + 1) and high = Beta(1 - alpha/2; k + 1, n - k) quantiles.
+        n, low = Beta(alpha/2; k, n - k + 1) and high = Beta(1 - alpha/2; k + 1, n - k) quantiles. Bins of
+        weighted samples read their weights as frequencies: n is the bin's weight and k that of its
+        positives, whole or not.
         """
         if not 0 < level < 1:
             raise CalibInputError(f"level must be in (0, 1); got {level!r}")
         alpha = 1.0 - level
         n = self.counts.astype(np.float64)
-        k = np.round(self.frequency * n)
+        k = self.frequency * n
+        if np.array_equal(n, np.round(n)):  # counts of samples: k is a count too, rounded after the division
+            k = np.round(k)
         with np.errstate(invalid="ignore"):
             low = np.where(k > 0, betaincinv(k, n - k + 1, alpha / 2), 0.0)
             high = np.where(k < n, betaincinv(k + 1, n - k, 1 - alpha / 2), 1.0)
@@ -129,7 +133,9 @@ def binned_error(
     with D_gm = sum over the bin of (outcome - score); G > 1 columns (the class-wise errors) are averaged
     (the largest taken for "max"). ``average`` weighs the non-empty bins equally instead of by N_gm / N;
     ``debiased`` (squared and l2) subtracts each bin's sampling variance ybar (1 - ybar) / (N_gm - 1) from
-    its squared gap (bins of one sample keep theirs).
+    its squared gap (bins of one sample keep theirs). Of weighted samples, N_gm is a bin's summed weight,
+    N the total weight, the means and D_gm weighted: the weighted error, whose debiased form reads the
+    weights as frequencies.
 
     The bins come as their means (``frequency`` and ``mean_score``, any norm), or as their sums, the form
     in which resamples keep them (trailing axes, e.g. one per resample, are kept): the gap sums D_gm alone

@@ -111,7 +111,9 @@ def corp_curve_lines(ax, points, recalibrated, *, band=None, band_label="", colo
 
 
 def score_histogram(ax, points, counts):
-    """The scores' histogram (HISTOGRAM_BINS bins on [0, 1]) from distinct scores and their counts.
+    """The scores' histogram (HISTOGRAM_BINS bins on [0, 1]) from distinct scores and their counts (the
+    summed weights of a weighted curve, :func:`calib.calibration_errors.corp.corp_curve`, whose histogram
+    then shows weight).
 
     Examples
     --------

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from calib.calibration_errors.binned import ReliabilityBins
+from calib.validation import as_sample_weights
 
 
 def reliability_bars(ax, bins: ReliabilityBins, *, intervals=None, color="tab:blue", gap_color="red", label=None):
@@ -91,11 +92,33 @@ def reliability_points(ax, bins: ReliabilityBins, *, marker_at: str = "mean", st
     diagonal(ax)
 
 
-def score_histogram(ax, scores, edges, *, color="tab:blue"):
-    """Histogram of the scores on the diagram's bins (counts)."""
-    ax.hist(np.asarray(scores), bins=np.asarray(edges), color=color, alpha=0.6, edgecolor="white")
+def score_histogram(ax, scores, edges, *, color="tab:blue", sample_weight=None):
+    """Histogram of the scores on the diagram's bins: counts, or with ``sample_weight`` (one weight >= 0 per
+    score, :func:`calib.validation.as_sample_weights`) each bin's summed weight.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    scores : array_like of shape (N,)
+    edges : array_like of shape (M + 1,)
+        The bins' edges (e.g. :attr:`ReliabilityBins.edges`).
+    color : str, default "tab:blue"
+    sample_weight : array_like of shape (N,), optional
+        None counts every score once.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().add_subplot()
+    >>> score_histogram(ax, [0.1, 0.2, 0.8], [0.0, 0.5, 1.0], sample_weight=[2.5, 1, 0])
+    >>> [float(patch.get_height()) for patch in ax.patches]
+    [3.5, 0.0]
+    """
+    values = np.asarray(scores)
+    w = as_sample_weights(sample_weight, values.size)
+    ax.hist(values, bins=np.asarray(edges), weights=w, color=color, alpha=0.6, edgecolor="white")
     ax.set_xlim(0, 1)
-    ax.set_ylabel("count")
+    ax.set_ylabel("count" if w is None else "weight")
 
 
 def reliability_curve(ax, x, y, *, label=None, **style):

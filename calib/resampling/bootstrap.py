@@ -24,7 +24,16 @@ import numpy as np
 from scipy import sparse
 
 from calib.calibration_errors.binned import BinnedCalibrationError, binned_error
-from calib.validation import CalibInputError, Choice, as_float_array, as_labels, as_probs, check, check_positive_int
+from calib.validation import (
+    CalibInputError,
+    Choice,
+    as_float_array,
+    as_labels,
+    as_probs,
+    as_sample_weights,
+    check,
+    check_positive_int,
+)
 
 _BLOCK_CELLS = 1 << 22
 # counted_resamples keeps this many (sample, resample) counts, one byte each.
@@ -382,7 +391,8 @@ def bootstrap(
         cross-validated statistic can keep duplicates of one sample in one fold.
     *arrays : ndarray
         One or more arrays sharing their first dimension N (one entry or row per sample), indexed
-        with integer arrays.
+        with integer arrays. Sample weights are one more such array, which the statistic reads: each
+        resample then keeps the drawn rows' weights.
     n_boot : int
         B, the number of resamples (>= 1).
     seed : int or numpy.random.Generator
@@ -435,15 +445,21 @@ class EceTerms:
     """What a resample's binned ECE needs: each sample's outcome - score gap(s) summed per group.
 
     A group is a (class, bin) cell: the class-wise target has K gaps per sample, one per class, and
-    averages K class ECEs (``n_averaged``); the other targets have one gap per sample.
+    averages K class ECEs (``n_averaged``); the other targets have one gap per sample. With sample
+    weights the gaps are w_i times the sample's gap, and ``weights`` (N,) hold the w_i, whose resampled
+    sum is the resample's total weight (None: every sample weighs 1).
     """
 
     sums: ResampledSums
     n_averaged: int
+    weights: np.ndarray | None = None
 
 
-def ece_terms(probs: np.ndarray, labels: np.ndarray, estimator: BinnedCalibrationError) -> EceTerms:
-    """The groups and gaps of validated ``probs`` (N, K) and ``labels`` for ``estimator``'s ECE.
+def ece_terms(
+    probs: np.ndarray, labels: np.ndarray, estimator: BinnedCalibrationError, sample_weight: np.ndarray | None = None
+) -> EceTerms:
+    """The groups and gaps of validated ``probs`` (N, K) and ``labels`` for ``estimator``'s ECE, weighted by
+    the validated ``sample_weight`` (N,) when given.
 
     Only an L1 ECE of bins weighted by their counts is a sum of per-bin sums that resamples can share;
     other settings raise :class:`CalibInputError`. Equal-mass bins are found once, on the data, and every
@@ -454,18 +470,21 @@ def ece_terms(probs: np.ndarray, labels: np.ndarray, estimator: BinnedCalibratio
             "the batched ECE bootstrap needs norm='l1', average=False and a target other than 'canonical'; "
             f"got {estimator}. Bootstrap other estimators with calib.resampling.bootstrap.bootstrap(statistic, ...)"
         )
-    scores, outcomes, ids = estimator.binned_columns(probs, labels)
+    scores, outcomes, ids = estimator.binned_columns(probs, labels, sample_weight)
     gaps = outcomes - scores
+    if sample_weight is not None:
+        gaps = gaps * sample_weight[:, None]
     if gaps.shape[1] == 1:
-        return EceTerms(ResampledSums(gaps[:, 0], ids[:, 0], estimator.n_slots), 1)
-    return EceTerms(ResampledSums(gaps, ids, estimator.n_slots), gaps.shape[1])
+        return EceTerms(ResampledSums(gaps[:, 0], ids[:, 0], estimator.n_slots), 1, sample_weight)
+    return EceTerms(ResampledSums(gaps, ids, estimator.n_slots), gaps.shape[1], sample_weight)
 
 
 def resampled_ece(terms: EceTerms, counts: np.ndarray) -> np.ndarray:
     """The ECE (:func:`~calib.calibration_errors.binned.binned_error`) of each resample counted by
-    ``counts`` (N, b, :func:`resample_counts`)."""
+    ``counts`` (N, b, :func:`resample_counts`); of weighted terms, sum_b |sum_i c_i w_i gap_i| / sum_i c_i w_i."""
     gap_sums = terms.sums(counts).reshape(terms.n_averaged, -1, counts.shape[1])
-    return binned_error(None, counts.sum(axis=0), gap_sums=gap_sums)
+    total = counts.sum(axis=0) if terms.weights is None else terms.weights @ counts
+    return binned_error(None, total, gap_sums=gap_sums)
 
 
 def bootstrap_ece(
@@ -477,6 +496,7 @@ def bootstrap_ece(
     n_boot: int = 1000,
     seed=0,
     alpha: float = 0.05,
+    sample_weight=None,
 ) -> BootstrapResult:
     """Bootstrap percentile confidence interval of a binned ECE (L1), fast.
 
@@ -487,6 +507,10 @@ def bootstrap_ece(
     resample's ECE needs only its per-bin sums: all resamples of a block are evaluated at once by one
     sparse product, with no loop over them (O(B N) time, in blocks of about 2^22 (resample, sample)
     cells). The interval is the (alpha/2, 1 - alpha/2) percentiles of the B resampled ECEs.
+
+    With ``sample_weight`` the ECE is the weighted one, sum_b |sum_{i in b} w_i (outcome_i - score_i)| /
+    sum_i w_i (:class:`~calib.calibration_errors.binned.BinnedCalibrationError` with the weights), and a
+    resample draws the samples of positive weight, each drawn c_i times counting c_i w_i.
 
     Source: Ferrer & Ramos (2024), App. E, after Efron & Tibshirani (1993) (percentile bootstrap);
     Silva Filho et al. (2023), Defs. 1, 4 and 6 (the ECE of each target).
@@ -509,6 +533,9 @@ def bootstrap_ece(
         Seed of ``numpy.random.default_rng``, which draws the resamples.
     alpha : float, default 0.05
         1 - the interval's level, in (0, 1).
+    sample_weight : array_like of shape (N,), optional
+        A weight >= 0 per sample (:func:`calib.validation.as_sample_weights`); samples of weight 0 are
+        dropped before resampling. None weighs every sample 1.
 
     Returns
     -------
@@ -541,7 +568,10 @@ def bootstrap_ece(
             f"estimator must be a calib.BinnedCalibrationError, e.g. BinnedCalibrationError('top_label', n_bins=15); "
             f"got {estimator!r}"
         )
-    terms = ece_terms(probs, y, estimator)
+    w = as_sample_weights(sample_weight, y.size)
+    if w is not None:  # a sample of weight 0 is not in the data, nor in any resample of it
+        probs, y, w = probs[w > 0], y[w > 0], w[w > 0]
+    terms = ece_terms(probs, y, estimator, w)
     estimate = resampled_ece(terms, np.ones((y.size, 1)))
     blocks = resample_blocks(y.size, n_boot=n_boot, seed=seed)
     values = np.concatenate([resampled_ece(terms, resample_counts(rows, y.size)) for rows in blocks])

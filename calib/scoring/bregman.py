@@ -30,7 +30,9 @@ it, so rankings do not change: "Reassessing calibration" (n.d.), App. E).
 
 Samples. :func:`sample_world` turns scores and labels into the empirical world (weight 1/N per
 sample, one-hot conditionals), so the plug-in estimates group identical predictions / confidences
-and every identity also holds exactly on a sample.
+and every identity also holds exactly on a sample. With sample weights (``sample_weight=``, one weight
+>= 0 per sample) an atom's weight is w_i / sum_j w_j (samples of weight 0 are no atoms): every
+expectation is a weighted mean, and integer weights give the world of the samples repeated w_i times.
 
 Typos in the source resolved here: eq. 4.7's second divergence is the 1-D d_varphi (the text writes
 d_phi twice); eq. 4.8 (Nadaraya-Watson) needs y_i in the numerator; in the proof of Prop. 4.3 the
@@ -44,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calib.calibration_errors.smoothing import nadaraya_watson
-from calib.validation import CalibInputError, Choice, as_labels, as_probs, check
+from calib.validation import CalibInputError, Choice, as_labels, as_probs, as_sample_weights, check
 
 LOSSES = ("brier", "log")
 TARGETS = ("conditional", "label")
@@ -277,21 +279,36 @@ class FiniteWorld:
         return self.predictions[np.arange(self.predictions.shape[0]), self.classes]
 
 
-def sample_world(scores, labels, *, kind: str, classes=None) -> FiniteWorld:
+def sample_world(scores, labels, *, kind: str, classes=None, sample_weight=None) -> FiniteWorld:
     """The empirical world of a sample: weight 1/N per sample, one-hot conditionals e_{y_i}, g = scores.
+
+    With ``sample_weight`` (one weight >= 0 per sample, :func:`calib.validation.as_sample_weights`) sample
+    i weighs w_i / sum_j w_j, and samples of weight 0 are left out (a world's atoms weigh more than 0).
 
     Source: the plug-in reading of "Reassessing calibration" (n.d.), Lemma 4.1 (eq. 4.2) and eq. 4.7:
     conditioning on g(X) (or h(X)) becomes grouping of samples with identical prediction rows (or
     confidences), so the decompositions hold exactly on the sample. ``kind`` says what ``scores`` holds;
     ``classes`` overrides the first-index argmax as c (e.g. the original argmax for a recalibrated h).
+
+    Examples
+    --------
+    >>> world = sample_world([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]], [0, 1, 1], kind="probs", sample_weight=[3, 1, 0])
+    >>> world.weights.tolist(), world.classes.tolist()
+    ([0.75, 0.25], [0, 1])
     """
     probs = as_probs(scores, kind, "scores")
     y = as_labels(labels, probs.shape[0], probs.shape[1])
+    w = as_sample_weights(sample_weight, y.size)
+    chosen = np.array(_as_classes(classes, probs), copy=True)
+    weights = np.full(y.size, 1.0 / y.size)
+    if w is not None:
+        kept = w > 0
+        probs, y, chosen, weights = probs[kept], y[kept], chosen[kept], w[kept] / w.sum()
     onehot = np.zeros_like(probs)
     onehot[np.arange(y.size), y] = 1.0
     # Every field is fresh and valid by construction, so skip FiniteWorld's re-validation of (N, K) arrays.
     world = object.__new__(FiniteWorld)
-    _set_fields(world, np.full(y.size, 1.0 / y.size), onehot, probs, np.array(_as_classes(classes, probs), copy=True))
+    _set_fields(world, weights, onehot, probs, chosen)
     return world
 
 
@@ -492,16 +509,25 @@ def confidence_problem_decomposition(
 
 
 def empirical_decomposition(
-    scores, labels, *, kind: str, loss: str = "brier", calibration: str = "full", classes=None
+    scores, labels, *, kind: str, loss: str = "brier", calibration: str = "full", classes=None, sample_weight=None
 ) -> SharpnessCalibration:
     """Plug-in sharpness / calibration decomposition of the mean loss on a sample (exact on the sample).
 
     Source: "Reassessing calibration" (n.d.), Lemma 4.1 (eq. 4.2) for ``calibration="full"`` (groups of identical score
     rows) and eq. 4.7 with Lemma 4.6 for ``calibration="confidence"`` (groups of identical
     confidences). The total is the mean Brier score (summed over classes) or NLL (natural log).
+    ``sample_weight`` (one weight >= 0 per sample) makes every mean a weighted mean, sum_i w_i v_i /
+    sum_i w_i (:func:`sample_world`); None weighs every sample 1.
+
+    Examples
+    --------
+    >>> s = [[0.6, 0.4], [0.6, 0.4], [0.2, 0.8]]
+    >>> d = empirical_decomposition(s, [0, 1, 1], kind="probs", sample_weight=[3, 1, 1])
+    >>> round(d.total, 4), round(d.calibration, 4)
+    (0.352, 0.052)
     """
     check(calibration, Choice(CALIBRATIONS), "calibration")
-    world = sample_world(scores, labels, kind=kind, classes=classes)
+    world = sample_world(scores, labels, kind=kind, classes=classes, sample_weight=sample_weight)
     if calibration == "full":
         return full_decomposition(world, loss=loss, target="label")
     return confidence_decomposition(world, loss=loss, target="label")
@@ -510,13 +536,26 @@ def empirical_decomposition(
 # --- kernel (Nadaraya-Watson) plug-in of the confidence calibration error ------------------------------
 
 
-def _nadaraya_watson_at_samples(x: np.ndarray, y: np.ndarray, bandwidth: float, kernel: str) -> np.ndarray:
-    """m_hat(x_i) = sum_j K((x_i - x_j)/s) y_j / sum_j K((x_i - x_j)/s) at every sample point x_i.
+# Sample points per block of the weighted Gaussian smoother (a block x n matrix of kernel values at a time).
+_KERNEL_BLOCK = 1 << 10
+
+
+def _nadaraya_watson_at_samples(
+    x: np.ndarray, y: np.ndarray, bandwidth: float, kernel: str, w: np.ndarray | None = None
+) -> np.ndarray:
+    """m_hat(x_i) = sum_j K((x_i - x_j)/s) y_j / sum_j K((x_i - x_j)/s) at every sample point x_i; with
+    weights ``w``, sum_j w_j K(...) y_j / sum_j w_j K(...).
 
     Epanechnikov: exact in O(n log n) by prefix sums; Gaussian:
-    :func:`calib.calibration_errors.smoothing.nadaraya_watson`.
+    :func:`calib.calibration_errors.smoothing.nadaraya_watson`, or with weights blocks of the n x n kernel.
     """
     n = x.size
+    if w is not None and kernel != "epanechnikov":
+        out = np.empty(n)
+        for start in range(0, n, _KERNEL_BLOCK):
+            k = np.exp(-0.5 * np.square((x[start : start + _KERNEL_BLOCK, None] - x[None, :]) / bandwidth))
+            out[start : start + _KERNEL_BLOCK] = (k @ (w * y)) / (k @ w)
+        return out
     if kernel == "epanechnikov":
         # Exact windowed sums via prefix sums over sorted x: K(u) = 1 - u^2 on |u| <= 1 (the constant cancels).
         order = np.argsort(x, kind="stable")
@@ -524,6 +563,8 @@ def _nadaraya_watson_at_samples(x: np.ndarray, y: np.ndarray, bandwidth: float, 
         center = xs.mean()
         xc = xs - center
         cols = np.column_stack([np.ones(n), xc, xc * xc])
+        if w is not None:  # each sample's terms times its weight: the windowed sums become weighted sums
+            cols = cols * w[order][:, None]
         prefix = np.vstack([np.zeros((1, 6)), np.cumsum(np.hstack([cols, cols * ys[:, None]]), axis=0)])
         lo = np.searchsorted(xs, xs - bandwidth, side="left")
         hi = np.searchsorted(xs, xs + bandwidth, side="right")
@@ -542,7 +583,14 @@ def _nadaraya_watson_at_samples(x: np.ndarray, y: np.ndarray, bandwidth: float, 
 
 
 def kernel_calibration_error(
-    confidences, correct, *, loss: str = "brier", bandwidth: float, kernel: str = "gaussian", form: str = "plugin"
+    confidences,
+    correct,
+    *,
+    loss: str = "brier",
+    bandwidth: float,
+    kernel: str = "gaussian",
+    form: str = "plugin",
+    sample_weight=None,
 ) -> float:
     """Nadaraya-Watson plug-in estimate of the confidence calibration error E d_varphi(E[A | h], h).
 
@@ -559,6 +607,20 @@ def kernel_calibration_error(
 
     Both are consistent under C.1 / C.2 (bandwidth -> 0 with n bandwidth^2 / log n -> inf). Cost:
     O(n log n) for Epanechnikov, O(n^2) time in blocks for Gaussian.
+
+    ``sample_weight`` (one weight >= 0 per sample, :func:`calib.validation.as_sample_weights`) weighs the
+    regression, m_hat(h) = sum_j w_j K((h - h_j)/s) A_j / sum_j w_j K((h - h_j)/s), and the mean,
+    sum_i w_i (...) / sum_i w_i; samples of weight 0 are dropped, so integer weights give the estimate
+    of the samples repeated w_i times. None weighs every sample 1.
+
+    Examples
+    --------
+    >>> h, a = [0.55, 0.6, 0.7, 0.8, 0.9, 0.95], [1, 0, 1, 1, 1, 1]
+    >>> e = kernel_calibration_error(h, a, bandwidth=0.1, kernel="epanechnikov", sample_weight=[1, 2, 1, 1, 0, 3])
+    >>> repeated = kernel_calibration_error(np.repeat(h, [1, 2, 1, 1, 0, 3]), np.repeat(a, [1, 2, 1, 1, 0, 3]),
+    ...                                     bandwidth=0.1, kernel="epanechnikov")
+    >>> bool(abs(e - repeated) < 1e-12)
+    True
     """
     loss = _check_loss(loss)
     kernel = check(kernel, Choice(KERNELS), "kernel")
@@ -574,7 +636,12 @@ def kernel_calibration_error(
     a = a.astype(np.float64)
     if isinstance(bandwidth, bool) or not np.isscalar(bandwidth) or not np.isfinite(bandwidth) or bandwidth <= 0:
         raise CalibInputError(f"bandwidth must be a finite number > 0; got {bandwidth!r}")
-    m_hat = np.clip(_nadaraya_watson_at_samples(h, a, float(bandwidth), kernel), 0.0, 1.0)
+    w = as_sample_weights(sample_weight, h.size)
+    if w is not None:
+        h, a, w = h[w > 0], a[w > 0], w[w > 0]
+    m_hat = np.clip(_nadaraya_watson_at_samples(h, a, float(bandwidth), kernel, w), 0.0, 1.0)
     if form == "plugin":
-        return float(np.mean(_div_1d(m_hat, h, loss)))
-    return float(np.mean(_phi_1d(m_hat, loss) - _phi_1d(a, loss) + _div_1d(a, h, loss)))
+        terms = _div_1d(m_hat, h, loss)
+    else:
+        terms = _phi_1d(m_hat, loss) - _phi_1d(a, loss) + _div_1d(a, h, loss)
+    return float(np.mean(terms)) if w is None else float(np.sum(w * terms) / w.sum())

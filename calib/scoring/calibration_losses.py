@@ -13,31 +13,51 @@ import numpy as np
 from calib.calibrators.base import Calibrator
 from calib.calibrators.protocols import calibrate
 from calib.scoring.scores import brier, cross_entropy
-from calib.validation import CalibInputError, Choice, check, check_inputs
+from calib.validation import CalibInputError, Choice, as_sample_weights, check, check_inputs
 
 EPSRS = ("ce", "brier")
 
 
-def epsr(logp: np.ndarray, labels: np.ndarray, metric: str) -> float:
-    """Unnormalized EPSR of validated log-posteriors: ``ce`` (eq. 8) or ``brier`` (eq. 9, 1/K scaling)."""
+def epsr(logp: np.ndarray, labels: np.ndarray, metric: str, sample_weight=None) -> float:
+    """Unnormalized EPSR of validated log-posteriors: ``ce`` (eq. 8) or ``brier`` (eq. 9, 1/K scaling); a
+    weighted mean with ``sample_weight`` (as :func:`calib.scoring.scores.cross_entropy` and ``brier`` take it).
+
+    Examples
+    --------
+    >>> logp = np.log([[0.8, 0.2], [0.3, 0.7]])
+    >>> round(epsr(logp, np.array([0, 0]), "brier", sample_weight=[1, 3]), 4)
+    0.3775
+    """
     if check(metric, Choice(EPSRS), "metric") == "ce":
-        return cross_entropy(logp, labels, kind="logprobs")
-    return brier(logp, labels, kind="logprobs", scaling="mean")
+        return cross_entropy(logp, labels, kind="logprobs", sample_weight=sample_weight)
+    return brier(logp, labels, kind="logprobs", scaling="mean", sample_weight=sample_weight)
 
 
 def calibration_loss_from_posteriors(
-    raw, calibrated, labels, *, kind: str, metric: str, relative: bool = True
+    raw, calibrated, labels, *, kind: str, metric: str, relative: bool = True, sample_weight=None
 ) -> float:
     """CalLoss (eq. 30), or RCL (eq. 33, as a fraction) when ``relative``, from two sets of posteriors.
 
     A zero probability on a true label makes a cross-entropy infinite: CalLoss is then ``inf`` (raw
     infinite) or ``-inf`` (calibrated infinite), RCL is ``-inf`` for an infinite calibrated EPSR, and
     both are undefined (an error) when the raw EPSR is infinite and the calibrated one too (CalLoss) or
-    at all (RCL).
+    at all (RCL). With ``sample_weight`` (one weight >= 0 per sample) both EPSRs are weighted means,
+    sum_i w_i s_i / sum_i w_i; the calibrated posteriors are taken as given (a calibrator fitted with the
+    weights is the caller's part).
+
+    Examples
+    --------
+    >>> raw, cal = [[0.9, 0.1], [0.8, 0.2], [0.3, 0.7]], [[0.7, 0.3], [0.6, 0.4], [0.4, 0.6]]
+    >>> round(calibration_loss_from_posteriors(raw, cal, [0, 1, 1], kind="probs", metric="brier"), 4)
+    0.1757
+    >>> round(calibration_loss_from_posteriors(raw, cal, [0, 1, 1], kind="probs", metric="brier",
+    ...                                        sample_weight=[0, 2, 1]), 4)
+    0.3577
     """
     raw_logp, y = check_inputs(raw, labels, kind, "raw")
     cal_logp, _ = check_inputs(calibrated, labels, kind, "calibrated")
-    r, c = epsr(raw_logp, y, metric), epsr(cal_logp, y, metric)
+    w = as_sample_weights(sample_weight, y.size)
+    r, c = epsr(raw_logp, y, metric, w), epsr(cal_logp, y, metric, w)
     if np.isinf(r) and r == c:
         raise CalibInputError(
             f"raw and calibrated scores both have an infinite {metric} (a zero probability on a true label): "

@@ -161,3 +161,12 @@ def test_weighted_ece_by_hand(seed):
     assert BinnedCalibrationError(n_bins=15)(probs, labels, kind="probs", sample_weight=w) == pytest.approx(
         expected, abs=1e-12
     )
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_frequency_intervals_read_integer_weights_as_repeated_rows(seed):
+    x, y, w = weighted_rows(seed)
+    weighted = reliability_bins(x, y, n_bins=5, sample_weight=w).frequency_intervals(0.9)
+    repeated = reliability_bins(np.repeat(x, w), np.repeat(y, w), n_bins=5).frequency_intervals(0.9)
+    for a, b in zip(weighted, repeated, strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)

@@ -13,7 +13,7 @@ from calib.calibration_errors.corp import (
 )
 from calib.calibration_errors.corp_bands import _weighted_bootstrap_cells, corp_bands
 from calib.calibration_errors.corp_lenses import lens_decomposition
-from calib.scoring.murphy import murphy_diagram
+from calib.scoring.murphy import mean_elementary_scores, murphy_diagram
 from calib.validation import CalibInputError, kish_effective_size
 
 SEEDS = range(6)
@@ -174,3 +174,14 @@ def test_bad_weights_are_refused():
         corp_curve([0.1, 0.9], [0, 1], sample_weight=[1.0, -1.0])
     with pytest.raises(CalibInputError, match="sample_weight"):
         corp_decomposition([0.1, 0.9], [0, 1], sample_weight=[1.0])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_mean_elementary_scores_of_summed_weights_are_weighted_means(seed):
+    x, y, w = weighted_rows(seed)
+    curve = corp_curve(x, y, sample_weight=w)
+    theta = np.linspace(0, 1, 11)
+    by_hand = [np.average(t * ((x > t) & (y == 0)) + (1 - t) * ((x <= t) & (y == 1)), weights=w) for t in theta]
+    np.testing.assert_allclose(
+        mean_elementary_scores(curve.points, curve.counts, curve.positives, theta), by_hand, rtol=0, atol=1e-12
+    )

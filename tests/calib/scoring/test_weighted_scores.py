@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import brier_score_loss, log_loss
 
+from calib.scoring.bregman import empirical_decomposition, kernel_calibration_error
+from calib.scoring.calibration_losses import calibration_loss_from_posteriors
 from calib.scoring.decomposition import calibration_refinement, epistemic_irreducible
 from calib.scoring.scores import brier, cross_entropy, semi_empirical_cross_entropy
 from calib.validation import CalibInputError
@@ -111,3 +113,46 @@ def test_decompositions_of_integer_weights_are_those_of_repeated_rows(seed, loss
             assert a == pytest.approx(b, abs=1e-12)
     unit = calibration_refinement(probs, labels, kind="probs", loss=loss, sample_weight=np.ones(labels.size))
     assert unit == calibration_refinement(probs, labels, kind="probs", loss=loss)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("loss", ["brier", "log"])
+@pytest.mark.parametrize("calibration", ["full", "confidence"])
+def test_sharpness_decompositions_of_integer_weights_are_those_of_repeated_rows(seed, loss, calibration):
+    probs, labels, w = weighted_posteriors(seed, coarse=True)
+    options = {"kind": "probs", "loss": loss, "calibration": calibration}
+    weighted = empirical_decomposition(probs, labels, **options, sample_weight=w)
+    plain = empirical_decomposition(*repeated(w, probs, labels), **options)
+    for a, b in zip(weighted.__dict__.values(), plain.__dict__.values(), strict=True):
+        assert a == pytest.approx(b, abs=1e-12)
+    unit = empirical_decomposition(probs, labels, **options, sample_weight=np.ones(labels.size))
+    assert unit == empirical_decomposition(probs, labels, **options)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov"])
+@pytest.mark.parametrize("form", ["plugin", "covariance"])
+def test_kernel_calibration_error_of_integer_weights_is_that_of_repeated_rows(seed, kernel, form):
+    rng = np.random.default_rng(seed)
+    h = rng.uniform(0.3, 1.0, size=50)
+    a = (rng.uniform(size=50) < h).astype(int)
+    w = rng.integers(0, 5, size=50)
+    w[:3] = 0
+    options = {"bandwidth": 0.1, "kernel": kernel, "form": form}
+    assert kernel_calibration_error(h, a, **options, sample_weight=w) == pytest.approx(
+        kernel_calibration_error(*repeated(w, h, a), **options), abs=1e-12
+    )
+    assert kernel_calibration_error(h, a, **options, sample_weight=np.ones(50)) == pytest.approx(
+        kernel_calibration_error(h, a, **options), abs=1e-12
+    )
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("metric", ["ce", "brier"])
+def test_calibration_loss_of_integer_weights_is_that_of_repeated_rows(seed, metric):
+    probs, labels, w = weighted_posteriors(seed)
+    calibrated = (probs + 0.5) / (probs + 0.5).sum(axis=1, keepdims=True)
+    options = {"kind": "probs", "metric": metric}
+    assert calibration_loss_from_posteriors(probs, calibrated, labels, **options, sample_weight=w) == pytest.approx(
+        calibration_loss_from_posteriors(*repeated(w, probs, calibrated, labels), **options), abs=1e-12
+    )
