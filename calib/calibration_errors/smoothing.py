@@ -254,9 +254,14 @@ def _common_options(bandwidth, kernel, method, grid_points) -> tuple[float, str,
     return bandwidth, kernel, method, grid_points
 
 
-def _density_and_means(x, targets: list, x_eval, bandwidth, kernel, method, grid_points):
-    """KDE at ``x_eval`` (0 below the floor) and the NW means of each target vector (NaN there)."""
-    sums = _kernel_sums(x, [None, *targets], x_eval, bandwidth, kernel, method, grid_points)
+def _density_and_means(x, targets: list, x_eval, bandwidth, kernel, method, grid_points, weights=None):
+    """KDE at ``x_eval`` (0 below the floor) and the NW means of each target vector (NaN there), each sample
+    weighing ``weights`` (None: 1 each; the density is then the weighted one, of mean weight 1)."""
+    if weights is None:
+        sums = _kernel_sums(x, [None, *targets], x_eval, bandwidth, kernel, method, grid_points)
+    else:
+        columns = [weights, *(weights * t for t in targets)]
+        sums = _kernel_sums(x, columns, x_eval, bandwidth, kernel, method, grid_points) / weights.mean()
     density = sums[:, 0]
     defined = density >= _DENSITY_FLOOR * _kernel_peak(bandwidth, kernel)
     means = np.full((x_eval.size, len(targets)), np.nan)
@@ -280,18 +285,29 @@ def kde(x_data, x_eval, *, bandwidth=0.05, kernel: str = "gaussian", method: str
 
 
 def nadaraya_watson(
-    x_data, y_data, x_eval, *, bandwidth=0.05, kernel: str = "gaussian", method: str = "auto", grid_points=None
+    x_data,
+    y_data,
+    x_eval,
+    *,
+    bandwidth=0.05,
+    kernel: str = "gaussian",
+    method: str = "auto",
+    grid_points=None,
+    sample_weight=None,
 ):
     """Nadaraya-Watson regression of ``y_data`` on ``x_data`` at ``x_eval`` ("Reassessing calibration"
     (n.d.), eq. 4.8, with y_i).
 
     m(x) = sum_i K_sigma(x - x_i) y_i / sum_i K_sigma(x - x_i); NaN where the density p_hat(x) is below
-    1e-10 K_sigma(0). Options as in :func:`kde`. Returns an array of ``x_eval``'s shape.
+    1e-10 K_sigma(0). With ``sample_weight`` (one weight >= 0 per sample), m(x) = sum_i w_i K_sigma(x - x_i)
+    y_i / sum_i w_i K_sigma(x - x_i), the density weighted alike (Nadaraya (1964), Watson (1964)). Options as
+    in :func:`kde`. Returns an array of ``x_eval``'s shape.
     """
     bandwidth, kernel, method, grid_points = _common_options(bandwidth, kernel, method, grid_points)
     x, y = _paired(x_data, y_data, "x_data", "y_data")
+    w = as_sample_weights(sample_weight, x.size)
     points, shape = _eval_points(x_eval)
-    _, means = _density_and_means(x, [y], points, bandwidth, kernel, method, grid_points)
+    _, means = _density_and_means(x, [y], points, bandwidth, kernel, method, grid_points, w)
     return means[:, 0].reshape(shape)
 
 

@@ -536,10 +536,6 @@ def empirical_decomposition(
 # --- kernel (Nadaraya-Watson) plug-in of the confidence calibration error ------------------------------
 
 
-# Sample points per block of the weighted Gaussian smoother (a block x n matrix of kernel values at a time).
-_KERNEL_BLOCK = 1 << 10
-
-
 def _nadaraya_watson_at_samples(
     x: np.ndarray, y: np.ndarray, bandwidth: float, kernel: str, w: np.ndarray | None = None
 ) -> np.ndarray:
@@ -547,15 +543,9 @@ def _nadaraya_watson_at_samples(
     weights ``w``, sum_j w_j K(...) y_j / sum_j w_j K(...).
 
     Epanechnikov: exact in O(n log n) by prefix sums; Gaussian:
-    :func:`calib.calibration_errors.smoothing.nadaraya_watson`, or with weights blocks of the n x n kernel.
+    :func:`calib.calibration_errors.smoothing.nadaraya_watson` (exact sums in blocks).
     """
     n = x.size
-    if w is not None and kernel != "epanechnikov":
-        out = np.empty(n)
-        for start in range(0, n, _KERNEL_BLOCK):
-            k = np.exp(-0.5 * np.square((x[start : start + _KERNEL_BLOCK, None] - x[None, :]) / bandwidth))
-            out[start : start + _KERNEL_BLOCK] = (k @ (w * y)) / (k @ w)
-        return out
     if kernel == "epanechnikov":
         # Exact windowed sums via prefix sums over sorted x: K(u) = 1 - u^2 on |u| <= 1 (the constant cancels).
         order = np.argsort(x, kind="stable")
@@ -579,7 +569,7 @@ def _nadaraya_watson_at_samples(
         out = np.empty(n)
         out[order] = num / den
         return out
-    return nadaraya_watson(x, y, x, bandwidth=bandwidth, kernel="gaussian", method="exact")
+    return nadaraya_watson(x, y, x, bandwidth=bandwidth, kernel="gaussian", method="exact", sample_weight=w)
 
 
 def kernel_calibration_error(
