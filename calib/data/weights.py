@@ -75,12 +75,16 @@ def column_weights(values, column, path: Path, place: Callable[[int], str], *, s
         problem = f"are missing at {at(int(np.flatnonzero(missing)[0]))}; fill it in (a weight of 0 leaves the row out)"
         raise CalibInputError(f"{python} {problem}", cli_message=f"{cli} {problem}")
     if not (pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values)):
+        # Text cells are read as the numbers they write, so that a chunk of a text column whose cells are all
+        # numbers reads as the whole column does.
         check_decimals(values, column, path)  # a decimal comma says --decimal ,
-        text = pd.to_numeric(values, errors="coerce").isna().to_numpy()
-        shown = values.iloc[int(np.flatnonzero(text)[0])] if text.any() else values.iloc[0]
-        row = int(np.flatnonzero(text)[0]) if text.any() else 0
-        problem = f"hold {shown!r} at {at(row)}, not a number; a weight is a number >= 0"
-        raise CalibInputError(f"{python} {problem}", cli_message=f"{cli} {problem}")
+        numbers = pd.to_numeric(values, errors="coerce")
+        text = numbers.isna().to_numpy()
+        if text.any():
+            row = int(np.flatnonzero(text)[0])
+            problem = f"hold {values.iloc[row]!r} at {at(row)}, not a number; a weight is a number >= 0"
+            raise CalibInputError(f"{python} {problem}", cli_message=f"{cli} {problem}")
+        values = numbers
     return checked(values.to_numpy(), python, cli, at, whole=whole)
 
 
