@@ -10,8 +10,9 @@ A weights file holds one weight per row of the scores, in their order, and is on
   ``.xz`` / ``.zst`` too) of one number per line, with ``.`` as the decimal mark, optionally under one header
   line that is not a number (``weight``); a blank line (but at the end) or a line of two cells is refused.
 
-A text file is held whole as float64 (8 bytes per row: 80 MB for 10^7 rows); a ``.npy`` file is read in the
-slices the chunks need, so reading in chunks holds one chunk's weights at a time.
+A text file is held whole as float64 (8 bytes per row: 80 MB for 10^7 rows; a cluster's worker receives a
+copy); a ``.npy`` file is memory-mapped and read in the slices the chunks need, so reading in chunks holds
+one chunk's weights at a time (a worker maps the file at the same path).
 
 pandas is imported inside the functions that read text.
 """
@@ -27,6 +28,8 @@ from calib.validation import CalibInputError, as_sample_weights
 
 # Suffixes read as a numpy array; any other suffix is read as text.
 NPY_SUFFIXES = (".npy",)
+# Weights of a .npy file read at once when looking for one that is not 0 (2 MiB).
+SCAN_ROWS = 1 << 18
 
 
 def column_weights(values, column, path: Path, place: Callable[[int], str], *, start: int = 0, whole: bool = True):
@@ -174,6 +177,19 @@ class WeightsFile:
             self._check_length(n_rows)
             self._array = checked(values, self.python, self.cli, self.place, whole=True)
 
+    def __getstate__(self) -> dict:
+        """Pickled (for a cluster's worker, with a partition's reader) without the memory-mapped array, which
+        would travel whole: the worker maps the file again, at the same path as the data set's files."""
+        state = self.__dict__.copy()
+        if self._npy:
+            state["_array"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if self._npy:
+            self._array = self._mapped()
+
     def place(self, row: int) -> str:
         """Where weight ``row`` (counting from 0) is in the file: a text file's line, an array's index."""
         if self._npy:
@@ -213,10 +229,8 @@ class WeightsFile:
         return array
 
     def _refuse_all_zero(self) -> None:
-        from calib.data.chunks import CHUNK_ROWS
-
-        for start in range(0, self.n_rows, CHUNK_ROWS):
-            if np.asarray(self._array[start : start + CHUNK_ROWS]).any():
+        for start in range(0, self.n_rows, SCAN_ROWS):
+            if np.asarray(self._array[start : start + SCAN_ROWS]).any():
                 return
         raise all_zero(self.python, self.cli)
 

@@ -4,6 +4,7 @@ bad weight is one line naming the column (or file) and the row as the user finds
 
 from __future__ import annotations
 
+import pickle
 import re
 import warnings
 
@@ -266,3 +267,11 @@ def test_a_saved_set_keeps_its_weights_and_rows_paired_by_id_keep_theirs(tmp_pat
     assert read_posterior_set(tmp_path / "plain.npz").weights is None
     reordered = rows_in_order(pset, pset.ids[::-1], where="b", reference="a")
     assert np.array_equal(reordered.weights, pset.weights[::-1])
+
+
+def test_a_npy_weights_file_travels_to_a_worker_as_its_path_not_its_weights(tmp_path):
+    weights = np.arange(1.0, 10**5 + 1)
+    np.save(tmp_path / "w.npy", weights)
+    sent = pickle.dumps(WeightsFile(tmp_path / "w.npy", weights.size))
+    assert len(sent) < weights.nbytes / 100
+    assert pickle.loads(sent).rows(5, 8).tolist() == [6.0, 7.0, 8.0]
