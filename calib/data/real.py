@@ -526,7 +526,8 @@ def load_posteriors(
         Passed to the loader: ``renormalize``, ``require_labels``, ``scale`` (all types);
         ``scores_key``, ``labels_key`` (``.npz``); for a table, the fields of
         :class:`calib.data.table_options.TableOptions` (``label_column``, ``class_columns``,
-        ``label_values``, ``positive_label``, ``id_column``, ``group_column``, ``sep``, ``decimal``).
+        ``label_values``, ``positive_label``, ``id_column``, ``group_column``, ``weight_column``, ``sep``,
+        ``decimal``).
 
     Returns
     -------
