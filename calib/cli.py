@@ -53,6 +53,11 @@ from calib.validation import KINDS, CalibInputError, CalibInputWarning, MissingF
 # evaluate reads a Parquet, CSV / TSV or .npy file larger than this in chunks (in bounded memory; the
 # results are the same either way).
 CHUNKED_FILE_BYTES = 2**27
+# What a sample weight means, as the help of --weights and --weights-file says it.
+WEIGHT_MEANING = (
+    "a number >= 0 per row; a row counts w times (a negative kept 1 in 10 weighs 10; 0 leaves the row out), and "
+    "intervals resample rows, each keeping its weight"
+)
 # What calibrate writes: calibrated log-probabilities (.npz) or probabilities (.csv).
 CALIBRATED_SUFFIXES = (".npz", ".csv")
 
@@ -144,6 +149,20 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
         "--labels-file",
         help="labels .npy file, for .npy scores or an .npz without labels; for a table, it replaces the label column",
     )
+    group.add_argument(
+        "--weights",
+        metavar="COLUMN",
+        help=f"a column of sample weights (not scores): {WEIGHT_MEANING}; of the file evaluated, of --train "
+        "(calibrate: an --apply table may lack it), or of the first file (compare: the same weights for every "
+        "system; another file's column of that name must hold the same weights); not with --weights-file",
+    )
+    group.add_argument(
+        "--weights-file",
+        metavar="PATH",
+        help=f"the rows' sample weights in a file of their own, one per row in the rows' order: a .npy vector, or "
+        "a text file of one number per line (a first line that is not a number is a header); the only way for "
+        f".npy / .npz scores; {WEIGHT_MEANING}; for the file evaluated, --train, or every file compared",
+    )
     group.add_argument("--scores-key", default="scores", help="scores array in an .npz file (default: scores)")
     group.add_argument("--labels-key", default="labels", help="labels array in an .npz file (default: labels)")
     parser.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
@@ -175,6 +194,7 @@ def _table_options(args, fmt: str) -> TableOptions:
         positive_label=args.positive_label,
         id_column=args.id_column,
         group_column=getattr(args, "groups", None),  # evaluate's option only
+        weight_column=args.weights,
         renormalize=args.renormalize,
         scale=args.scale,
         sep=args.sep,
@@ -183,9 +203,34 @@ def _table_options(args, fmt: str) -> TableOptions:
     )
 
 
-def _load(path: str, args, *, require_labels: bool = True, labels_file: bool = True) -> PosteriorSet:
+def _check_weights(args, path: str) -> None:
+    """Refuse weights given twice (--weights and --weights-file), and a column of weights in ``path``, the file
+    they are of, when it has no columns (.npz, .npy)."""
+    if args.weights and args.weights_file:
+        raise UsageError(
+            f"--weights {args.weights} and --weights-file {args.weights_file} both give the rows' weights; give one"
+        )
+    fmt = file_format(Path(path), args.format) if args.weights and not Path(path).is_dir() else None
+    if fmt in ("npz", "npy"):
+        raise UsageError(
+            f"--weights {args.weights}: {path} is .{fmt}, which has no columns; give the weights with "
+            "--weights-file WEIGHTS.npy (one per row)"
+        )
+
+
+def _weighted(weights) -> dict:
+    """``sample_weight=weights`` as a keyword, none without weights (each row counts once: the call is the
+    unweighted one)."""
+    return {} if weights is None else {"sample_weight": weights}
+
+
+def _load(
+    path: str, args, *, require_labels: bool = True, labels_file: bool = True, weights: bool = True
+) -> PosteriorSet:
     """Load ``path`` as the command line says, and validate its scores as log-posteriors, so that a bad
-    file stops here, before any computation; loader warnings become notes on stderr."""
+    file stops here, before any computation; loader warnings become notes on stderr. ``weights``: the
+    weights (--weights, --weights-file) are this file's; else --weights-file is not read and a table may
+    lack the --weights column (read when it has it, never as scores)."""
     file = Path(path)
     fmt = file_format(file, args.format)
     group_column = getattr(args, "groups", None)
@@ -194,6 +239,9 @@ def _load(path: str, args, *, require_labels: bool = True, labels_file: bool = T
             f"--groups {group_column}: groups are read from a column of a table (CSV, Parquet, Feather); "
             f"{path} is .{fmt}: write the scores, labels and groups as one table"
         )
+    if weights:
+        _check_weights(args, path)
+    weights_file = args.weights_file if weights else None
     labels = args.labels_file if labels_file else None
     with _Notes():
         if fmt in ("npz", "npy"):
@@ -203,9 +251,11 @@ def _load(path: str, args, *, require_labels: bool = True, labels_file: bool = T
                 options |= {"scores_key": args.scores_key, "labels_key": args.labels_key, "default_kind": "probs"}
             else:
                 kind = kind or "probs"
-            pset = load_posteriors(file, kind=kind, format=fmt, labels=labels, **options)
+            pset = load_posteriors(file, kind=kind, format=fmt, labels=labels, weights_file=weights_file, **options)
         else:
-            pset = load_table(file, _table_options(args, fmt), labels=labels, require_labels=require_labels)
+            table = _table_options(args, fmt)
+            pset = load_table(file, table, labels=labels, require_labels=require_labels, weights_file=weights_file,
+                              require_weights=weights)  # fmt: skip
         pset.logprobs()  # validated now: a bad file stops before any work
     return pset
 
@@ -308,9 +358,11 @@ def _evaluate(args) -> int:
     progress = _Progress(args.quiet)
     if args.out:
         written = {f"--out {args.out} ({name})": Path(args.out) / name for name in _report_files(args.groups)}
-        _refuse_overwriting(written, {"FILE": args.file, "--labels-file": args.labels_file, "--costs": args.costs})
+        inputs = {"FILE": args.file, "--labels-file": args.labels_file, "--weights-file": args.weights_file}
+        _refuse_overwriting(written, inputs | {"--costs": args.costs})
     created = bool(args.out) and not Path(args.out).exists()
     out = _output_dir(args.out) if args.out else None
+    _check_weights(args, args.file)
     progress(f"reading {args.file}")  # the imports and a large file take seconds: say so first
     try:
         with ExitStack() as cluster:
@@ -344,7 +396,7 @@ def _evaluated(args, settings, progress, out: Path | None, table, map_reduce) ->
                      f"{parts} partitions")  # fmt: skip
     else:
         pset = _load(args.file, args)
-        data = Loaded(pset.logprobs(), pset.labels, pset.groups)  # the log-posteriors are ours: overwritten
+        data = Loaded(pset.logprobs(), pset.labels, pset.groups, pset.weights)  # the log-posteriors: overwritten
         n_classes, names, reading_notes, given = pset.n_classes, pset.class_names, pset.notes, pset.given_order
         progress(f"loaded {args.file}: {pset.n_samples} samples, {n_classes} classes")
         del pset  # the scores as stored: the log-posteriors are all that is read from now on
@@ -423,8 +475,9 @@ def _chunked(args, map_reduce=None):
             if not args.labels_file or not Path(args.labels_file).is_file():
                 return None  # loaded whole, which names what is missing
             kind = args.kind or "probs"
-            return npy_chunks(file, args.labels_file, kind=kind, renormalize=args.renormalize, scale=args.scale)
-        return table_chunks(file, _table_options(args, fmt), map_reduce=map_reduce)
+            return npy_chunks(file, args.labels_file, kind=kind, renormalize=args.renormalize, scale=args.scale,
+                              weights_file=args.weights_file)  # fmt: skip
+        return table_chunks(file, _table_options(args, fmt), map_reduce=map_reduce, weights_file=args.weights_file)
 
 
 def _report_files(groups: str | None) -> tuple[str, ...]:
@@ -520,7 +573,10 @@ def _calibrate(args) -> int:
     saved = _output_file(args.save_model, "--save-model", (".json",)) if args.save_model else None
     outputs = {"--out": out} | ({"--save-model": saved} if saved else {})
     inputs = {"--train": args.train, "--apply": args.apply, "--model": args.model, "--labels-file": args.labels_file}
+    inputs["--weights-file"] = args.weights_file
     _refuse_overwriting(outputs, inputs)
+    if args.model and (args.weights or args.weights_file):
+        raise UsageError("--weights and --weights-file weigh the rows of a fit (--train); drop them with --model")
     if args.model:
         with _Notes():
             model_file = read_calibrator(args.model)
@@ -535,18 +591,25 @@ def _calibrate(args) -> int:
                 "more classes use --method auto, temperature, dp, vector, matrix or dirichlet"
             )
         method, comparison = _chosen_method(args, train, progress)
+        if train.weights is not None:
+            _note(
+                f"the weights of --train {args.train} weigh the fit only: the cross-validated log-losses (--method "
+                "auto, and the check against the raw scores and temperature scaling) count each row once"
+            )
         _warn_about_training_data(train, method)
         progress(f"fitting {method} on {args.train} ({train.n_samples} samples)")
         with _Notes():
-            model = make_calibrator(method, **penalty).fit(train.scores, train.labels, kind=train.kind)
+            calibrator = make_calibrator(method, **penalty)
+            model = calibrator.fit(train.scores, train.labels, kind=train.kind, **_weighted(train.weights))
         _note_zero_treatment(model, args.train)
         comparison = _checked_against_baselines(args, train, method, penalty, comparison, progress)
         names, fitted_kind = train.class_names, train.kind
         del train
         report = _fit_report(model, method, None if comparison is None else comparison.as_record())
     progress(_fit_text(report))
-    # --labels-file labels --train (the file the calibrator learns from), never the file it is applied to
-    target = _load(args.apply, args, require_labels=False, labels_file=False)
+    # --labels-file and the weights are --train's (the file the calibrator learns from), never the file it is
+    # applied to
+    target = _load(args.apply, args, require_labels=False, labels_file=False, weights=False)
     target = _matched_to_model(target, names, fitted_kind, args, classes_in_order)
     if saved is not None:
         save_calibrator(
@@ -812,7 +875,8 @@ def _compare(args) -> int:
     if len(names) != len(args.files):
         raise UsageError(f"--names gives {len(names)} names for {len(args.files)} files; give one per file")
     progress = _Progress(args.quiet)
-    sets = [_load(f, args) for f in args.files]
+    # The weights are the first file's (its column, or --weights-file in its row order), the same for every system.
+    sets = [_load(f, args, weights=i == 0) for i, f in enumerate(args.files)]
     first, reference = sets[0], args.files[0]
     for i, (f, s) in enumerate(zip(args.files[1:], sets[1:], strict=True), start=1):
         if first.class_names is not None and s.class_names is not None:
@@ -822,9 +886,11 @@ def _compare(args) -> int:
             _check_same_labels(first, s, reference, f, "by id")
         else:
             _check_paired_by_position(first, s, reference, f)
+        _check_same_weights(first, s, reference, f, args.weights)
         sets[i] = s
     systems = [s.logprobs() for s in sets]
-    print(compare_text(compare(systems, first.labels, names=names, settings=settings, progress=progress)))
+    weighted = _weighted(first.weights)
+    print(compare_text(compare(systems, first.labels, names=names, settings=settings, progress=progress, **weighted)))
     return 0
 
 
@@ -846,6 +912,20 @@ def _check_paired_by_position(first: PosteriorSet, other: PosteriorSet, referenc
             "--id-column COLUMN ('Unnamed: 0' for the index pandas writes)"
         )
     _check_same_labels(first, other, reference, path, "row by row")
+
+
+def _check_same_weights(first: PosteriorSet, other: PosteriorSet, reference: str, path: str, column) -> None:
+    """Systems are compared with one set of weights, the first file's: another file's column of weights (read
+    when it has the --weights column, its rows paired with the first's) must hold the same weights."""
+    if other.weights is None:
+        return
+    differ = np.flatnonzero(other.weights != first.weights)
+    if differ.size:
+        raise CalibInputError(
+            f"{path}: its --weights column {column} differs from that of {reference} in {differ.size} rows (first at "
+            f"row {int(differ[0])} of {reference}, counting from 0); systems are compared with the weights of "
+            f"{reference}: give the same weights, or drop the column {column} from {path}"
+        )
 
 
 def _check_same_labels(first: PosteriorSet, other: PosteriorSet, reference: str, path: str, how: str) -> None:

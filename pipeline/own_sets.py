@@ -61,7 +61,9 @@ class OwnSet:
     layout; ``label_values``: what a table's labels hold (``--label-values``: ``index``, ``names``,
     ``1-based``, or label -> class column); ``positive_label``: a binary table's positive class
     (``--positive-label``); ``scale``, ``renormalize``, ``sep``, ``decimal``, ``scores_key``, ``labels_key``,
-    ``format``: as the options of those names;
+    ``format``: as the options of those names; ``weights``: a column of the rows' sample weights (``--weights``;
+    a calibration file in the same layout has it too), or ``weights_file``: a file of one weight per row of
+    ``file`` (``--weights-file``; :mod:`calib.data.weights`), kept in the materialized set's ``weights``;
     ``sha256``: the checksum ``file`` must have; ``label``: the set's name in tables (default: the config
     file's name). A table's keys map onto :class:`calib.data.table_options.TableOptions` (:meth:`table_options`).
     """
@@ -84,6 +86,8 @@ class OwnSet:
     format: Literal[FORMATS] | None = None
     sha256: Annotated[Any, Sha256()] | None = None  # Any: YAML reads unquoted digits as a number, which the rule names
     label: str | None = None
+    weights: str | None = None
+    weights_file: str | None = None
 
     def table_options(self, fmt: str) -> TableOptions:
         """The options a table of format ``fmt`` declared here is read with (each key is the command's option
@@ -97,6 +101,7 @@ class OwnSet:
             class_columns=self.class_columns,
             label_values=self.label_values,
             positive_label=self.positive_label,
+            weight_column=self.weights,
             renormalize=self.renormalize,
             scale=self.scale,
             sep=self.sep,
@@ -153,6 +158,12 @@ def load(name: str, split: str = "test") -> PosteriorSet:
     given, labels_file = getattr(spec, key), getattr(spec, labels_key)
     if given is None:
         raise error(name, key, "not declared")
+    if spec.weights is not None and spec.weights_file is not None:
+        raise error(name, "weights_file", f"weights: {spec.weights} names a column of weights already; give one")
+    # weights_file weighs the rows of file only: a calibration split is weighed by a column, if at all
+    weights_file = None if split != "test" or spec.weights_file is None else resolve(spec.weights_file)
+    if weights_file is not None and not weights_file.is_file():
+        raise error(name, "weights_file", f"{weights_file} does not exist (a relative path is read from {REPOSITORY})")
     path = resolve(given)
     if not path.is_file():
         raise error(name, key, f"{path} does not exist (a relative path is read from {REPOSITORY})")
@@ -168,6 +179,8 @@ def load(name: str, split: str = "test") -> PosteriorSet:
     labels = None if labels_file is None else resolve(labels_file)
     if labels is None and fmt == "npy":
         raise error(name, labels_key, f"{path} holds scores only: give the .npy file of its labels")
+    if spec.weights is not None and fmt in ("npz", "npy"):
+        raise error(name, "weights", f"{path} is .{fmt}, which has no columns: give the weights as weights_file:")
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", CalibInputWarning)
@@ -175,16 +188,28 @@ def load(name: str, split: str = "test") -> PosteriorSet:
                 options: dict = {"scale": spec.scale, "renormalize": spec.renormalize}
                 if fmt == "npz":
                     options |= {"scores_key": spec.scores_key, "labels_key": spec.labels_key}
-                pset = load_posteriors(path, kind=spec.kind, format=fmt, labels=labels, **options)
+                pset = load_posteriors(path, kind=spec.kind, format=fmt, labels=labels, weights_file=weights_file,
+                                       **options)  # fmt: skip
             else:
-                pset = load_table(path, spec.table_options(fmt), labels=labels)
+                pset = load_table(path, spec.table_options(fmt), labels=labels, weights_file=weights_file)
             pset.logprobs()  # validated here: wrong scores stop before any work
     except CalibInputError as exc:
-        blamed = "labels" if fmt not in ("npz", "npy") and "label" in str(exc).lower() else key
+        blamed = _blamed_key(exc, fmt, key)
         raise error(name, blamed, _declaration_words(exc)) from None
     for warning in caught:  # how the file was read, said once in a line, as `calib evaluate` says it
         print(f"note: {declaration_file(name)}: {_declaration_words(warning.message)}", file=sys.stderr)
     return pset
+
+
+def _blamed_key(exc: CalibInputError, fmt: str, key: str) -> str:
+    """The declaration's key a loader's refusal of the file of ``key`` is about: the weights' keys, ``labels``
+    for a table's labels, else ``key``."""
+    told = exc.cli_message
+    if "--weights-file" in told:
+        return "weights_file"
+    if "--weights" in told:
+        return "weights"
+    return "labels" if fmt not in ("npz", "npy") and "label" in str(exc).lower() else key
 
 
 def _declaration_words(problem) -> str:
@@ -200,7 +225,7 @@ def check(name: str) -> dict:
     names are unchanged (size and modification time), so a workflow run reads each file once.
     """
     spec = declared(name)
-    named = (spec.file, spec.labels_file, spec.calibration_file, spec.calibration_labels_file)
+    named = (spec.file, spec.labels_file, spec.calibration_file, spec.calibration_labels_file, spec.weights_file)
     files = [resolve(f) for f in named if f]
     stamp = json.dumps([asdict(spec), [(str(f), *_stat(f)) for f in files]], sort_keys=True)
     path = CACHE_DIR / "own" / f"{name}-{hashlib.sha256(stamp.encode()).hexdigest()[:20]}.json"

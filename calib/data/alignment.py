@@ -120,4 +120,6 @@ def rows_in_order(pset: PosteriorSet, ids, *, where: str, reference: str) -> Pos
         scores=pset.scores[rows],
         labels=None if pset.labels is None else pset.labels[rows],
         ids=pset.ids[rows],
+        groups=None if pset.groups is None else pset.groups[rows],
+        weights=None if pset.weights is None else pset.weights[rows],
     )

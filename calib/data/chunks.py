@@ -28,6 +28,7 @@ from calib.data.classes import ClassLayout, two_columns
 from calib.data.formats import TEXT_FORMATS, file_format, read_text_table, text_options
 from calib.data.reading import ScoreRows, check_score_arrays, index_column, table_layout
 from calib.data.table_options import TableOptions
+from calib.data.weights import WeightsFile, all_zero, column_weights, column_words, refuse_two_weights
 from calib.validation import CalibInputError, check_inputs, not_probabilities
 
 # Rows per chunk read (a few MiB per score column).
@@ -79,7 +80,7 @@ class ChunkedSet:
     given_order: tuple[int, ...] | None = None  # as PosteriorSet.given_order
 
 
-def table_chunks(path, options: TableOptions, *, map_reduce: Callable | None = None) -> ChunkedSet:
+def table_chunks(path, options: TableOptions, *, map_reduce: Callable | None = None, weights_file=None) -> ChunkedSet:
     """A table as a :class:`ChunkedSet`, read with the options :func:`calib.data.real.load_table` reads it
     with whole.
 
@@ -96,6 +97,10 @@ def table_chunks(path, options: TableOptions, *, map_reduce: Callable | None = N
         For a Parquet table, ``map_reduce(function, partitions, merge, what)`` runs ``function`` on each
         :class:`Partition` and merges the results in order (on a cluster, for instance): the label
         column's distinct values are then found that way; by default they are read here.
+    weights_file : str or Path, optional
+        A file of the rows' weights, one per row of the table (:mod:`calib.data.weights`), read in the slices
+        the chunks need; not with ``options.weight_column``. The chunks' fourth array holds the weights of
+        either (None without weights).
 
     Returns
     -------
@@ -114,8 +119,10 @@ def table_chunks(path, options: TableOptions, *, map_reduce: Callable | None = N
     [0.9, 0.1]
     """
     path = Path(path)
+    refuse_two_weights(options.weight_column, weights_file)
     fmt = options.format or ("parquet" if path.is_dir() else file_format(path))
     source = _ParquetSource(path) if fmt == "parquet" else _TextSource(path, fmt, options.sep, options.decimal)
+    weights = None if weights_file is None else WeightsFile(weights_file, source.n_rows)
     head, _ = index_column(source.head(), path, options.id_column)
     if head.empty and source.n_rows in (0, None):
         raise CalibInputError(f"{path} has a header but no rows: it needs one row per sample")
@@ -133,10 +140,19 @@ def table_chunks(path, options: TableOptions, *, map_reduce: Callable | None = N
     columns, names = list(layout.columns), layout.names
     kind = options.kind
     scores_of = _ScoresOf(ScoreRows(path, kind, options.scale, options.renormalize), columns)
-    read = _TableReader(source, path, kind, columns, label_column, options.group_column, layout, scores_of)
+    read = _TableReader(source, path, kind, columns, label_column, options.group_column, layout, scores_of,
+                        options.weight_column, weights)  # fmt: skip
 
     def chunks() -> Iterator[tuple]:
-        yield from read(None)
+        rows, counted = 0, False
+        for chunk in read(None):
+            rows += len(chunk[1])
+            counted = counted or (chunk[3] is not None and bool(chunk[3].any()))
+            yield chunk
+        if weights is not None:
+            weights.check_length(rows)  # a CSV's rows are known once read
+        if options.weight_column is not None and not counted:  # each chunk may be all 0, not every one
+            raise all_zero(*column_words(path, options.weight_column))
         scores_of.rows.note()
 
     parquet = isinstance(source, _ParquetSource)
@@ -147,7 +163,8 @@ def table_chunks(path, options: TableOptions, *, map_reduce: Callable | None = N
 
 @dataclass(frozen=True)
 class _TableReader:
-    """The chunks of a table, or of one of its partitions: scores, label classes and groups, validated."""
+    """The chunks of a table, or of one of its partitions: scores, label classes, groups and weights (of
+    ``weight_column``, or of ``weights`` at the rows of the data set), validated."""
 
     source: object
     path: Path
@@ -157,21 +174,35 @@ class _TableReader:
     group_column: str | None
     layout: ClassLayout
     scores_of: _ScoresOf
+    weight_column: str | None = None
+    weights: WeightsFile | None = None
 
     def __call__(self, part: Partition | None) -> Iterator[tuple]:
         """The chunks of the whole table (``part`` None) or of ``part``; an error names the file and rows."""
         path, start = (self.path, 0) if part is None else (part.file, part.file_row)
+        row = 0 if part is None else part.first_row  # of the data set, which a weights file follows
         line = self.source.line
-        needed = [*self.columns, self.label_column, *([self.group_column] if self.group_column else [])]
-        for frame in self.source.batches(needed, part):
+        extra = [c for c in (self.group_column, self.weight_column) if c is not None]
+        for frame in self.source.batches([*self.columns, self.label_column, *extra], part):
             scores = self.scores_of(frame, start, path)
             labels = self.layout.classes_of(frame[self.label_column])
             groups = None if self.group_column is None else _groups(frame[self.group_column], path, start, line)
-            yield *_validated(scores, labels, self.kind, path, start, line), groups, None
+            weights = self._weights(frame, path, start, row)
+            yield *_validated(scores, labels, self.kind, path, start, line), groups, weights
             start += len(frame)
+            row += len(frame)
+
+    def _weights(self, frame, path: Path, start: int, row: int) -> np.ndarray | None:
+        """The weights of a chunk whose first row is row ``start`` of ``path`` and ``row`` of the data set."""
+        if self.weight_column is not None:
+            return column_weights(frame[self.weight_column], self.weight_column, path, self.source.line, start=start,
+                                  whole=False)  # fmt: skip
+        return None if self.weights is None else self.weights.rows(row, row + len(frame))
 
 
-def npy_chunks(scores_path, labels_path, *, kind: str, renormalize: bool = False, scale: str = "unit") -> ChunkedSet:
+def npy_chunks(
+    scores_path, labels_path, *, kind: str, renormalize: bool = False, scale: str = "unit", weights_file=None
+) -> ChunkedSet:
     """An ``.npy`` of scores (N, K) and an ``.npy`` of labels (N,) as a :class:`ChunkedSet`, both
     memory-mapped, with the options of :func:`calib.data.real.load_npy_pair`.
 
@@ -179,8 +210,8 @@ def npy_chunks(scores_path, labels_path, *, kind: str, renormalize: bool = False
     ----------
     scores_path, labels_path : str or Path
         The two ``.npy`` files (regular files: a pipe cannot be memory-mapped).
-    kind, renormalize, scale
-        As for :func:`calib.data.real.load_npy_pair`.
+    kind, renormalize, scale, weights_file
+        As for :func:`calib.data.real.load_npy_pair` (a ``.npy`` weights file is memory-mapped too).
 
     Returns
     -------
@@ -201,12 +232,14 @@ def npy_chunks(scores_path, labels_path, *, kind: str, renormalize: bool = False
     labels = _mapped_npy(labels_path, "labels file")
     check_score_arrays(scores, labels, f"scores file {scores_path}", f"labels file {labels_path}")
     scores_of = _ScoresOf(ScoreRows(scores_path, kind, scale, renormalize), None)
+    weights = None if weights_file is None else WeightsFile(weights_file, scores.shape[0])
 
     def chunks() -> Iterator[tuple]:
         for start in range(0, scores.shape[0], CHUNK_ROWS):
             part = np.asarray(scores[start : start + CHUNK_ROWS], dtype=np.float64)
             y = np.asarray(labels[start : start + CHUNK_ROWS])
-            yield *_validated(scores_of.prepared(part, scores_path), y, kind, scores_path, start, _row), None, None
+            w = None if weights is None else weights.rows(start, start + len(y))
+            yield *_validated(scores_of.prepared(part, scores_path), y, kind, scores_path, start, _row), None, w
         scores_of.rows.note()
 
     return ChunkedSet(scores_path, scores.shape[0], None, scores.shape[1], kind, chunks)

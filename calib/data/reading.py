@@ -50,11 +50,15 @@ def index_column(frame, path: Path, id_column: str | None):
     return frame, None
 
 
-def table_layout(frame, path: Path, options: TableOptions, *, labels, require_labels: bool = True) -> ClassLayout:
+def table_layout(
+    frame, path: Path, options: TableOptions, *, labels, require_labels: bool = True, require_weights: bool = True
+) -> ClassLayout:
     """What the columns and labels of a table mean (:func:`calib.data.classes.resolve_classes`), from
     ``frame`` (the table, or its first rows: the columns and their types are the table's), ``options`` and
     ``labels`` (its label column, or that column's distinct values; None when the table has none); a
-    missing label, id or group column is refused naming it.
+    missing label, id, group or weights column is refused naming it (the weights column only with
+    ``require_weights``: a table of scores to calibrate may lack it). The id, group and weights columns are
+    never scores.
 
     Examples
     --------
@@ -71,13 +75,15 @@ def table_layout(frame, path: Path, options: TableOptions, *, labels, require_la
             cli_message=f"{path} has no label column {options.label_column!r}; its columns are "
             f"{list(frame.columns)}: name the label column with --labels COLUMN",
         )
-    for column, flag in ((options.id_column, "--id-column"), (options.group_column, "--groups")):
+    weights = options.weight_column if require_weights else None
+    named = ((options.id_column, "--id-column"), (options.group_column, "--groups"), (weights, "--weights"))
+    for column, flag in named:
         if column is not None and column not in frame.columns:
             raise CalibInputError(
                 f"{path} has no column {column!r}; its columns are {list(frame.columns)}",
                 cli_message=f"{path} has no column {column!r} ({flag}); its columns are {list(frame.columns)}",
             )
-    exclude = tuple(c for c in (options.id_column, options.group_column) if c is not None)
+    exclude = tuple(c for c in (options.id_column, options.group_column, options.weight_column) if c is not None)
     return resolve_classes(
         frame,
         path,

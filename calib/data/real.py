@@ -18,6 +18,7 @@ import warnings
 import zipfile
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -35,12 +36,14 @@ from calib.data.formats import (
 )
 from calib.data.reading import ScoreRows, check_score_arrays, index_column, table_layout
 from calib.data.table_options import TableOptions
+from calib.data.weights import WeightsFile, column_weights, refuse_two_weights
 from calib.validation import (
     KINDS,
     CalibInputError,
     CalibInputWarning,
     as_labels,
     as_logprobs,
+    as_sample_weights,
     check_scores,
     not_probabilities,
 )
@@ -49,7 +52,9 @@ from calib.validation import (
 @dataclass(frozen=True)
 class PosteriorSet:
     """Scores (N, K) of kind ``kind``, labels in [0, K) (None for scores to calibrate), and metadata:
-    the K class names, row ids (N,) (integers or strings, e.g. an id or index column), provenance."""
+    the K class names, row ids (N,) (integers or strings, e.g. an id or index column), provenance, and the
+    rows' sample weights (N,) (None: each row counts once; checked by
+    :func:`calib.validation.as_sample_weights`)."""
 
     name: str
     scores: np.ndarray
@@ -62,6 +67,7 @@ class PosteriorSet:
     notes: tuple = ()  # CalibInputWarnings: how the table was read where it was not by name
     # Each class's place among the class columns as the table gives them (None: the class order itself).
     given_order: tuple[int, ...] | None = None
+    weights: np.ndarray | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -88,6 +94,9 @@ class PosteriorSet:
             object.__setattr__(self, "ids", _row_ids(self.ids, scores.shape[0], self.name))
         if self.groups is not None:
             object.__setattr__(self, "groups", _row_ids(self.groups, scores.shape[0], self.name))
+        if self.weights is not None:
+            weights = as_sample_weights(self.weights, scores.shape[0], name=f"weights of {self.name}")
+            object.__setattr__(self, "weights", weights)
         object.__setattr__(self, "scores", scores)
         object.__setattr__(self, "labels", None if labels is None else labels.astype(np.int64, copy=False))
 
@@ -233,14 +242,22 @@ def load_npy_pair(
     renormalize: bool = False,
     scale: str = "unit",
     name: str | None = None,
+    weights_file=None,
     **meta,
 ) -> PosteriorSet:
-    """Scores from one ``.npy`` file and labels from another (``labels_path=None``: scores only)."""
+    """Scores from one ``.npy`` file and labels from another (``labels_path=None``: scores only), and the
+    rows' weights from ``weights_file`` (:mod:`calib.data.weights`; None: each row counts once)."""
     scores = _load_npy(scores_path, "scores file")
     labels = None if labels_path is None else _load_npy(labels_path, "labels file")
     check_score_arrays(scores, labels, f"scores file {scores_path}", f"labels file {labels_path}")
     scores = _prepared(scores, kind, scale, renormalize, scores_path)
-    return PosteriorSet(name or Path(scores_path).parent.name, scores, labels, kind, **meta)
+    weights = _file_weights(weights_file, scores.shape[0])
+    return PosteriorSet(name or Path(scores_path).parent.name, scores, labels, kind, weights=weights, **meta)
+
+
+def _file_weights(weights_file, n_rows: int) -> np.ndarray | None:
+    """The weights of ``weights_file`` for ``n_rows`` rows, checked (:class:`calib.data.weights.WeightsFile`)."""
+    return None if weights_file is None else WeightsFile(weights_file, n_rows).rows(0, n_rows)
 
 
 def load_npz(
@@ -255,13 +272,15 @@ def load_npz(
     scale: str = "unit",
     default_kind: str | None = None,
     name: str | None = None,
+    weights_file=None,
     **meta,
 ) -> PosteriorSet:
     """Scores and labels from two arrays of one ``.npz`` archive, or its scores with the labels of the
     ``.npy`` file ``labels`` (labels optional if not ``require_labels``). Arrays ``kind``,
     ``class_names`` (K strings) and ``ids`` (one per row), as ``calib calibrate`` writes them, are
     read too: ``kind=None`` takes the archive's kind (``default_kind`` when it has none, else an
-    error), and a ``kind`` that contradicts it is refused."""
+    error), and a ``kind`` that contradicts it is refused. ``weights_file``: the rows' weights
+    (:mod:`calib.data.weights`; None: each row counts once)."""
     path = require_readable(path, "archive")
     data = _numeric_array(lambda: np.load(seekable_source(path), allow_pickle=False), f"archive {path}")
     if not isinstance(data, np.lib.npyio.NpzFile):
@@ -288,7 +307,8 @@ def load_npz(
     check_score_arrays(scores, stored, f"{path} ({scores_key})", f"{path} ({labels_key})")
     scores = _prepared(scores, kind, scale, renormalize, path)
     meta.setdefault("class_names", tuple(str(n) for n in names) if names is not None and names.size else None)
-    return PosteriorSet(name or Path(path).stem, scores, stored, kind, ids=ids, **meta)
+    weights = _file_weights(weights_file, scores.shape[0])
+    return PosteriorSet(name or Path(path).stem, scores, stored, kind, ids=ids, weights=weights, **meta)
 
 
 def _archive_kind(kind: str | None, stored: str | None, path, default: str | None) -> str:
@@ -330,7 +350,15 @@ def _read_frame(path: Path, fmt: str, sep, decimal):
 
 
 def load_table(
-    path, options: TableOptions, *, labels=None, require_labels: bool = True, name: str | None = None, **meta
+    path,
+    options: TableOptions,
+    *,
+    labels=None,
+    require_labels: bool = True,
+    weights_file=None,
+    require_weights: bool = True,
+    name: str | None = None,
+    **meta,
 ) -> PosteriorSet:
     """A user's table, whole: score columns, a label column and optionally id and group columns.
 
@@ -356,6 +384,11 @@ def load_table(
         replace the table's own label column, with a warning, when it has one.
     require_labels : bool
         False: a table without the label column loads with ``labels=None`` (scores to calibrate).
+    weights_file : str or Path, optional
+        A file of the rows' weights, one per row (:mod:`calib.data.weights`); not with
+        ``options.weight_column``.
+    require_weights : bool
+        False: a table without ``options.weight_column`` loads with ``weights=None`` (scores to calibrate).
     name : str, optional
         The set's name (default: the file's stem).
     **meta
@@ -381,6 +414,7 @@ def load_table(
     (('c0', 'c1'), [0, 1], [0.1, 0.7])
     """
     path = require_readable(path, "table")
+    refuse_two_weights(options.weight_column, weights_file)
     fmt = file_format(path, options.format)
     frame, index_ids = index_column(_read_frame(path, fmt, options.sep, options.decimal), path, options.id_column)
     if frame.empty:
@@ -390,7 +424,9 @@ def load_table(
         frame = _with_labels_file(frame, path, labels, label_column)
     has_labels = label_column in frame.columns
     labelled = frame[label_column] if has_labels else None
-    layout = table_layout(frame, path, options, labels=labelled, require_labels=require_labels)
+    layout = table_layout(
+        frame, path, options, labels=labelled, require_labels=require_labels, require_weights=require_weights
+    )
     columns = list(layout.columns)
     scores = frame[columns].to_numpy(dtype=np.float64)
     labels = layout.classes_of(frame[label_column]) if has_labels else None
@@ -399,6 +435,10 @@ def load_table(
     scores = _prepared(scores, options.kind, options.scale, options.renormalize, path, columns)
     ids = frame[options.id_column].to_numpy() if options.id_column is not None else index_ids
     groups = None if options.group_column is None else _groups(frame[options.group_column], path)
+    weights = _file_weights(weights_file, len(frame))
+    column = options.weight_column
+    if column is not None and column in frame.columns:
+        weights = column_weights(frame[column], column, path, partial(row_place, path=path))
     return PosteriorSet(
         name or path.stem,
         scores,
@@ -409,6 +449,7 @@ def load_table(
         groups=groups,
         notes=layout.notes,
         given_order=layout.given_order,
+        weights=weights,
         **meta,
     )
 
@@ -449,7 +490,9 @@ def _groups(values, path: Path) -> np.ndarray:
     return values.to_numpy()
 
 
-def load_posteriors(path, *, kind: str, labels=None, format: str | None = None, **options) -> PosteriorSet:
+def load_posteriors(
+    path, *, kind: str, labels=None, weights_file=None, format: str | None = None, **options
+) -> PosteriorSet:
     """Load a posteriors file by its format.
 
     The file's suffix (or ``format``) picks the loader: ``.npz`` archives, tables (CSV / TSV, also
@@ -474,13 +517,17 @@ def load_posteriors(path, *, kind: str, labels=None, format: str | None = None, 
     labels : str or Path, optional
         A ``.npy`` file of labels, for ``.npy`` scores or an ``.npz`` archive without labels; for a table,
         they replace its label column (with a warning when it has one).
+    weights_file : str or Path, optional
+        A file of the rows' sample weights, one per row (:mod:`calib.data.weights`); a table may instead
+        name its column of weights (``weight_column``).
     format : str, optional
         The format, when the suffix does not say it (:data:`calib.data.formats.FORMATS`).
     **options
         Passed to the loader: ``renormalize``, ``require_labels``, ``scale`` (all types);
         ``scores_key``, ``labels_key`` (``.npz``); for a table, the fields of
         :class:`calib.data.table_options.TableOptions` (``label_column``, ``class_columns``,
-        ``label_values``, ``positive_label``, ``id_column``, ``group_column``, ``sep``, ``decimal``).
+        ``label_values``, ``positive_label``, ``id_column``, ``group_column``, ``weight_column``, ``sep``,
+        ``decimal``).
 
     Returns
     -------
@@ -501,8 +548,16 @@ def load_posteriors(path, *, kind: str, labels=None, format: str | None = None, 
     """
     path = Path(path)
     fmt = file_format(path, format)
+    if fmt in ("npz", "npy") and options.get("weight_column") is not None:
+        column = options.pop("weight_column")
+        raise CalibInputError(
+            f"weight_column={column!r}: {path} is .{fmt}, which has no columns; give the weights as weights_file= "
+            "(a .npy of one weight per row)",
+            cli_message=f"--weights {column}: {path} is .{fmt}, which has no columns; give the weights with "
+            "--weights-file WEIGHTS.npy",
+        )
     if fmt == "npz":
-        return load_npz(path, kind=kind, labels=labels, **options)
+        return load_npz(path, kind=kind, labels=labels, weights_file=weights_file, **options)
     if fmt == "npy":
         if labels is None and options.get("require_labels", True):
             raise CalibInputError(
@@ -510,14 +565,15 @@ def load_posteriors(path, *, kind: str, labels=None, format: str | None = None, 
                 cli_message=f"{path} holds scores only: give the labels with --labels-file LABELS.npy",
             )
         options.pop("require_labels", None)
-        return load_npy_pair(path, labels, kind=kind, **options)
+        return load_npy_pair(path, labels, kind=kind, weights_file=weights_file, **options)
     keywords = {"kind": kind, "format": fmt, **options}
     table = TableOptions.taken_from(keywords)  # what is left is load_table's own (require_labels, name, ...)
-    return load_table(path, table, labels=labels, **keywords)
+    return load_table(path, table, labels=labels, weights_file=weights_file, **keywords)
 
 
 def save_posterior_set(path, pset: PosteriorSet) -> None:
-    """Write a set to ``path`` (an open binary file, or a path ending in ``.npz``, written atomically)."""
+    """Write a set to ``path`` (an open binary file, or a path ending in ``.npz``, written atomically); its
+    weights, when it has them, as the optional array ``weights``."""
     arrays = {
         "scores": pset.scores,
         "labels": pset.labels,
@@ -526,6 +582,8 @@ def save_posterior_set(path, pset: PosteriorSet) -> None:
         "class_names": np.array(pset.class_names or (), dtype=str),
         "provenance": np.array(pset.provenance),
     }
+    if pset.weights is not None:
+        arrays["weights"] = pset.weights
     if not isinstance(path, str | Path):
         np.savez_compressed(path, **arrays)
         return
@@ -544,4 +602,7 @@ def read_posterior_set(path) -> PosteriorSet:
             )
         names = tuple(str(c) for c in data["class_names"]) or None
         scores, labels = _archive_array(data, "scores", path), _archive_array(data, "labels", path)
-        return PosteriorSet(str(data["name"]), scores, labels, str(data["kind"]), names, str(data["provenance"]))
+        weights = _archive_array(data, "weights", path) if "weights" in data.files else None
+        return PosteriorSet(
+            str(data["name"]), scores, labels, str(data["kind"]), names, str(data["provenance"]), weights=weights
+        )

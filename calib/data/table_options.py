@@ -51,6 +51,10 @@ class TableOptions:
         A column of row ids, kept in the set's ``ids``, not read as scores (``--id-column``).
     group_column : str, optional
         A column of subgroups, kept in the set's ``groups``, not read as scores (``--groups``).
+    weight_column : str, optional
+        A column of sample weights, one number >= 0 per row (a row counts w times; a negative kept 1 in 10
+        weighs 10), kept in the set's ``weights`` and yielded as the chunks' fourth array, not read as scores
+        (``--weights``; :mod:`calib.data.weights`). A table of scores without labels to calibrate may lack it.
     renormalize : bool, default False
         Divide rows of probabilities by their sums when rounding left them off 1 (by at most 0.01)
         (``--renormalize``).
@@ -92,6 +96,7 @@ class TableOptions:
     positive_label: object = None
     id_column: str | None = None
     group_column: str | None = None
+    weight_column: str | None = None
     renormalize: bool = False
     scale: str = "unit"
     sep: str | None = None
@@ -112,10 +117,21 @@ class TableOptions:
             object.__setattr__(self, "label_values", dict(self.label_values))
         else:
             check_label_values(self.label_values)
+        self._check_weight_column()
         check_scale(self.scale, self.kind)
         check_separators(self.sep, self.decimal)
         if self.format is not None:
             file_format(None, self.format)  # refuses an unknown format naming format= / --format
+
+    def _check_weight_column(self) -> None:
+        """A weights column is no other column: the labels, ids and groups are read for themselves."""
+        others = {"label_column": "--labels", "id_column": "--id-column", "group_column": "--groups"}
+        for name, flag in others.items():
+            if self.weight_column is not None and self.weight_column == getattr(self, name):
+                raise CalibInputError(
+                    f"weight_column={self.weight_column!r} is also the {name}; name the column of weights",
+                    cli_message=f"--weights {self.weight_column} is also {flag}; name the column of weights",
+                )
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

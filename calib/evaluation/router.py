@@ -28,12 +28,14 @@ from calib.validation import CalibInputError
 
 
 class Loaded(NamedTuple):
-    """A file loaded whole: validated log-posteriors (N, K), labels (N,) and groups (N,) or None. They are
-    the evaluation's to overwrite (validated in their own memory): the caller no longer needs them."""
+    """A file loaded whole: validated log-posteriors (N, K), labels (N,), groups (N,) or None and the rows'
+    sample weights (N,) or None (each row counts once). They are the evaluation's to overwrite (validated in
+    their own memory): the caller no longer needs them."""
 
     logp: np.ndarray
     labels: np.ndarray
     groups: np.ndarray | None = None
+    weights: np.ndarray | None = None
 
 
 def evaluate_read(
@@ -44,7 +46,8 @@ def evaluate_read(
     Parameters
     ----------
     data : Loaded or ChunkedSet
-        A file loaded whole (:class:`Loaded`), or a table read in chunks (:func:`calib.data.chunks.table_chunks`).
+        A file loaded whole (:class:`Loaded`: its ``weights`` are passed as ``sample_weight``), or a table
+        read in chunks (:func:`calib.data.chunks.table_chunks`: the chunks carry their weights).
     map_reduce : callable, optional
         ``map_reduce(function, partitions, merge, what)`` (:mod:`calib.evaluation.partitioned`): the table's
         partitions are evaluated where it runs them (a Parquet table only).
@@ -68,7 +71,11 @@ def evaluate_read(
     (400, 0.752)
     """
     if isinstance(data, Loaded):
-        return evaluate(data.logp, data.labels, kind="logprobs", groups=data.groups, overwrite=True, **shared)
+        # Weights only when given: an unweighted evaluation is called as it was before weights existed.
+        weighted = {} if data.weights is None else {"sample_weight": data.weights}
+        return evaluate(
+            data.logp, data.labels, kind="logprobs", groups=data.groups, overwrite=True, **weighted, **shared
+        )
     if map_reduce is not None:
         return evaluate_partitioned(data, map_reduce=map_reduce, grouped=grouped, **shared)
     rows = data.n_samples or data.estimate_rows()
