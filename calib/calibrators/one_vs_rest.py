@@ -70,7 +70,7 @@ class OneVsRest(Calibrator):
     def __init__(self, calibrator: Calibrator):
         self.calibrator = calibrator
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
         k = logp.shape[1]
         self.estimators_ = [None] * k
         self.constants_ = np.full(k, np.nan)
@@ -82,7 +82,9 @@ class OneVsRest(Calibrator):
                 self.constants_[j] = 1.0
             else:
                 model = self.calibrator.clone()
-                self.estimators_[j] = model.fit(_one_vs_rest(logp, j), positive.astype(np.int64), kind="logprobs")
+                self.estimators_[j] = model.fit(
+                    _one_vs_rest(logp, j), positive.astype(np.int64), kind="logprobs", sample_weight=sample_weight
+                )
 
     def _n_parameters(self) -> int | None:
         """The sum over the per-class models (a constant counts none); None if one does not count its own."""

@@ -67,8 +67,10 @@ class MeanReplacement(Calibrator):
     def __init__(self):
         pass
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        self.confidence_ = float(np.mean(logp.argmax(axis=1) == labels))
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
+        correct = logp.argmax(axis=1) == labels
+        # With weights, the weighted accuracy sum_i w_i 1{correct_i} / sum_i w_i.
+        self.confidence_ = float(np.average(correct, weights=sample_weight))
 
     def _n_parameters(self) -> int:
         """a_hat."""
@@ -142,14 +144,14 @@ class _NetcalOneVsAll(Calibrator):
     def __init__(self, zero_rows: ZeroRows = "uniform"):
         self.zero_rows = zero_rows
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
         p = np.exp(logp)
         k = p.shape[1]
         self.models_ = [None] * k
         for j in [1] if k == 2 else range(k):
             positive = labels == j
             if k == 2 or positive.any():
-                self.models_[j] = self._fit_binary(p[:, j], positive)
+                self.models_[j] = self._fit_binary(p[:, j], positive, sample_weight)
 
     def _n_parameters(self) -> int:
         """The sum over the fitted binary models of :meth:`_binary_parameters`."""
@@ -184,7 +186,8 @@ class _NetcalOneVsAll(Calibrator):
         with np.errstate(divide="ignore"):
             return np.log(c)
 
-    def _fit_binary(self, p: np.ndarray, positive: np.ndarray):
+    def _fit_binary(self, p: np.ndarray, positive: np.ndarray, sample_weight: np.ndarray | None):
+        """The class's binary model on (p_j, 1{y = j}), each row weighing ``sample_weight`` (None: 1)."""
         raise NotImplementedError
 
     def _binary_parameters(self, model) -> int:
@@ -225,15 +228,20 @@ class OneVsAllHistogramBinning(_NetcalOneVsAll):
         super().__init__(zero_rows=zero_rows)
         self.n_bins = n_bins
 
-    def _fit_binary(self, p: np.ndarray, positive: np.ndarray) -> _Histogram:
+    def _fit_binary(self, p: np.ndarray, positive: np.ndarray, sample_weight: np.ndarray | None) -> _Histogram:
         eps = np.finfo(np.float64).eps
         edges = np.linspace(0.0, 1.0, self.n_bins + 1)
         ids = np.clip(np.digitize(np.clip(p, eps, 1.0 - eps), edges) - 1, 0, self.n_bins - 1)
         counts = np.bincount(ids, minlength=self.n_bins)
-        hits = np.bincount(ids, weights=positive.astype(np.float64), minlength=self.n_bins)
+        if sample_weight is None:
+            totals = counts
+            hits = np.bincount(ids, weights=positive.astype(np.float64), minlength=self.n_bins)
+        else:  # the weighted fraction of positives (every row kept weighs > 0: a bin is empty where counts is 0)
+            totals = np.bincount(ids, weights=sample_weight, minlength=self.n_bins)
+            hits = np.bincount(ids, weights=sample_weight * positive, minlength=self.n_bins)
         midpoints = 0.5 * (edges[:-1] + edges[1:])
         with np.errstate(invalid="ignore"):
-            values = np.where(counts > 0, hits / counts, midpoints)
+            values = np.where(counts > 0, hits / totals, midpoints)
         return _Histogram(edges, values, counts)
 
     def _binary_parameters(self, model: _Histogram) -> int:
@@ -255,11 +263,11 @@ class OneVsAllIsotonic(_NetcalOneVsAll):
     ``zero_rows``). The fitted map is 0 below the lowest positive, so exact zeros are common.
     """
 
-    def _fit_binary(self, p: np.ndarray, positive: np.ndarray) -> IsotonicRegression:
+    def _fit_binary(self, p: np.ndarray, positive: np.ndarray, sample_weight: np.ndarray | None) -> IsotonicRegression:
         from sklearn.isotonic import IsotonicRegression
 
         model = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
-        return model.fit(p, positive.astype(np.float64))
+        return model.fit(p, positive.astype(np.float64), sample_weight=sample_weight)
 
     def _binary_parameters(self, model: IsotonicRegression) -> int:
         """One per constant piece of the fit, as :class:`calib.calibrators.isotonic.IsotonicCalibrator` counts them."""
