@@ -239,7 +239,11 @@ def fit_logistic(
     """Minimize a LogisticObjective by damped Newton with Armijo backtracking (start: zeros).
 
     Stops when half the Newton decrement is below ``tol`` or no decrease is possible at float
-    precision; a tiny ridge keeps a singular Hessian (collinear features, saturation) solvable.
+    precision; a tiny ridge keeps a singular Hessian (collinear features, saturation) solvable. The
+    Newton step that meets the decrement test is still taken, without a line search (as in
+    :func:`calib.calibrators.scaling._newton`): the test leaves the parameters ~sqrt(decrement) from the
+    optimum (measured: 1e-8 on 400 rows, where scikit-learn's Newton solvers agree to 1e-16), the step, in
+    the quadratic phase (Nocedal & Wright (2006), Theorem 3.5), ~decrement.
     Returns (theta, converged): converged when the decrement test was met, or when the line search
     stalled with :func:`calib.calibrators.line_search.converged_when_stalled`; False after ``max_iter``.
     """
@@ -253,7 +257,7 @@ def fit_logistic(
             step = -grad
         decrement = -float(grad @ step)
         if not decrement > 2 * tol:
-            return theta, True
+            return (theta + step if np.all(np.isfinite(step)) else theta), True
         accepted = armijo_step(problem.loss, theta, step, loss, decrement)
         if accepted is None:  # no decrease possible at float precision
             return theta, converged_when_stalled(decrement, loss)
