@@ -11,10 +11,13 @@ import pytest
 
 from calib.calibration_errors.binning import equal_mass_edges
 from calib.calibrators import TemperatureScaling
+from calib.calibrators.folds import fold_ids
 from calib.calibrators.histogram import HistogramBinning, weighted_equal_mass_edges
 from calib.calibrators.isotonic import IsotonicCalibrator
 from calib.calibrators.platt import PlattCalibrator, platt_targets
+from calib.calibrators.protocols import calibrate, cross_validate, held_out
 from calib.calibrators.registry import METHODS, make_calibrator
+from calib.calibrators.selection import Comparison, compare_calibrators
 from calib.validation import CalibInputError, CalibInputWarning
 
 # matrix and dirichlet choose their penalty by cross-validation on folds of the rows, and repeated rows fall
@@ -191,3 +194,81 @@ def test_weights_undo_a_downsampling_of_the_negatives():
     unweighted = TemperatureScaling().fit(logits[kept], labels[kept], kind="logits").scale_
     assert abs(weighted / full - 1.0) < 0.02  # measured 0.3 %
     assert abs(unweighted / full - 1.0) > 0.2  # measured 45 %
+
+
+def test_each_cross_validated_fold_fits_its_training_rows_weights():
+    logits, labels = _logits(3, 240, seed=13)
+    weights = np.random.default_rng(14).integers(0, 5, labels.size)
+    folds = fold_ids(labels, n_folds=3, seed=0)
+    got = cross_validate(TemperatureScaling(), logits, labels, kind="logits", folds=folds, sample_weight=weights)
+    for fold in range(3):
+        test, train = folds == fold, folds != fold
+        repeated = TemperatureScaling().fit(
+            np.repeat(logits[train], weights[train], axis=0), np.repeat(labels[train], weights[train]), kind="logits"
+        )
+        np.testing.assert_allclose(got[test], repeated.predict_log_proba(logits[test], kind="logits"), atol=1e-12)
+    plain = cross_validate(TemperatureScaling(), logits, labels, kind="logits", folds=folds)
+    assert np.max(np.abs(got - plain)) > 1e-6
+
+
+def test_train_on_test_and_held_out_fit_with_the_weights():
+    logits, labels = _logits(3, 150, seed=15)
+    weights = np.random.default_rng(16).integers(0, 5, labels.size)
+    model = TemperatureScaling().fit(logits, labels, kind="logits", sample_weight=weights)
+    want = model.predict_log_proba(logits, kind="logits")
+    tt = calibrate(TemperatureScaling(), logits, labels, kind="logits", protocol="tt", sample_weight=weights)
+    np.testing.assert_allclose(tt, want, rtol=0, atol=1e-12)  # tt fits the log-posteriors: rounding apart
+    ho = held_out(TemperatureScaling(), logits, labels, logits, kind="logits", sample_weight=weights)
+    np.testing.assert_array_equal(ho, want)
+
+
+def test_the_cross_validated_penalty_weighs_fits_and_held_out_losses():
+    """One grid point: its cross-validated loss is the weighted mean held-out log-loss of the weighted fold fits,
+    as cross_validate computes them on the same folds."""
+    logits, labels = _logits(3, 240, seed=17)
+    weights = np.random.default_rng(18).gamma(1.0, size=labels.size)
+    model = make_calibrator("dirichlet", lambdas=[0.1], n_folds=3, seed=0)
+    model.fit(logits, labels, kind="logits", sample_weight=weights)
+    held = cross_validate(
+        make_calibrator("dirichlet", reg_lambda=0.1),
+        logits,
+        labels,
+        kind="logits",
+        folds=fold_ids(labels, n_folds=3, seed=0),
+        sample_weight=weights,
+    )
+    losses = -held[np.arange(labels.size), labels]
+    assert model.cv_losses_[0] == pytest.approx(np.dot(weights, losses) / weights.sum(), rel=1e-10)
+    assert abs(model.cv_losses_[0] - losses.mean()) > 1e-6
+
+
+def test_compare_calibrators_weighs_the_held_out_losses():
+    logits, labels = _logits(3, 240, seed=19)
+    weights = np.random.default_rng(20).gamma(1.0, size=labels.size)
+    result = compare_calibrators(["temperature"], logits, labels, kind="logits", sample_weight=weights)
+    held = cross_validate(
+        TemperatureScaling(),
+        logits,
+        labels,
+        kind="logits",
+        folds=fold_ids(labels, n_folds=5, seed=0),
+        sample_weight=weights,
+    )
+    want = -np.dot(weights, held[np.arange(labels.size), labels]) / weights.sum()
+    assert result.losses["temperature"] == pytest.approx(want, rel=1e-12)
+    raw = -np.dot(weights, (logits - np.logaddexp.reduce(logits, axis=1, keepdims=True))[np.arange(240), labels])
+    assert result.losses["raw"] == pytest.approx(raw / weights.sum(), rel=1e-12)
+
+
+def test_the_weighted_standard_error_is_the_unweighted_one_for_equal_weights_and_ignores_zero_weights():
+    rng = np.random.default_rng(21)
+    rows = {"a": rng.normal(size=50), "b": rng.normal(size=50)}
+    plain = Comparison({}, 5, 0, rows).standard_error("a", "b")
+    equal = Comparison({}, 5, 0, rows, weights=np.full(50, 2.5)).standard_error("a", "b")
+    assert equal == pytest.approx(plain, rel=1e-12)
+    weights = rng.gamma(1.0, size=50)
+    weights[:10] = 0.0
+    with_zeros = Comparison({}, 5, 0, rows, weights=weights).standard_error("a", "b")
+    kept = {name: values[10:] for name, values in rows.items()}
+    assert with_zeros == pytest.approx(Comparison({}, 5, 0, kept, weights=weights[10:]).standard_error("a", "b"))
+    assert with_zeros != pytest.approx(Comparison({}, 5, 0, kept).standard_error("a", "b"))
