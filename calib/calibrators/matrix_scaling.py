@@ -80,6 +80,10 @@ class VectorScaling(Calibrator):
     ----------
     features : {"logits", "log_posteriors", "clr", "last_class_ratios"}, default "logits"
         What w multiplies (above).
+    sample_weight : array_like of shape (N,), optional
+        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
+        the weighted mean of the log-loss, sum_i w_i loss_i / sum_i w_i, so integer weights fit what repeating
+        each row w_i times fits; rows of weight 0 are dropped (:meth:`Calibrator.fit`).
 
     Attributes
     ----------
@@ -223,6 +227,11 @@ class MatrixScaling(PenalizedSoftmaxMap):
     lambdas, mus, n_folds, seed, patience, reference_row, normalized
         The grid of ``reg_lambda="cv"``, its folds, when its walk stops, and the penalty's parametrisation
         and scale, as for :class:`calib.calibrators.penalized.PenalizedSoftmaxMap`.
+    sample_weight : array_like of shape (N,), optional
+        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
+        the weighted mean of the log-loss (the penalty unchanged; a cross-validated penalty weighs its fold fits
+        and held-out losses too), sum_i w_i loss_i / sum_i w_i, so integer weights fit what repeating each row
+        w_i times fits; rows of weight 0 are dropped (:meth:`Calibrator.fit`).
 
     Attributes
     ----------

@@ -75,6 +75,11 @@ class AffineCalibrator(Calibrator):
         every class must then occur in the training labels. Default None: each sample weighs 1/N.
     max_iter : int, default 100
         The most Newton iterations (>= 1).
+    sample_weight : array_like of shape (N,), optional
+        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
+        the weighted mean of the (prior-weighted) cross-entropy, sum_i w_i loss_i / sum_i w_i, so integer
+        weights fit what repeating each row w_i times fits; rows of weight 0 are dropped
+        (:meth:`Calibrator.fit`).
 
     Attributes
     ----------
@@ -182,6 +187,11 @@ class TemperatureScaling(AffineCalibrator):
     priors, max_iter
         The class priors that weigh the training cross-entropy (default None: each sample weighs 1/N)
         and the most Newton iterations (default 100), as for :class:`AffineCalibrator`.
+    sample_weight : array_like of shape (N,), optional
+        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
+        the weighted mean of the (prior-weighted) cross-entropy, sum_i w_i loss_i / sum_i w_i, so integer
+        weights fit what repeating each row w_i times fits; rows of weight 0 are dropped
+        (:meth:`Calibrator.fit`).
 
     Attributes
     ----------
@@ -210,6 +220,16 @@ class TemperatureScaling(AffineCalibrator):
     >>> round(model.scale_, 4)  # the truth: alpha = 1/2
     0.612
     >>> bool((model.predict_proba(scores, kind="logits").argmax(axis=1) == scores.argmax(axis=1)).all())
+    True
+
+    Integer weights fit what repeating each row that many times fits:
+
+    >>> import numpy as np
+    >>> weights = np.arange(60) % 3  # 0, 1, 2, ...: a third of the rows dropped, a third doubled
+    >>> weighted = TemperatureScaling().fit(scores, labels, kind="logits", sample_weight=weights)
+    >>> rows, classes = np.repeat(scores, weights, axis=0), np.repeat(labels, weights)
+    >>> repeated = TemperatureScaling().fit(rows, classes, kind="logits")
+    >>> bool(abs(weighted.scale_ - repeated.scale_) < 1e-12)
     True
     """
 

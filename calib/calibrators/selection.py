@@ -155,8 +155,8 @@ def compare_calibrators(
     params : dict, optional
         Constructor parameters per method name, e.g. ``{"dirichlet": {"reg_lambda": 1.0}}``.
     sample_weight : array_like of shape (N,), optional
-        One weight >= 0 per row (:func:`calib.validation.as_sample_weights`): every fold's fit is weighted,
-        and the held-out losses are weighted means (module docstring).
+        One weight >= 0 per row (:func:`calib.validation.as_sample_weights`): every fold's fit is weighted, and
+        the held-out losses are weighted means (module docstring).
 
     Returns
     -------

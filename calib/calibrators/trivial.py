@@ -62,6 +62,10 @@ class MeanReplacement(Calibrator):
     The paper's classifier is c = argmax of the original posteriors, so accuracy is unchanged. If
     a_hat < 1/K the output vector's own largest entry is not c (and a_hat = 1/K makes the row
     uniform): evaluate accuracy with the original argmax then.
+
+    ``fit(..., sample_weight=w)`` (one weight >= 0 per row) makes a_hat the weighted accuracy
+    sum_i w_i 1{argmax_i = y_i} / sum_i w_i, the weighted mean that integer weights make the accuracy of the
+    repeated rows (:meth:`Calibrator.fit`).
     """
 
     def __init__(self):
@@ -69,7 +73,6 @@ class MeanReplacement(Calibrator):
 
     def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
         correct = logp.argmax(axis=1) == labels
-        # With weights, the weighted accuracy sum_i w_i 1{correct_i} / sum_i w_i.
         self.confidence_ = float(np.average(correct, weights=sample_weight))
 
     def _n_parameters(self) -> int:
@@ -128,6 +131,9 @@ class _NetcalOneVsAll(Calibrator):
     puts each model's output c_j in column j, divides by the row sum (netcal's default
     ``independent_probabilities=False``), then clips to [0, 1]. K = 2: one binary model on
     (p_1, 1{y = 1}) (fitted even if class 1 is absent), output [1 - c_1, c_1] after clipping c_1.
+    ``fit(..., sample_weight=w)`` weighs every binary fit by the rows' weights: a histogram bin's value is its
+    weighted fraction of positives, and the isotonic fit is scikit-learn's with ``sample_weight`` (weighted
+    PAV), each the minimizer of the weighted mean squared error sum_i w_i (y_i - c(p_i))^2 / sum_i w_i.
 
     A row whose c_j are all 0 is 0/0 in netcal (NaN). ``zero_rows`` fixes that: ``"uniform"``
     (default) returns 1/K for every class of such a row; ``"nan"`` keeps netcal's NaN (calib's
