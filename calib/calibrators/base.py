@@ -34,8 +34,10 @@ weighted mean of its per-sample loss, sum_i w_i loss_i / sum_i w_i, where the un
 so integer weights fit what repeating each row w_i times fits. The base class checks the weights
 (:func:`calib.validation.as_sample_weights`) and drops the rows of weight 0 before anything reads the scores, so
 such a row changes nothing, not even the zero treatment's eps; ``_fit`` then receives the positive weights of
-the rows kept, or None when they are all equal (the weighted mean is then the mean, and the fit is the
-unweighted one bit for bit). Weights are not fitted attributes: a saved model does not hold them.
+the rows kept as ``sample_weight``, or is called without them when they are all equal (the weighted mean is
+then the mean, and the fit is the unweighted one bit for bit). A subclass whose ``_fit`` takes no
+``sample_weight`` (e.g. a replica of an author's unweighted code) still fits unweighted, and refuses unequal
+weights with a CalibInputError. Weights are not fitted attributes: a saved model does not hold them.
 """
 
 from __future__ import annotations
@@ -232,6 +234,11 @@ class Calibrator:
         else:
             x, y = check_inputs(scores, labels, kind, overwrite=overwrite)
         x, y, w = positive_rows(x, y, as_sample_weights(sample_weight, y.size))
+        if w is not None and not _takes_weights(type(self), "_fit_logits" if on_logits else "_fit"):
+            raise CalibInputError(
+                f"sample_weight: {type(self).__name__} fits without sample weights; give sample_weight=None (or "
+                "equal weights), or repeat each row as many times as its weight"
+            )
         self._check_classes(x)
         self.n_classes_ = x.shape[1]
         outermost = not _FITTING.get()
@@ -252,17 +259,17 @@ class Calibrator:
     def _fit_checked(self, logp: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:
         """``_fit`` on validated log-posteriors, after the zero treatment of a calibrator on log-posteriors."""
         if not self.log_scale:
-            self._fit(logp, y, w)
+            self._fit_weighted(self._fit, logp, y, w)
             return
         self.zero_smoothing_ = zero_smoothing(logp)
         self.zero_loss_share_ = 0.0
         if not self.zero_smoothing_:
-            self._fit(logp, y, w)
+            self._fit_weighted(self._fit, logp, y, w)
             return
         zero_on_true = np.isneginf(logp[np.arange(y.size), y])
         smoothed = smooth_zeros(logp, self.zero_smoothing_)
         kept = smoothed.copy() if zero_on_true.any() else None  # _fit may overwrite its input
-        self._fit(smoothed, y, w)
+        self._fit_weighted(self._fit, smoothed, y, w)
         if kept is not None:
             self.zero_loss_share_ = zero_loss_share(self._transform(kept), y, zero_on_true, w)
             warn_if_dominant(
@@ -274,7 +281,16 @@ class Calibrator:
         if self.log_scale:
             self.zero_smoothing_ = 0.0
             self.zero_loss_share_ = 0.0
-        self._fit_logits(logits, y, w)
+        self._fit_weighted(self._fit_logits, logits, y, w)
+
+    @staticmethod
+    def _fit_weighted(fit, x: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:
+        """``fit(x, y)``, with ``sample_weight=w`` when there are weights: so a subclass whose ``_fit`` takes no
+        weights still fits unweighted (:meth:`fit` has refused unequal weights for it)."""
+        if w is None:
+            fit(x, y)
+        else:
+            fit(x, y, sample_weight=w)
 
     def fits_logits(self) -> bool:
         """Whether ``fit`` given ``kind="logits"`` learns a map of the logits themselves (e.g. Guo et al.
@@ -282,7 +298,7 @@ class Calibrator:
         passes them to ``_fit_logits`` unnormalized; by default every calibrator maps the posteriors."""
         return False
 
-    def _fit_logits(self, logits: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
+    def _fit_logits(self, logits: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         raise NotImplementedError
 
     def _fitted_on_logits(self) -> bool:
@@ -333,7 +349,7 @@ class Calibrator:
                 f"{type(self).__name__} is binary only: scores need K = 2 columns, got {logp.shape[1]}"
             )
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         """Fit on validated log-posteriors; ``sample_weight``: the rows' positive weights, or None when they
         are equal (see :meth:`fit`)."""
         raise NotImplementedError
@@ -432,6 +448,12 @@ def warn_if_many_parameters(model: Calibrator) -> None:
 
 def _parameters(count: int) -> str:
     return f"{count} parameter" + ("" if count == 1 else "s")
+
+
+@functools.cache
+def _takes_weights(cls: type, method: str) -> bool:
+    """Whether ``cls``'s ``method`` (``_fit`` or ``_fit_logits``) takes ``sample_weight``."""
+    return "sample_weight" in inspect.signature(getattr(cls, method)).parameters
 
 
 @functools.cache

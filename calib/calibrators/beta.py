@@ -115,7 +115,7 @@ class BetaCalibrator(Calibrator):
     def __init__(self, parameters: BetaParameters = "abm"):
         self.parameters = parameters
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         y = labels.astype(np.float64)
         if self.parameters == "abm":
             self.a_, self.b_, self.c_, self.converged_ = _fit_abm(logp, y, sample_weight)

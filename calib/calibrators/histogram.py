@@ -127,7 +127,7 @@ class HistogramBinning(Calibrator):
     def _strategy(self) -> str:
         return FORMER_STRATEGY_NAMES.get(self.strategy, self.strategy)
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         p1 = np.exp(logp[:, 1])
         if sample_weight is not None and self._strategy == "equal-mass":
             self.edges_ = weighted_equal_mass_edges(p1, sample_weight, self.n_bins)

@@ -81,7 +81,7 @@ class IsotonicCalibrator(Calibrator):
     def __init__(self, clip: Clip = 1e-30):
         self.clip = clip
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         self.X_thresholds_, self.y_thresholds_ = isotonic_thresholds(
             _log_odds(logp), labels.astype(np.float64), sample_weight
         )

@@ -130,10 +130,10 @@ class VectorScaling(Calibrator):
     def _fitted_on_logits(self) -> bool:
         return getattr(self, "features_", None) == "logits"
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         self._fit_on(logp, labels, "log_posteriors" if self.features == "logits" else self.features, sample_weight)
 
-    def _fit_logits(self, logits: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
+    def _fit_logits(self, logits: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         self._fit_on(logits, labels, "logits", sample_weight)
 
     def _fit_on(self, x: np.ndarray, labels: np.ndarray, features: str, sample_weight: np.ndarray | None) -> None:

@@ -75,7 +75,7 @@ class OneVsRest(Calibrator):
     def __init__(self, calibrator: Calibrator):
         self.calibrator = calibrator
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         k = logp.shape[1]
         self.estimators_ = [None] * k
         self.constants_ = np.full(k, np.nan)

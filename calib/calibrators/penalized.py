@@ -143,10 +143,10 @@ class PenalizedSoftmaxMap(Calibrator):
 
     # -- fitting ---------------------------------------------------------------------------------------------------
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         self._fit_on(logp, labels, self._features_fitted(on_logits=False), sample_weight)
 
-    def _fit_logits(self, logits: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
+    def _fit_logits(self, logits: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         self._fit_on(logits, labels, self._features_fitted(on_logits=True), sample_weight)
 
     def _fit_on(self, x: np.ndarray, labels: np.ndarray, features: str, sample_weight: np.ndarray | None) -> None:

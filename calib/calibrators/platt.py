@@ -105,7 +105,7 @@ class PlattCalibrator(Calibrator):
             return log_odds(logp)
         return np.exp(logp[:, 1])
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         targets = platt_targets(labels, sample_weight) if self.smooth_targets else labels.astype(np.float64)
         problem = self._objective(logp, targets, sample_weight)
         theta, self.converged_ = fit_logistic(problem)

@@ -124,7 +124,7 @@ class AffineCalibrator(Calibrator):
         self.priors = priors
         self.max_iter = max_iter
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         k = logp.shape[1]
         if self.priors is None:
             weights = weighted_mean_weights(sample_weight, labels.size)

@@ -71,7 +71,7 @@ class MeanReplacement(Calibrator):
     def __init__(self):
         pass
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         correct = logp.argmax(axis=1) == labels
         self.confidence_ = float(np.average(correct, weights=sample_weight))
 
@@ -150,7 +150,7 @@ class _NetcalOneVsAll(Calibrator):
     def __init__(self, zero_rows: ZeroRows = "uniform"):
         self.zero_rows = zero_rows
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         p = np.exp(logp)
         k = p.shape[1]
         self.models_ = [None] * k

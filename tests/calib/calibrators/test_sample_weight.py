@@ -11,9 +11,11 @@ import pytest
 
 from calib.calibration_errors.binning import equal_mass_edges
 from calib.calibrators import TemperatureScaling
+from calib.calibrators.base import Calibrator
 from calib.calibrators.folds import fold_ids
 from calib.calibrators.histogram import HistogramBinning, weighted_equal_mass_edges
 from calib.calibrators.isotonic import IsotonicCalibrator
+from calib.calibrators.persistence import load_calibrator, save_calibrator
 from calib.calibrators.platt import PlattCalibrator, platt_targets
 from calib.calibrators.protocols import calibrate, cross_validate, held_out
 from calib.calibrators.registry import METHODS, make_calibrator
@@ -272,3 +274,33 @@ def test_the_weighted_standard_error_is_the_unweighted_one_for_equal_weights_and
     kept = {name: values[10:] for name, values in rows.items()}
     assert with_zeros == pytest.approx(Comparison({}, 5, 0, kept, weights=weights[10:]).standard_error("a", "b"))
     assert with_zeros != pytest.approx(Comparison({}, 5, 0, kept).standard_error("a", "b"))
+
+
+class _Unweighted(Calibrator):
+    """A calibrator whose ``_fit`` takes no weights (as a replica of an author's unweighted code)."""
+
+    def _fit(self, logp, labels):
+        self.mean_ = float(np.mean(labels))
+
+    def _transform(self, logp):
+        return logp
+
+
+def test_a_calibrator_without_weights_fits_unweighted_and_refuses_unequal_weights():
+    logits, labels = _logits(2, 20, seed=22)
+    assert _Unweighted().fit(logits, labels, kind="logits", sample_weight=np.full(20, 2.0)).mean_ == labels.mean()
+    with pytest.raises(CalibInputError, match="sample_weight: _Unweighted fits without sample weights"):
+        _Unweighted().fit(logits, labels, kind="logits", sample_weight=np.arange(20))
+
+
+def test_a_weighted_fit_saves_and_loads_as_an_unweighted_one(tmp_path):
+    logits, labels = _logits(3, 200, seed=23)
+    weights = np.random.default_rng(24).integers(0, 5, labels.size)
+    model = make_calibrator("temperature").fit(logits, labels, kind="logits", sample_weight=weights)
+    save_calibrator(model, tmp_path / "model.json", method="temperature")
+    loaded, _ = load_calibrator(tmp_path / "model.json")
+    plain = make_calibrator("temperature").fit(logits, labels, kind="logits")
+    assert set(loaded._fitted_state()) == set(plain._fitted_state())  # no weights among the saved fields
+    np.testing.assert_array_equal(
+        loaded.predict_proba(logits, kind="logits"), model.predict_proba(logits, kind="logits")
+    )
