@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from calib.calibration_errors.binning import equal_mass_edges
-from calib.calibrators import TemperatureScaling
+from calib.calibrators import AffineCalibrator, OneVsRest, TemperatureScaling
 from calib.calibrators.base import Calibrator
 from calib.calibrators.folds import fold_ids
 from calib.calibrators.histogram import HistogramBinning, weighted_equal_mass_edges
@@ -323,3 +323,25 @@ def test_integer_weights_fit_the_repeated_rows_past_the_warm_start(name):
     )
     got, want = (model.predict_proba(logits[:500], kind="logits") for model in (weighted, repeated))
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda: AffineCalibrator(priors=[0.5, 0.3, 0.2]), id="dp-with-priors"),
+        pytest.param(lambda: OneVsRest(PlattCalibrator()), id="one-vs-rest-platt"),
+        pytest.param(lambda: OneVsRest(IsotonicCalibrator()), id="one-vs-rest-isotonic"),
+    ],
+)
+def test_integer_weights_fit_what_repeated_rows_fit_with_priors_and_one_vs_rest(make):
+    """The prior-weighted cross-entropy's class counts N_h become class weights; one-vs-rest passes the weights
+    to every binary fit."""
+    logits, labels = _logits(3, 300, seed=26)
+    weights = np.random.default_rng(27).integers(0, 5, labels.size)
+    test = _logits(3, 200, seed=28)[0]
+    weighted = _quiet_fit(make(), logits, labels, kind="logits", sample_weight=weights)
+    repeated = _quiet_fit(make(), np.repeat(logits, weights, axis=0), np.repeat(labels, weights), kind="logits")
+    unweighted = _quiet_fit(make(), logits, labels, kind="logits")
+    got = weighted.predict_proba(test, kind="logits")
+    np.testing.assert_allclose(got, repeated.predict_proba(test, kind="logits"), rtol=0, atol=IDENTITY_TOL)
+    assert np.max(np.abs(got - unweighted.predict_proba(test, kind="logits"))) > 1e-6
