@@ -188,12 +188,14 @@ def weighted_equal_mass_edges(values: np.ndarray, sample_weight: np.ndarray, n_b
     positive weights.
 
     Sorted, the distinct values v_j span the weighted ranks [L_j, U_j), U_j the total weight of the values
-    up to v_j and L_j = U_{j-1}. Bin m - 1 ends before the weighted rank R_m = ceil(m W / M), W the total
-    weight (0 < m < M): the edge is v_j for the first v_j with U_j >= R_m, unless its tie straddles the boundary
+    up to v_j and L_j = U_{j-1}. Bin m - 1 ends before the weighted rank R_m (0 < m < M), ceil(m W / M) when
+    every weight is a whole number (so that integer weights are counts of repeated rows), m W / M otherwise, W
+    the total weight: the edge is v_j for the first v_j with U_j >= R_m, unless its tie straddles the boundary
     (U_j > R_m) nearer its start (R_m - L_j < U_j - R_m) and L_j > 0, when the tie goes to the upper bin and
     the edge is v_{j-1}: the unweighted rule exactly, with ranks counted in weight, so unit weights give
-    ``equal_mass_edges`` itself. (Here, not in :mod:`calib.calibration_errors.binning`, until that module has a
-    weighted binning of its own; issue 56.)
+    ``equal_mass_edges`` itself. (Here, not in :mod:`calib.calibration_errors.binning`, which had no weighted
+    binning on this branch; issue 56. The same rule as ``equal_mass_edges(..., sample_weight=...)`` on main,
+    which should replace this function at the merge.)
 
     Parameters
     ----------
@@ -219,7 +221,11 @@ def weighted_equal_mass_edges(values: np.ndarray, sample_weight: np.ndarray, n_b
     distinct, inverse = np.unique(values, return_inverse=True)
     upper = np.cumsum(np.bincount(inverse, weights=sample_weight, minlength=distinct.size))
     lower = np.concatenate([[0.0], upper[:-1]])
-    targets = np.ceil(np.arange(1, n_bins) * upper[-1] / n_bins)
+    if np.all(sample_weight == np.floor(sample_weight)) and upper[-1] < 2**53 // n_bins:
+        # Whole weights are counts: ceil(m W / M) in integers, as the ranks of the repeated values.
+        targets = ((np.arange(1, n_bins) * int(upper[-1]) + n_bins - 1) // n_bins).astype(np.float64)
+    else:
+        targets = np.arange(1, n_bins) * upper[-1] / n_bins
     first = np.minimum(np.searchsorted(upper, targets, side="left"), distinct.size - 1)
     up = (upper[first] > targets) & (targets - lower[first] < upper[first] - targets) & (lower[first] > 0)
     inner = np.where(up, distinct[np.maximum(first - 1, 0)], distinct[first])

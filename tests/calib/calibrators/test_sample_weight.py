@@ -99,6 +99,16 @@ def test_weighted_equal_mass_edges_are_those_of_the_repeated_values():
         np.testing.assert_array_equal(weighted_equal_mass_edges(values, np.ones(n), m), equal_mass_edges(values, m))
 
 
+def test_weighted_equal_mass_bins_hold_equal_weight_to_within_one_row():
+    """Real weights, no ties: bin m holds the weight up to m W / M, less or more only by the row that straddles
+    a boundary."""
+    rng = np.random.default_rng(29)
+    values, weights = rng.random(500), rng.gamma(1.0, size=500)
+    edges = weighted_equal_mass_edges(values, weights, 8)
+    held = np.bincount(np.searchsorted(edges[1:-1], values, side="left"), weights=weights, minlength=8)
+    assert np.all(np.abs(np.cumsum(held)[:-1] - np.arange(1, 8) * weights.sum() / 8) <= weights.max())
+
+
 def test_weighted_equal_mass_histogram_fits_what_repeated_rows_fit():
     logits, labels = _logits(2, 300, seed=6)
     weights = np.random.default_rng(7).integers(0, 5, labels.size)
