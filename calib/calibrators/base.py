@@ -1,7 +1,7 @@
 """The calibrator interface: scikit-learn style ``fit`` / ``predict_proba`` / ``predict_log_proba``.
 
 Inputs are posteriors of a named ``kind`` ("probs", "logprobs" or "logits"); outputs are
-normalized posteriors. Subclasses implement ``_fit(logp, labels)`` and ``_transform(logp)`` on
+normalized posteriors. Subclasses implement ``_fit(logp, labels, sample_weight)`` and ``_transform(logp)`` on
 validated float64 log-posteriors: a fresh array each time, which they own and may overwrite. A
 calibrator whose map acts on logits as given (Guo et al. (2017)'s vector and matrix scaling: logits
 z and z + c 1 have the same posteriors but not the same image) says so by ``fits_logits``; given
@@ -28,6 +28,16 @@ A calibrator that maps log-posteriors (``log_scale``) treats exact zero probabil
 ``_transform`` see them (and gives a zero met only at prediction a finite log-posterior), so both
 receive finite log-posteriors and use them unclipped; it keeps ``zero_smoothing_`` and
 ``zero_loss_share_`` beside the subclass's fitted attributes.
+
+Sample weights (``fit(..., sample_weight=w)``, scikit-learn's convention; issue 56): every fit minimizes the
+weighted mean of its per-sample loss, sum_i w_i loss_i / sum_i w_i, where the unweighted fit minimizes the mean,
+so integer weights fit what repeating each row w_i times fits. The base class checks the weights
+(:func:`calib.validation.as_sample_weights`) and drops the rows of weight 0 before anything reads the scores, so
+such a row changes nothing, not even the zero treatment's eps; ``_fit`` then receives the positive weights of
+the rows kept as ``sample_weight``, or is called without them when they are all equal (the weighted mean is
+then the mean, and the fit is the unweighted one bit for bit). A subclass whose ``_fit`` takes no
+``sample_weight`` (e.g. a replica of an author's unweighted code) still fits unweighted, and refuses unequal
+weights with a CalibInputError. Weights are not fitted attributes: a saved model does not hold them.
 """
 
 from __future__ import annotations
@@ -58,6 +68,7 @@ from calib.validation import (
     as_finite_logits,
     as_labels,
     as_logprobs,
+    as_sample_weights,
     check_inputs,
 )
 
@@ -204,29 +215,39 @@ class Calibrator:
         ]
         return f"{type(self).__name__}({', '.join(changed)})"
 
-    def fit(self, scores, labels, *, kind: str, overwrite: bool = False):
-        """Learn the transform from posteriors ``scores`` and integer ``labels``. ``overwrite``: ``scores``
-        is a float64 array the caller no longer needs, validated and worked on in its own memory.
+    def fit(self, scores, labels, *, kind: str, sample_weight=None, overwrite: bool = False):
+        """Learn the transform from posteriors ``scores`` and integer ``labels``. ``sample_weight``: one
+        weight >= 0 per row (:func:`calib.validation.as_sample_weights`), or None for equal weights; the fit
+        then minimizes the weighted mean of its loss, sum_i w_i loss_i / sum_i w_i (see the module
+        docstring), and rows of weight 0 are dropped first. ``overwrite``: ``scores`` is a float64 array the
+        caller no longer needs, validated and worked on in its own memory.
 
         Sets ``n_parameters_`` (the parameters fitted; None for a calibrator that does not count them)
-        and ``n_fit_rows_`` (N), and gives a :class:`calib.validation.CalibInputWarning` when
-        ``n_parameters_`` exceeds N / :data:`ROWS_PER_PARAMETER`. An invalid parameter is a CalibInputError
-        naming it, before the scores are read."""
+        and ``n_fit_rows_`` (N, the rows of positive weight), and gives a
+        :class:`calib.validation.CalibInputWarning` when ``n_parameters_`` exceeds N / :data:`ROWS_PER_PARAMETER`.
+        An invalid parameter is a CalibInputError naming it, before the scores are read."""
         self._check_params()
-        if kind == "logits" and self.fits_logits():
+        on_logits = kind == "logits" and self.fits_logits()
+        if on_logits:
             x = as_finite_logits(scores, overwrite=overwrite)
             y = as_labels(labels, x.shape[0], x.shape[1])
         else:
             x, y = check_inputs(scores, labels, kind, overwrite=overwrite)
+        x, y, w = positive_rows(x, y, as_sample_weights(sample_weight, y.size))
+        if w is not None and not _takes_weights(type(self), "_fit_logits" if on_logits else "_fit"):
+            raise CalibInputError(
+                f"sample_weight: {type(self).__name__} fits without sample weights; give sample_weight=None (or "
+                "equal weights), or repeat each row as many times as its weight"
+            )
         self._check_classes(x)
         self.n_classes_ = x.shape[1]
         outermost = not _FITTING.get()
         token = _FITTING.set(True)
         try:
-            if kind == "logits" and self.fits_logits():
-                self._fit_logits_checked(x, y)
+            if on_logits:
+                self._fit_logits_checked(x, y, w)
             else:
-                self._fit_checked(x, y)
+                self._fit_checked(x, y, w)
         finally:
             _FITTING.reset(token)
         self.n_fit_rows_ = int(y.size)
@@ -235,32 +256,41 @@ class Calibrator:
             warn_if_many_parameters(self)
         return self
 
-    def _fit_checked(self, logp: np.ndarray, y: np.ndarray) -> None:
+    def _fit_checked(self, logp: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:
         """``_fit`` on validated log-posteriors, after the zero treatment of a calibrator on log-posteriors."""
         if not self.log_scale:
-            self._fit(logp, y)
+            self._fit_weighted(self._fit, logp, y, w)
             return
         self.zero_smoothing_ = zero_smoothing(logp)
         self.zero_loss_share_ = 0.0
         if not self.zero_smoothing_:
-            self._fit(logp, y)
+            self._fit_weighted(self._fit, logp, y, w)
             return
         zero_on_true = np.isneginf(logp[np.arange(y.size), y])
         smoothed = smooth_zeros(logp, self.zero_smoothing_)
         kept = smoothed.copy() if zero_on_true.any() else None  # _fit may overwrite its input
-        self._fit(smoothed, y)
+        self._fit_weighted(self._fit, smoothed, y, w)
         if kept is not None:
-            self.zero_loss_share_ = zero_loss_share(self._transform(kept), y, zero_on_true)
+            self.zero_loss_share_ = zero_loss_share(self._transform(kept), y, zero_on_true, w)
             warn_if_dominant(
                 self.zero_loss_share_, int(zero_on_true.sum()), y.size, self.zero_smoothing_, type(self).__name__
             )
 
-    def _fit_logits_checked(self, logits: np.ndarray, y: np.ndarray) -> None:
+    def _fit_logits_checked(self, logits: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:
         """``_fit_logits`` on validated finite logits (no zeros to treat: a logit is never -inf here)."""
         if self.log_scale:
             self.zero_smoothing_ = 0.0
             self.zero_loss_share_ = 0.0
-        self._fit_logits(logits, y)
+        self._fit_weighted(self._fit_logits, logits, y, w)
+
+    @staticmethod
+    def _fit_weighted(fit, x: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> None:
+        """``fit(x, y)``, with ``sample_weight=w`` when there are weights: so a subclass whose ``_fit`` takes no
+        weights still fits unweighted (:meth:`fit` has refused unequal weights for it)."""
+        if w is None:
+            fit(x, y)
+        else:
+            fit(x, y, sample_weight=w)
 
     def fits_logits(self) -> bool:
         """Whether ``fit`` given ``kind="logits"`` learns a map of the logits themselves (e.g. Guo et al.
@@ -268,7 +298,7 @@ class Calibrator:
         passes them to ``_fit_logits`` unnormalized; by default every calibrator maps the posteriors."""
         return False
 
-    def _fit_logits(self, logits: np.ndarray, labels: np.ndarray) -> None:
+    def _fit_logits(self, logits: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         raise NotImplementedError
 
     def _fitted_on_logits(self) -> bool:
@@ -319,7 +349,9 @@ class Calibrator:
                 f"{type(self).__name__} is binary only: scores need K = 2 columns, got {logp.shape[1]}"
             )
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
+        """Fit on validated log-posteriors; ``sample_weight``: the rows' positive weights, or None when they
+        are equal (see :meth:`fit`)."""
         raise NotImplementedError
 
     def _n_parameters(self) -> int | None:
@@ -360,6 +392,26 @@ class Calibrator:
             setattr(self, name, value)
 
 
+def positive_rows(
+    x: np.ndarray, y: np.ndarray, w: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(x, y, w) without the rows of weight 0, and w None when the weights left are all equal: a row of weight 0
+    counts for nothing, and equal weights give the unweighted mean, so the unweighted fit serves (bit for bit)."""
+    if w is None:
+        return x, y, None
+    keep = w > 0
+    if not keep.all():
+        x, y, w = x[keep], y[keep], w[keep]
+    return (x, y, None) if np.all(w == w[0]) else (x, y, w)
+
+
+def weighted_mean_weights(sample_weight: np.ndarray | None, n: int) -> np.ndarray:
+    """Each row's share of a (weighted) mean: w_i / sum_j w_j, or 1 / n for equal weights (None)."""
+    if sample_weight is None:
+        return np.full(n, 1.0 / n)
+    return sample_weight / sample_weight.sum()
+
+
 def warn_if_many_parameters(model: Calibrator) -> None:
     """A CalibInputWarning when ``model``'s fit set more than one parameter per :data:`ROWS_PER_PARAMETER`
     of its ``n_fit_rows_`` rows, naming the calibrator and both numbers, and what has fewer parameters:
@@ -396,6 +448,12 @@ def warn_if_many_parameters(model: Calibrator) -> None:
 
 def _parameters(count: int) -> str:
     return f"{count} parameter" + ("" if count == 1 else "s")
+
+
+@functools.cache
+def _takes_weights(cls: type, method: str) -> bool:
+    """Whether ``cls``'s ``method`` (``_fit`` or ``_fit_logits``) takes ``sample_weight``."""
+    return "sample_weight" in inspect.signature(getattr(cls, method)).parameters
 
 
 @functools.cache

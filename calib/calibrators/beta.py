@@ -19,7 +19,8 @@ Python ``betacal`` packages of the authors) are:
 
 ln s and ln(1 - s) are the input log-posteriors log q_1 and log q_0, with exact zeros smoothed as
 :mod:`calib.calibrators.zeros` describes (finite values used as they are). Fits minimize the mean
-log-loss by damped Newton with the exact Hessian (at most three parameters), in float64 and
+log-loss (with sample weights w, the weighted mean sum_i w_i loss_i / sum_i w_i: a weighted logistic
+regression) by damped Newton with the exact Hessian (at most three parameters), in float64 and
 deterministically.
 
 scipy.optimize is imported inside the functions that use it: a command or job that never calls them starts
@@ -49,7 +50,8 @@ class BetaCalibrator(Calibrator):
     A logistic regression on the features ln s and -ln(1 - s) (note the sign of b), with s = q_1; ln
     s and ln(1 - s) are the input log-posteriors log q_1 and log q_0, with exact zeros smoothed
     (:mod:`calib.calibrators.zeros`) so that exact 0 or 1 posteriors stay usable. a = b = 1, c = 0
-    is the identity. The parameters minimize the mean log-loss by damped Newton with the exact
+    is the identity. The parameters minimize the mean log-loss (``fit(..., sample_weight=w)``: the weighted
+    mean sum_i w_i loss_i / sum_i w_i) by damped Newton with the exact
     Hessian (at most three parameters), in float64 and deterministically: O(N) time per iteration.
     Binary only (K = 2).
 
@@ -71,6 +73,11 @@ class BetaCalibrator(Calibrator):
         midpoint fixed at 1/2, so c = (a - b) ln 2, i.e. logit g = a ln(2 s) - b ln(2 (1 - s)); a and
         b fitted without a sign constraint (as in betacal). "am": a = b, so logit g = a (ln s -
         ln(1 - s)) + c, which is Platt scaling on the log-odds (no sign constraint, as in betacal).
+    sample_weight : array_like of shape (N,), optional
+        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
+        the weighted mean of the log-loss (a weighted logistic regression), sum_i w_i loss_i / sum_i w_i, so
+        integer weights fit what repeating each row w_i times fits; rows of weight 0 are dropped
+        (:meth:`Calibrator.fit`).
 
     Attributes
     ----------
@@ -108,23 +115,25 @@ class BetaCalibrator(Calibrator):
     def __init__(self, parameters: BetaParameters = "abm"):
         self.parameters = parameters
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         y = labels.astype(np.float64)
         if self.parameters == "abm":
-            self.a_, self.b_, self.c_, self.converged_ = _fit_abm(logp, y)
+            self.a_, self.b_, self.c_, self.converged_ = _fit_abm(logp, y, sample_weight)
             self.m_ = _midpoint(self.a_, self.b_, self.c_)
         elif self.parameters == "ab":
-            theta, self.converged_ = fit_logistic(self._objective(logp, y))
+            theta, self.converged_ = fit_logistic(self._objective(logp, y, sample_weight))
             self.a_, self.b_ = float(theta[0]), float(theta[1])
             self.c_ = (self.a_ - self.b_) * _LN2
             self.m_ = 0.5
         else:
-            theta, self.converged_ = fit_logistic(self._objective(logp, y))
+            theta, self.converged_ = fit_logistic(self._objective(logp, y, sample_weight))
             self.a_ = self.b_ = float(theta[0])
             self.c_ = float(theta[1])
             self.m_ = float(expit(-self.c_ / self.a_)) if self.a_ != 0 else float("nan")
 
-    def _objective(self, logp: np.ndarray, targets: np.ndarray) -> LogisticObjective:
+    def _objective(
+        self, logp: np.ndarray, targets: np.ndarray, sample_weight: np.ndarray | None = None
+    ) -> LogisticObjective:
         """The training objective of the variant, unconstrained (exposed for gradient checks).
 
         Parameters: (a, b, c) for "abm", (a, b) for "ab", (a, c) for "am".
@@ -137,7 +146,7 @@ class BetaCalibrator(Calibrator):
             x = np.column_stack([ln_s + _LN2, -(ln_1ms + _LN2)])
         else:
             x = np.column_stack([ln_s - ln_1ms, ones])
-        return LogisticObjective(x, targets)
+        return LogisticObjective(x, targets, sample_weight)
 
     def _n_parameters(self) -> int:
         """a, b and c for "abm"; two for "ab" (a, b) and "am" (a, c)."""
@@ -163,14 +172,14 @@ def _log_features(logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return logp[:, 1].copy(), logp[:, 0].copy()
 
 
-def _fit_abm(logp: np.ndarray, y: np.ndarray) -> tuple[float, float, float, bool]:
+def _fit_abm(logp: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None) -> tuple[float, float, float, bool]:
     """Exact fit of (a, b, c) under a, b >= 0 by enumerating the active sets (see BetaCalibrator)."""
     ln_s, ln_1ms = _log_features(logp)
     full = np.column_stack([ln_s, -ln_1ms, np.ones(ln_s.size)])
     best = None
     # Faces: indices of the free columns among (a, b, c); c is always free.
     for free in ((0, 1, 2), (1, 2), (0, 2), (2,)):
-        problem = LogisticObjective(full[:, free], y)
+        problem = LogisticObjective(full[:, free], y, sample_weight)
         theta, converged = fit_logistic(problem)
         coefs = np.zeros(3)
         coefs[list(free)] = theta

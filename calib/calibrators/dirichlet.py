@@ -54,6 +54,12 @@ class DirichletCalibrator(PenalizedSoftmaxMap):
     lambdas, mus, n_folds, seed, patience, reference_row, normalized
         The grid of ``reg_lambda="cv"``, its folds, when its walk stops, and the penalty's parametrisation
         and scale, as for :class:`calib.calibrators.penalized.PenalizedSoftmaxMap`.
+    sample_weight : array_like of shape (N,), optional
+        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
+        the weighted mean of the log-loss (the penalty unchanged, so integer weights weigh it as repeated rows
+        do; a cross-validated penalty weighs its fold fits and held-out losses too), sum_i w_i loss_i / sum_i
+        w_i, so integer weights fit what repeating each row w_i times fits; rows of weight 0 are dropped
+        (:meth:`Calibrator.fit`).
 
     Attributes
     ----------

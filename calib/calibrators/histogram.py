@@ -41,7 +41,10 @@ class HistogramBinning(Calibrator):
 
     The positive-class posterior q_1 is cut into M bins B_1..B_M and g(s) = ybar(B_m) for s in B_m,
     the fraction of positives among the training samples of the bin: the transform behind the binary
-    ECE. A bin without positives (or without negatives) gives probability exactly 0 (or 1), whose
+    ECE. With ``fit(..., sample_weight=w)`` that fraction is weighted, sum_{i in B_m} w_i y_i /
+    sum_{i in B_m} w_i (the minimizer of the weighted mean squared error within the bin), equal-mass bins
+    hold equal weight (:func:`weighted_equal_mass_edges`), and ``prior_`` is the weighted positive rate. A
+    bin without positives (or without negatives) gives probability exactly 0 (or 1), whose
     log-probability is -inf. A bin with no training sample follows ``empty_bin``. Fit and prediction
     take O(N log M) time at most. Binary only (K = 2).
 
@@ -65,6 +68,11 @@ class HistogramBinning(Calibrator):
         scores per bin rounded, a tie sharing a bin, on the side of a boundary nearer to it, so the bins
         are equal in mass where ties allow: :func:`calib.calibration_errors.binning.equal_mass_edges`).
         The former names "width" and "mass" are read as these, with a FutureWarning.
+    sample_weight : array_like of shape (N,), optional
+        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
+        the weighted mean of squared error within each bin: each bin maps to its weighted fraction of positives
+        (equal-mass bins of equal weight), sum_i w_i loss_i / sum_i w_i, so integer weights fit what repeating
+        each row w_i times fits; rows of weight 0 are dropped (:meth:`Calibrator.fit`).
 
     Attributes
     ----------
@@ -119,16 +127,28 @@ class HistogramBinning(Calibrator):
     def _strategy(self) -> str:
         return FORMER_STRATEGY_NAMES.get(self.strategy, self.strategy)
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         p1 = np.exp(logp[:, 1])
-        self.edges_ = strategy_edges(self._strategy, self.n_bins, p1)
+        if sample_weight is not None and self._strategy == "equal-mass":
+            self.edges_ = weighted_equal_mass_edges(p1, sample_weight, self.n_bins)
+        else:
+            self.edges_ = strategy_edges(self._strategy, self.n_bins, p1)
         self.closed_ = self.closed if self._strategy == "equal-width" else "right"
         ids = self._bin_ids(p1)
         self.counts_ = np.bincount(ids, minlength=self.n_bins)
-        positives = np.bincount(ids, weights=labels.astype(np.float64), minlength=self.n_bins)
+        if sample_weight is None:
+            positives = np.bincount(ids, weights=labels.astype(np.float64), minlength=self.n_bins)
+            with np.errstate(invalid="ignore"):
+                self.bin_values_ = positives / self.counts_
+            self.prior_ = float(labels.mean())
+            return
+        # Weighted frequencies: a bin's positive weight over its total weight (every row kept weighs > 0, so a
+        # bin is empty, NaN, exactly where counts_ is 0).
+        totals = np.bincount(ids, weights=sample_weight, minlength=self.n_bins)
+        positives = np.bincount(ids, weights=sample_weight * labels, minlength=self.n_bins)
         with np.errstate(invalid="ignore"):
-            self.bin_values_ = positives / self.counts_
-        self.prior_ = float(labels.mean())
+            self.bin_values_ = positives / totals
+        self.prior_ = float(np.dot(sample_weight, labels) / sample_weight.sum())
 
     fewer_parameters = "fewer bins, HistogramBinning(n_bins=...)"
 
@@ -160,3 +180,53 @@ class HistogramBinning(Calibrator):
         if not np.array_equal(np.isnan(state["bin_values_"]), state["counts_"] == 0):
             raise CalibInputError("bin_values_ must be NaN exactly in the bins whose counts_ are 0")
         super()._restore_fitted_state(state)
+
+
+def weighted_equal_mass_edges(values: np.ndarray, sample_weight: np.ndarray, n_bins: int) -> np.ndarray:
+    """The equal-mass edges of :func:`calib.calibration_errors.binning.equal_mass_edges` in cumulative weight:
+    the edges of the values with each repeated w_i times, for integer weights, and that rule's extension to any
+    positive weights.
+
+    Sorted, the distinct values v_j span the weighted ranks [L_j, U_j), U_j the total weight of the values
+    up to v_j and L_j = U_{j-1}. Bin m - 1 ends before the weighted rank R_m (0 < m < M), ceil(m W / M) when
+    every weight is a whole number (so that integer weights are counts of repeated rows), m W / M otherwise, W
+    the total weight: the edge is v_j for the first v_j with U_j >= R_m, unless its tie straddles the boundary
+    (U_j > R_m) nearer its start (R_m - L_j < U_j - R_m) and L_j > 0, when the tie goes to the upper bin and
+    the edge is v_{j-1}: the unweighted rule exactly, with ranks counted in weight, so unit weights give
+    ``equal_mass_edges`` itself. (Here, not in :mod:`calib.calibration_errors.binning`, which had no weighted
+    binning on this branch; issue 56. The same rule as ``equal_mass_edges(..., sample_weight=...)`` on main,
+    which should replace this function at the merge.)
+
+    Parameters
+    ----------
+    values : ndarray of shape (N,)
+        Scores in [0, 1].
+    sample_weight : ndarray of shape (N,)
+        Positive weights.
+    n_bins : int
+        M.
+
+    Returns
+    -------
+    ndarray of shape (M + 1,)
+        Non-decreasing edges from 0 to 1.
+
+    Examples
+    --------
+    Weights 3, 1 and 2 give the edges of [0.1, 0.1, 0.1, 0.5, 0.8, 0.8]:
+
+    >>> weighted_equal_mass_edges(np.array([0.1, 0.5, 0.8]), np.array([3.0, 1.0, 2.0]), 2).tolist()
+    [0.0, 0.1, 1.0]
+    """
+    distinct, inverse = np.unique(values, return_inverse=True)
+    upper = np.cumsum(np.bincount(inverse, weights=sample_weight, minlength=distinct.size))
+    lower = np.concatenate([[0.0], upper[:-1]])
+    if np.all(sample_weight == np.floor(sample_weight)) and upper[-1] < 2**53 // n_bins:
+        # Whole weights are counts: ceil(m W / M) in integers, as the ranks of the repeated values.
+        targets = ((np.arange(1, n_bins) * int(upper[-1]) + n_bins - 1) // n_bins).astype(np.float64)
+    else:
+        targets = np.arange(1, n_bins) * upper[-1] / n_bins
+    first = np.minimum(np.searchsorted(upper, targets, side="left"), distinct.size - 1)
+    up = (upper[first] > targets) & (targets - lower[first] < upper[first] - targets) & (lower[first] > 0)
+    inner = np.where(up, distinct[np.maximum(first - 1, 0)], distinct[first])
+    return np.concatenate([[0.0], inner, [1.0]])

@@ -29,7 +29,8 @@ Clip = Annotated[float, Number(0, 0.5, closed="low")]
 class IsotonicCalibrator(Calibrator):
     """Isotonic (PAV) calibration of a binary posterior: a non-decreasing map of the class-1 log-odds.
 
-    The map g minimizes sum_i (y_i - g(t_i))^2 over non-decreasing functions of the log-odds
+    The map g minimizes sum_i (y_i - g(t_i))^2 (``fit(..., sample_weight=w)``: sum_i w_i (y_i - g(t_i))^2,
+    the weighted PAV, whose minimizer is that of the weighted mean) over non-decreasing functions of the log-odds
     t_i = log q_1 - log q_0, found by the pool-adjacent-violators algorithm (SciPy's), exactly as
     scikit-learn's ``IsotonicRegression`` computes it. On its training data that solution is the monotone map with the
     lowest value of every proper scoring rule at once. New scores are mapped by its piecewise-linear
@@ -43,6 +44,10 @@ class IsotonicCalibrator(Calibrator):
     clip : float, default 1e-30
         The smallest probability either class gets, in [0, 0.5) (the code of Ferrer & Ramos (2024)
         uses 1e-30).
+    sample_weight : array_like of shape (N,), optional
+        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
+        the weighted mean of squared error (weighted PAV), sum_i w_i loss_i / sum_i w_i, so integer weights fit
+        what repeating each row w_i times fits; rows of weight 0 are dropped (:meth:`Calibrator.fit`).
 
     Attributes
     ----------
@@ -76,8 +81,10 @@ class IsotonicCalibrator(Calibrator):
     def __init__(self, clip: Clip = 1e-30):
         self.clip = clip
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        self.X_thresholds_, self.y_thresholds_ = isotonic_thresholds(_log_odds(logp), labels.astype(np.float64))
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
+        self.X_thresholds_, self.y_thresholds_ = isotonic_thresholds(
+            _log_odds(logp), labels.astype(np.float64), sample_weight
+        )
 
     def _n_parameters(self) -> int:
         """One per constant piece of the fit: the distinct values of ``y_thresholds_``."""
@@ -119,17 +126,24 @@ class IsotonicCalibrator(Calibrator):
 _POOLING = float(np.finfo(np.float64).resolution)
 
 
-def isotonic_thresholds(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The thresholds of scikit-learn's ``IsotonicRegression(y_min=0, y_max=1)`` fitted to (x, y), unit weights.
+def isotonic_thresholds(
+    x: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The thresholds of scikit-learn's ``IsotonicRegression(y_min=0, y_max=1)`` fitted to (x, y, sample_weight).
 
     Sorts x (one key, any order among equal scores: the pooled sums of y do not depend on it, as sums
-    of 0/1 labels are exact), pools scores as scikit-learn does, runs SciPy's PAV on the pooled means
-    weighted by their counts, clips to [0, 1] and drops every point equal in y to both neighbours.
+    of 0/1 labels are exact; weighted sums may differ in their last bit), pools scores as scikit-learn does,
+    runs SciPy's PAV on the pooled (weighted) means weighted by their counts (total weights), clips to
+    [0, 1] and drops every point equal in y to both neighbours. Weighted PAV minimizes
+    sum_i w_i (y_i - g(x_i))^2 over non-decreasing g (Ayer et al. (1955), whose PAV is weighted),
+    so integer weights fit what repeating each row w_i times fits.
 
     Parameters
     ----------
     x, y : ndarray of shape (N,)
         Finite scores and targets in [0, 1].
+    sample_weight : ndarray of shape (N,), optional
+        Positive weights (rows of weight 0 dropped before); None: unit weights.
 
     Returns
     -------
@@ -147,8 +161,13 @@ def isotonic_thresholds(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.nd
     order = np.argsort(x)
     xs, ys = x[order], y[order]
     starts = _pool_starts(xs)
-    counts = np.diff(np.append(starts, xs.size)).astype(np.float64)
-    means = np.add.reduceat(ys, starts) / counts
+    if sample_weight is None:
+        counts = np.diff(np.append(starts, xs.size)).astype(np.float64)
+        means = np.add.reduceat(ys, starts) / counts
+    else:
+        ws = sample_weight[order]
+        counts = np.add.reduceat(ws, starts)
+        means = np.add.reduceat(ws * ys, starts) / counts
     fitted = np.clip(isotonic_regression(means, weights=counts, increasing=True).x, 0.0, 1.0)
     keep = np.ones(fitted.size, dtype=bool)
     keep[1:-1] = (fitted[1:-1] != fitted[:-2]) | (fitted[1:-1] != fitted[2:])

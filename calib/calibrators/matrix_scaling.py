@@ -80,6 +80,10 @@ class VectorScaling(Calibrator):
     ----------
     features : {"logits", "log_posteriors", "clr", "last_class_ratios"}, default "logits"
         What w multiplies (above).
+    sample_weight : array_like of shape (N,), optional
+        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
+        the weighted mean of the log-loss, sum_i w_i loss_i / sum_i w_i, so integer weights fit what repeating
+        each row w_i times fits; rows of weight 0 are dropped (:meth:`Calibrator.fit`).
 
     Attributes
     ----------
@@ -126,15 +130,15 @@ class VectorScaling(Calibrator):
     def _fitted_on_logits(self) -> bool:
         return getattr(self, "features_", None) == "logits"
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        self._fit_on(logp, labels, "log_posteriors" if self.features == "logits" else self.features)
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
+        self._fit_on(logp, labels, "log_posteriors" if self.features == "logits" else self.features, sample_weight)
 
-    def _fit_logits(self, logits: np.ndarray, labels: np.ndarray) -> None:
-        self._fit_on(logits, labels, "logits")
+    def _fit_logits(self, logits: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
+        self._fit_on(logits, labels, "logits", sample_weight)
 
-    def _fit_on(self, x: np.ndarray, labels: np.ndarray, features: str) -> None:
+    def _fit_on(self, x: np.ndarray, labels: np.ndarray, features: str, sample_weight: np.ndarray | None) -> None:
         self.features_ = features
-        problem = self._objective(x, labels)
+        problem = self._objective(x, labels, sample_weight)
         theta, self.converged_, self.gradient_norm_ = fit_softmax(
             problem, type(self).__name__, identity_first=features != "clr"
         )
@@ -142,14 +146,18 @@ class VectorScaling(Calibrator):
         self.coef_ = np.append(weights, 0.0) if features == "last_class_ratios" else weights.copy()
         self.intercept_ = problem.biases(theta)
 
-    def _objective(self, x: np.ndarray, labels: np.ndarray) -> SoftmaxObjective:
+    def _objective(
+        self, x: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None
+    ) -> SoftmaxObjective:
         """The training objective on the features of ``x`` (``features_`` set); parameters (w, b_1..b_{K-1}),
         w of the K - 1 first classes on the survey's log-ratios (exposed for gradient checks)."""
         k = x.shape[1]
         features = _vector_features(x, self.features_)
         if self.features_ == "last_class_ratios":
             features = features[:, :-1]
-        return SoftmaxObjective(features, labels, k, diagonal=True, free_bias=np.arange(k) < k - 1)
+        return SoftmaxObjective(
+            features, labels, k, diagonal=True, free_bias=np.arange(k) < k - 1, sample_weight=sample_weight
+        )
 
     def _transform(self, x: np.ndarray) -> np.ndarray:
         return log_softmax_rows(self.coef_ * _vector_features(x, self.features_) + self.intercept_, overwrite=True)
@@ -219,6 +227,11 @@ class MatrixScaling(PenalizedSoftmaxMap):
     lambdas, mus, n_folds, seed, patience, reference_row, normalized
         The grid of ``reg_lambda="cv"``, its folds, when its walk stops, and the penalty's parametrisation
         and scale, as for :class:`calib.calibrators.penalized.PenalizedSoftmaxMap`.
+    sample_weight : array_like of shape (N,), optional
+        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
+        the weighted mean of the log-loss (the penalty unchanged; a cross-validated penalty weighs its fold fits
+        and held-out losses too), sum_i w_i loss_i / sum_i w_i, so integer weights fit what repeating each row
+        w_i times fits; rows of weight 0 are dropped (:meth:`Calibrator.fit`).
 
     Attributes
     ----------

@@ -40,6 +40,11 @@ class OneVsRest(Calibrator):
     calibrator : Calibrator
         An unfitted binary calibrator (e.g. ``IsotonicCalibrator()``, ``PlattCalibrator()``); it is
         cloned per class and never fitted itself.
+    sample_weight : array_like of shape (N,), optional
+        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
+        the weighted mean of loss of each per-class model (each binary fit gets the weights), sum_i w_i loss_i /
+        sum_i w_i, so integer weights fit what repeating each row w_i times fits; rows of weight 0 are dropped
+        (:meth:`Calibrator.fit`).
 
     Attributes
     ----------
@@ -70,7 +75,7 @@ class OneVsRest(Calibrator):
     def __init__(self, calibrator: Calibrator):
         self.calibrator = calibrator
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         k = logp.shape[1]
         self.estimators_ = [None] * k
         self.constants_ = np.full(k, np.nan)
@@ -82,7 +87,9 @@ class OneVsRest(Calibrator):
                 self.constants_[j] = 1.0
             else:
                 model = self.calibrator.clone()
-                self.estimators_[j] = model.fit(_one_vs_rest(logp, j), positive.astype(np.int64), kind="logprobs")
+                self.estimators_[j] = model.fit(
+                    _one_vs_rest(logp, j), positive.astype(np.int64), kind="logprobs", sample_weight=sample_weight
+                )
 
     def _n_parameters(self) -> int | None:
         """The sum over the per-class models (a constant counts none); None if one does not count its own."""

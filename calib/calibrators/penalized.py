@@ -143,27 +143,27 @@ class PenalizedSoftmaxMap(Calibrator):
 
     # -- fitting ---------------------------------------------------------------------------------------------------
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        self._fit_on(logp, labels, self._features_fitted(on_logits=False))
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
+        self._fit_on(logp, labels, self._features_fitted(on_logits=False), sample_weight)
 
-    def _fit_logits(self, logits: np.ndarray, labels: np.ndarray) -> None:
-        self._fit_on(logits, labels, self._features_fitted(on_logits=True))
+    def _fit_logits(self, logits: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
+        self._fit_on(logits, labels, self._features_fitted(on_logits=True), sample_weight)
 
-    def _fit_on(self, x: np.ndarray, labels: np.ndarray, features: str) -> None:
+    def _fit_on(self, x: np.ndarray, labels: np.ndarray, features: str, sample_weight: np.ndarray | None) -> None:
         self.features_ = features
         feats = self._features(x, features)
         if features == "last_class_ratios":  # z_K = 0 carries nothing to fit
             feats = feats[:, :-1]
         if _is_cv(self.reg_lambda):
             grid = self._grid()
-            losses = self._cross_validated_losses(feats, labels, grid)
+            losses = self._cross_validated_losses(feats, labels, grid, sample_weight)
             lam, mu = grid[int(np.nanargmin(losses))]
             self.cv_grid_, self.cv_losses_ = np.array(grid, dtype=np.float64), losses
         else:
             lam, mu = self._given_penalty()
             self.cv_grid_, self.cv_losses_ = np.array([[lam, mu]]), np.array([np.nan])
         self.reg_lambda_, self.reg_mu_ = lam, mu
-        problem = self._objective(feats, labels, lam, mu)
+        problem = self._objective(feats, labels, lam, mu, sample_weight)
         theta, self.converged_, self.gradient_norm_ = fit_softmax(problem, type(self).__name__, identity_first=True)
         self._set_map(problem, theta)
 
@@ -173,9 +173,12 @@ class PenalizedSoftmaxMap(Calibrator):
         self.coef_[:, : problem.d] = problem.weights(theta)
         self.intercept_ = problem.biases(theta)
 
-    def _cross_validated_losses(self, feats: np.ndarray, labels: np.ndarray, grid) -> np.ndarray:
-        """Mean held-out log-loss of each grid point (NaN past the point where the walk stopped); each fold
-        walks the grid in order from warm starts."""
+    def _cross_validated_losses(
+        self, feats: np.ndarray, labels: np.ndarray, grid, sample_weight: np.ndarray | None
+    ) -> np.ndarray:
+        """Mean held-out log-loss of each grid point (NaN past the point where the walk stopped), weighted by
+        ``sample_weight`` when given (each fold's fit then weighted too); each fold walks the grid in order
+        from warm starts. The folds are drawn on the rows, whatever their weights."""
         asked = int(self.n_folds)
         n_folds = usable_folds(labels, asked)
         if n_folds < 2:
@@ -202,30 +205,36 @@ class PenalizedSoftmaxMap(Calibrator):
         for g, (lam, mu) in enumerate(grid):
             with warnings.catch_warnings():  # a fold's fit is not the model: the fit on all rows reports its own
                 warnings.simplefilter("ignore", CalibInputWarning)
-                total = self._held_out_total(feats, labels, tests, thetas, lam, mu)
-            losses[g] = total / labels.size
+                total = self._held_out_total(feats, labels, tests, thetas, lam, mu, sample_weight)
+            losses[g] = total / (labels.size if sample_weight is None else sample_weight.sum())
             rises = rises + 1 if g and losses[g] > np.nanmin(losses[:g]) else 0
             if patience is not None and rises >= patience:
                 break
         return losses
 
-    def _held_out_total(self, feats, labels, tests, thetas: list, lam: float, mu: float) -> float:
-        """The held-out log-loss summed over the folds ``tests`` at (``lam``, ``mu``), each fold's fit starting
-        from its previous solution in ``thetas`` (updated in place)."""
+    def _held_out_total(self, feats, labels, tests, thetas: list, lam: float, mu: float, sample_weight=None) -> float:
+        """The held-out log-loss summed over the folds ``tests`` at (``lam``, ``mu``), each row's loss times its
+        weight when ``sample_weight`` is given, each fold's fit (weighted too) starting from its previous
+        solution in ``thetas`` (updated in place)."""
         total = 0.0
         for f, test in enumerate(tests):
-            problem = self._objective(feats[~test], labels[~test], lam, mu)
+            train_weight = None if sample_weight is None else sample_weight[~test]
+            problem = self._objective(feats[~test], labels[~test], lam, mu, train_weight)
             if thetas[f] is None:
                 thetas[f], _, _ = fit_softmax(problem, type(self).__name__, identity_first=True)
             else:
                 thetas[f], _ = minimize_objective(problem, thetas[f])
             weights, biases = problem.weights(thetas[f]), problem.biases(thetas[f])
             held = log_softmax_rows(feats[test] @ weights.T + biases, overwrite=True)
-            total -= held[np.arange(held.shape[0]), labels[test]].sum()
+            true_logs = held[np.arange(held.shape[0]), labels[test]]
+            total -= true_logs.sum() if sample_weight is None else np.dot(sample_weight[test], true_logs)
         return total
 
-    def _objective(self, feats: np.ndarray, labels: np.ndarray, lam: float, mu: float) -> SoftmaxObjective:
-        """The penalized mean log-loss of softmax(W x + b) on ``feats`` (exposed for gradient checks)."""
+    def _objective(
+        self, feats: np.ndarray, labels: np.ndarray, lam: float, mu: float, sample_weight: np.ndarray | None = None
+    ) -> SoftmaxObjective:
+        """The penalized mean log-loss of softmax(W x + b) on ``feats``, the weighted mean with ``sample_weight``
+        (the penalty unchanged, so integer weights weigh it as repeated rows do) (exposed for gradient checks)."""
         k, d = self.n_classes_, feats.shape[1]
         penalty, reference, normalized = self.penalty, bool(self.reference_row), bool(self.normalized)
         identity = np.eye(k)[:, :d]
@@ -251,6 +260,7 @@ class PenalizedSoftmaxMap(Calibrator):
             weight_target=target,
             bias_penalty=np.full(k, bias_scale) if mu > 0 else None,
             weight_start=start,
+            sample_weight=sample_weight,
         )
 
     # -- parameters ------------------------------------------------------------------------------------------------

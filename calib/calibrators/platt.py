@@ -10,8 +10,9 @@ first), so the identity map is w = 1, b = 0.
 ``feature="score"`` uses the raw positive-class probability s = q_1 as the feature instead, which
 is eq. 8 read literally (the survey's Fig. 15: a sigmoid in s cannot undo over-confidence).
 
-The fit minimizes a mean binary cross-entropy, which is convex in (w, b); it is solved with a
-damped Newton method using the exact Hessian (two parameters), in float64 and deterministically.
+The fit minimizes a mean binary cross-entropy (with sample weights, the weighted mean), which is convex
+in (w, b); it is solved with a damped Newton method using the exact Hessian (two parameters), in float64
+and deterministically.
 The same small logistic-regression solver is reused by :mod:`calib.calibrators.beta`.
 """
 
@@ -34,10 +35,10 @@ class PlattCalibrator(Calibrator):
     The feature t is the log-odds log q_1 - log q_0 of the input posteriors, with exact zeros
     treated as :mod:`calib.calibrators.zeros` describes (smoothed, or given a finite log-posterior when
     met only at prediction), so t is finite even when a posterior is exactly 0 or 1, and is used
-    unclipped at any scale; w = 1, b = 0 is the identity. (w,
-    b) minimize a mean binary cross-entropy, convex in (w, b), by damped Newton with the exact
-    Hessian (two parameters), in float64 and deterministically: O(N) time per iteration. Binary only
-    (K = 2).
+    unclipped at any scale; w = 1, b = 0 is the identity. (w, b) minimize a mean binary cross-entropy
+    (``fit(..., sample_weight=w)``: the weighted mean sum_i w_i CE_i / sum_i w_i, so integer weights fit what
+    repeating rows fits), convex in (w, b), by damped Newton with the exact Hessian (two parameters), in
+    float64 and deterministically: O(N) time per iteration. Binary only (K = 2).
 
     Source: Platt (2000); Silva Filho et al. (2023), Sect. 5.3.3, eqs. 8-9 (eq. 9 read as the
     negative log-likelihood).
@@ -54,6 +55,11 @@ class PlattCalibrator(Calibrator):
     feature : {"log_odds", "score"}, default "log_odds"
         "log_odds": t as above. "score": t = q_1, the raw positive-class probability, which is the
         survey's eq. 8 read literally (its Fig. 15: a sigmoid in s cannot undo over-confidence).
+    sample_weight : array_like of shape (N,), optional
+        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
+        the weighted mean of the cross-entropy (a weighted logistic regression; smoothed targets count the
+        classes' weights), sum_i w_i loss_i / sum_i w_i, so integer weights fit what repeating each row w_i
+        times fits; rows of weight 0 are dropped (:meth:`Calibrator.fit`).
 
     Attributes
     ----------
@@ -99,15 +105,18 @@ class PlattCalibrator(Calibrator):
             return log_odds(logp)
         return np.exp(logp[:, 1])
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        targets = platt_targets(labels) if self.smooth_targets else labels.astype(np.float64)
-        problem = self._objective(logp, targets)
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
+        targets = platt_targets(labels, sample_weight) if self.smooth_targets else labels.astype(np.float64)
+        problem = self._objective(logp, targets, sample_weight)
         theta, self.converged_ = fit_logistic(problem)
         self.coef_, self.intercept_ = float(theta[0]), float(theta[1])
 
-    def _objective(self, logp: np.ndarray, targets: np.ndarray) -> LogisticObjective:
+    def _objective(
+        self, logp: np.ndarray, targets: np.ndarray, sample_weight: np.ndarray | None = None
+    ) -> LogisticObjective:
         """The training objective on features [t, 1] (exposed for gradient checks)."""
-        return LogisticObjective(np.column_stack([self._feature(logp), np.ones(logp.shape[0])]), targets)
+        features = np.column_stack([self._feature(logp), np.ones(logp.shape[0])])
+        return LogisticObjective(features, targets, sample_weight)
 
     def _n_parameters(self) -> int:
         """The slope and the intercept."""
@@ -117,11 +126,17 @@ class PlattCalibrator(Calibrator):
         return binary_log_sigmoid(self.coef_ * self._feature(logp) + self.intercept_)
 
 
-def platt_targets(labels: np.ndarray) -> np.ndarray:
-    """The smoothed targets of Platt (2000): (N_+ + 1)/(N_+ + 2) for positives, 1/(N_- + 2) for negatives."""
+def platt_targets(labels: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+    """The smoothed targets of Platt (2000): (N_+ + 1)/(N_+ + 2) for positives, 1/(N_- + 2) for negatives;
+    with ``sample_weight``, N_+ and N_- are the total weights of the positives and negatives (what repeating
+    each row w_i times counts)."""
     positive = labels == 1
-    n_pos = int(positive.sum())
-    n_neg = labels.size - n_pos
+    if sample_weight is None:
+        n_pos = int(positive.sum())
+        n_neg = labels.size - n_pos
+    else:
+        n_pos = float(sample_weight[positive].sum())
+        n_neg = float(sample_weight[~positive].sum())
     return np.where(positive, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
 
 
@@ -157,10 +172,12 @@ def softplus_pair(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class LogisticObjective:
-    """Mean binary cross-entropy of sigmoid(x @ theta) against targets y in [0, 1].
+    """Mean binary cross-entropy of sigmoid(x @ theta) against targets y in [0, 1], or with ``sample_weight``
+    its weighted mean.
 
-    L(theta) = mean_i [ y_i softplus(-u_i) + (1 - y_i) softplus(u_i) ],  u = x @ theta,
-    with gradient x^T (sigmoid(u) - y) / N and Hessian x^T diag(sigmoid(u) sigmoid(-u)) x / N.
+    L(theta) = sum_i v_i [ y_i softplus(-u_i) + (1 - y_i) softplus(u_i) ],  u = x @ theta,
+    v_i = 1 / N (or w_i / sum_j w_j), with gradient x^T diag(v) (sigmoid(u) - y) and Hessian
+    x^T diag(v sigmoid(u) sigmoid(-u)) x.
     Everything comes from one exponential per sample, e_i = exp(-|u_i|): softplus(+-u) = max(+-u, 0)
     + log1p(e), sigmoid(|u|) = 1 / (1 + e) and sigmoid(-|u|) = e / (1 + e). Neither form subtracts
     nearly equal numbers, so the loss stays accurate near 0 and sigmoid(u) - y has no cancellation
@@ -168,10 +185,12 @@ class LogisticObjective:
     its line search accepted reuse them.
     """
 
-    def __init__(self, x: np.ndarray, targets: np.ndarray):
+    def __init__(self, x: np.ndarray, targets: np.ndarray, sample_weight: np.ndarray | None = None):
         self.x = np.asfortranarray(x, dtype=np.float64)  # column-major: x^T v reads each feature contiguously
         self.targets = np.asarray(targets, dtype=np.float64)
         self.n = self.x.shape[0]
+        # Each row's share of the mean; None: 1 / N, kept as the plain mean so unweighted fits keep their bits.
+        self.shares = None if sample_weight is None else sample_weight / sample_weight.sum()
         positive = self.targets == 1.0
         self._labels = positive if np.all(positive | (self.targets == 0.0)) else None
         self._last: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None = None
@@ -184,10 +203,11 @@ class LogisticObjective:
         e = np.exp(-np.abs(u))
         shared = np.log1p(e)
         if self._labels is not None:  # each term is softplus(-u) (y = 1) or softplus(u) (y = 0)
-            loss = float(np.mean(np.maximum(np.where(self._labels, -u, u), 0.0) + shared))
+            terms = np.maximum(np.where(self._labels, -u, u), 0.0) + shared
         else:
             y = self.targets
-            loss = float(np.mean(y * np.maximum(-u, 0.0) + (1.0 - y) * np.maximum(u, 0.0) + shared))
+            terms = y * np.maximum(-u, 0.0) + (1.0 - y) * np.maximum(u, 0.0) + shared
+        loss = float(np.mean(terms) if self.shares is None else np.dot(self.shares, terms))
         self._last = (np.array(theta, dtype=np.float64), u, e, loss)
         return self._last
 
@@ -210,11 +230,12 @@ class LogisticObjective:
         else:
             y = self.targets
             resid = (1.0 - y) * np.where(positive_u, big, small) - y * np.where(positive_u, small, big)
-        grad = self.x.T @ resid / self.n
+        grad = self.x.T @ resid / self.n if self.shares is None else self.x.T @ (resid * self.shares)
         if not hessian:
             return loss, grad, None
-        hess = self.x.T @ (self.x * (big * small)[:, None]) / self.n
-        return loss, grad, hess
+        if self.shares is None:
+            return loss, grad, self.x.T @ (self.x * (big * small)[:, None]) / self.n
+        return loss, grad, self.x.T @ (self.x * (self.shares * big * small)[:, None])
 
 
 def fit_logistic(
@@ -223,7 +244,11 @@ def fit_logistic(
     """Minimize a LogisticObjective by damped Newton with Armijo backtracking (start: zeros).
 
     Stops when half the Newton decrement is below ``tol`` or no decrease is possible at float
-    precision; a tiny ridge keeps a singular Hessian (collinear features, saturation) solvable.
+    precision; a tiny ridge keeps a singular Hessian (collinear features, saturation) solvable. The
+    Newton step that meets the decrement test is still taken, without a line search (as in
+    :func:`calib.calibrators.scaling._newton`): the test leaves the parameters ~sqrt(decrement) from the
+    optimum (measured: 1e-8 on 400 rows, where scikit-learn's Newton solvers agree to 1e-16), the step, in
+    the quadratic phase (Nocedal & Wright (2006), Theorem 3.5), ~decrement.
     Returns (theta, converged): converged when the decrement test was met, or when the line search
     stalled with :func:`calib.calibrators.line_search.converged_when_stalled`; False after ``max_iter``.
     """
@@ -237,7 +262,7 @@ def fit_logistic(
             step = -grad
         decrement = -float(grad @ step)
         if not decrement > 2 * tol:
-            return theta, True
+            return (theta + step if np.all(np.isfinite(step)) else theta), True
         accepted = armijo_step(problem.loss, theta, step, loss, decrement)
         if accepted is None:  # no decrease possible at float precision
             return theta, converged_when_stalled(decrement, loss)

@@ -4,6 +4,11 @@ Source: Ferrer & Ramos (2024), Sec. 2.5.3 and Sec. 3.2 (tt = trained on the test
 cross-validation on the test data, each fold calibrated by a model trained on the other folds)
 and App. E (with bootstrap resamples, folds are grouped by original sample id so duplicated
 samples never sit on both sides of a split). Folds are stratified by label, shuffled and seeded.
+
+Sample weights (``sample_weight``, issue 56) reach every fit: the model fitted on all rows, each fold's model
+on its training rows' weights, and the held-out model on the training set's. The folds are drawn on the rows,
+whatever their weights; what a row's weight does to a held-out loss is the caller's to apply
+(:func:`calib.calibrators.selection.compare_calibrators` weighs it).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import numpy as np
 
 from calib.calibrators.base import Calibrator
 from calib.calibrators.folds import fold_ids
-from calib.validation import CalibInputError, as_finite_logits, as_labels, check_inputs
+from calib.validation import CalibInputError, as_finite_logits, as_labels, as_sample_weights, check_inputs
 
 PROTOCOLS = ("tt", "xv")
 
@@ -30,15 +35,20 @@ def model_input(calibrator: Calibrator, scores, labels, kind: str, *, overwrite:
     return logp, y, "logprobs"
 
 
-def train_on_test(calibrator: Calibrator, scores, labels, *, kind: str) -> np.ndarray:
-    """tt: fit on (scores, labels) and return the calibrated log-posteriors of the same scores."""
+def train_on_test(calibrator: Calibrator, scores, labels, *, kind: str, sample_weight=None) -> np.ndarray:
+    """tt: fit on (scores, labels), weighted by ``sample_weight`` if given, and return the calibrated
+    log-posteriors of the same scores."""
     x, y, x_kind = model_input(calibrator, scores, labels, kind)
-    return calibrator.clone().fit(x, y, kind=x_kind).predict_log_proba(x, kind=x_kind)
+    model = calibrator.clone().fit(x, y, kind=x_kind, sample_weight=sample_weight)
+    return model.predict_log_proba(x, kind=x_kind)
 
 
-def held_out(calibrator: Calibrator, train_scores, train_labels, test_scores, *, kind: str) -> np.ndarray:
-    """Fit on a separate training set; return calibrated log-posteriors of ``test_scores``."""
-    model = calibrator.clone().fit(train_scores, train_labels, kind=kind)
+def held_out(
+    calibrator: Calibrator, train_scores, train_labels, test_scores, *, kind: str, sample_weight=None
+) -> np.ndarray:
+    """Fit on a separate training set (its rows weighted by ``sample_weight`` if given); return calibrated
+    log-posteriors of ``test_scores``."""
+    model = calibrator.clone().fit(train_scores, train_labels, kind=kind, sample_weight=sample_weight)
     return model.predict_log_proba(test_scores, kind=kind)
 
 
@@ -53,10 +63,12 @@ def cross_validate(
     groups=None,
     stratified: bool = True,
     folds=None,
+    sample_weight=None,
 ) -> np.ndarray:
     """xv: calibrate each fold with a model trained on the other folds; return all calibrated log-posteriors.
 
-    ``folds`` (one fold id per sample) overrides the seeded split, e.g. to replay a paper's folds.
+    ``folds`` (one fold id per sample) overrides the seeded split, e.g. to replay a paper's folds;
+    ``sample_weight`` weighs each fold's fit (the weights of its training rows).
     """
     out = None
     for test, calibrated in cross_validated_folds(
@@ -69,6 +81,7 @@ def cross_validate(
         groups=groups,
         stratified=stratified,
         folds=folds,
+        sample_weight=sample_weight,
     ):
         if out is None:
             out = np.empty((test.size, calibrated.shape[1]))
@@ -88,14 +101,17 @@ def cross_validated_folds(
     stratified: bool = True,
     folds=None,
     overwrite: bool = False,
+    sample_weight=None,
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """:func:`cross_validate` fold by fold: yields (the fold's boolean mask over the samples, their calibrated
     log-posteriors), so that a caller who needs only per-sample values of the predictions never holds
     all of them. Options as for :func:`cross_validate`; ``overwrite``: ``scores`` is a float64 array the
     caller no longer needs, validated in its own memory. Each fold's training and test rows are fresh
-    copies that the model validates and works on in place.
+    copies that the model validates and works on in place. ``sample_weight`` (one weight >= 0 per sample,
+    checked once): each fold's model is fitted on its training rows' weights.
     """
     x, y, x_kind = model_input(calibrator, scores, labels, kind, overwrite=overwrite)
+    w = as_sample_weights(sample_weight, y.size)
     if folds is None:
         folds = fold_ids(y, n_folds=n_folds, seed=seed, groups=groups, stratified=stratified)
     else:
@@ -105,7 +121,8 @@ def cross_validated_folds(
     for fold in np.unique(folds):
         test = folds == fold
         train = ~test
-        model = calibrator.clone().fit(x[train], y[train], kind=x_kind, overwrite=True)
+        train_weight = None if w is None else w[train]
+        model = calibrator.clone().fit(x[train], y[train], kind=x_kind, sample_weight=train_weight, overwrite=True)
         del train
         yield test, model.predict_log_proba(x[test], kind=x_kind, overwrite=True)
 
@@ -121,6 +138,7 @@ def calibrate(
     seed: int = 0,
     groups=None,
     folds=None,
+    sample_weight=None,
 ) -> np.ndarray:
     """Calibrated log-posteriors of ``scores`` under a protocol: train on test (tt) or cross-validation (xv).
 
@@ -153,6 +171,9 @@ def calibrate(
         group never straddles two folds.
     folds : array_like of shape (N,), optional
         For "xv": a fold id per sample, overriding the seeded split (e.g. to replay a paper's folds).
+    sample_weight : array_like of shape (N,), optional
+        One weight >= 0 per sample (:func:`calib.validation.as_sample_weights`): every fit minimizes the
+        weighted mean of its loss over its training rows (tt: all rows; xv: each fold's training rows).
 
     Returns
     -------
@@ -179,7 +200,7 @@ def calibrate(
     0.9753
     """
     if protocol == "tt":
-        return train_on_test(calibrator, scores, labels, kind=kind)
+        return train_on_test(calibrator, scores, labels, kind=kind, sample_weight=sample_weight)
     if protocol == "xv":
         return cross_validate(
             calibrator,
@@ -190,5 +211,6 @@ def calibrate(
             seed=seed,
             groups=groups,
             folds=folds,
+            sample_weight=sample_weight,
         )
     raise CalibInputError(f"protocol must be one of {PROTOCOLS} (held-out: use held_out()); got {protocol!r}")

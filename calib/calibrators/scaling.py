@@ -27,7 +27,7 @@ from scipy.linalg.blas import dsyrk
 
 from calib._internal.rows import log_softmax_rows
 from calib._internal.threads import one_blas_thread
-from calib.calibrators.base import Calibrator, FittedField
+from calib.calibrators.base import Calibrator, FittedField, weighted_mean_weights
 from calib.calibrators.line_search import armijo_step, converged_when_stalled, report_convergence
 from calib.validation import CalibInputError, Flag, Integer, as_priors, class_counts
 
@@ -49,8 +49,10 @@ class AffineCalibrator(Calibrator):
     alpha > 0 is a scalar and beta a K-vector whose first entry is fixed at 0 (softmax ignores a
     common shift): the direction-preserving ("DP") transform of Brümmer & van Leeuwen (2006), and
     Platt scaling on the log-odds for K = 2. ``bias=False`` fixes beta = 0, which is temperature
-    scaling (:class:`TemperatureScaling`). The parameters minimize the cross-entropy of the
-    calibrated posteriors (each class h weighted by P_h / N_h when ``priors`` are given) in float64.
+    scaling (:class:`TemperatureScaling`). The parameters minimize the mean cross-entropy of the
+    calibrated posteriors (each class h weighted by P_h / N_h when ``priors`` are given) in float64; with
+    ``fit(..., sample_weight=w)`` the weighted mean sum_i w_i CE_i / sum_i w_i, and N_h the total weight of
+    class h.
     The loss is convex in (alpha, beta) (log-sum-exp of a linear map), so a damped Newton method with
     the exact Hessian reaches the optimum in a few iterations, on the log-posteriors divided by their
     spread s (module docstring) from alpha = 1 / s, with alpha kept above 1e-6 / s; so the calibrated
@@ -73,6 +75,11 @@ class AffineCalibrator(Calibrator):
         every class must then occur in the training labels. Default None: each sample weighs 1/N.
     max_iter : int, default 100
         The most Newton iterations (>= 1).
+    sample_weight : array_like of shape (N,), optional
+        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
+        the weighted mean of the (prior-weighted) cross-entropy, sum_i w_i loss_i / sum_i w_i, so integer
+        weights fit what repeating each row w_i times fits; rows of weight 0 are dropped
+        (:meth:`Calibrator.fit`).
 
     Attributes
     ----------
@@ -117,14 +124,17 @@ class AffineCalibrator(Calibrator):
         self.priors = priors
         self.max_iter = max_iter
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         k = logp.shape[1]
-        n = labels.size
         if self.priors is None:
-            weights = np.full(n, 1.0 / n)
+            weights = weighted_mean_weights(sample_weight, labels.size)
         else:
             counts = class_counts(labels, k, need_all=True)
+            if sample_weight is not None:  # N_h becomes class h's total weight (as repeating rows counts it)
+                counts = np.bincount(labels, weights=sample_weight, minlength=k)
             weights = (as_priors(self.priors, k) / counts)[labels]
+            if sample_weight is not None:
+                weights *= sample_weight
         problem = _AffineObjective(logp, labels, weights, self.bias)
         with one_blas_thread():  # the same bits whatever the machine's thread count
             theta, stopped = _newton(problem, max_iter=self.max_iter)
@@ -163,8 +173,9 @@ class TemperatureScaling(AffineCalibrator):
 
     The affine map of :class:`AffineCalibrator` with beta = 0; the temperature is T = 1 / alpha.
     Scaling every log-posterior by the same positive factor keeps every argmax, so accuracy does not
-    change. alpha minimizes the cross-entropy of the calibrated posteriors (each class h weighted by
-    P_h / N_h when ``priors`` are given) by damped Newton on the unit-spread log-posteriors (see
+    change. alpha minimizes the mean cross-entropy of the calibrated posteriors (each class h weighted by
+    P_h / N_h when ``priors`` are given; with ``fit(..., sample_weight=w)`` the weighted mean
+    sum_i w_i CE_i / sum_i w_i, N_h the total weight of class h) by damped Newton on the unit-spread log-posteriors (see
     :class:`AffineCalibrator`); exact zeros are smoothed
     (:mod:`calib.calibrators.zeros`). O(N K) time per Newton iteration.
 
@@ -176,6 +187,11 @@ class TemperatureScaling(AffineCalibrator):
     priors, max_iter
         The class priors that weigh the training cross-entropy (default None: each sample weighs 1/N)
         and the most Newton iterations (default 100), as for :class:`AffineCalibrator`.
+    sample_weight : array_like of shape (N,), optional
+        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
+        the weighted mean of the (prior-weighted) cross-entropy, sum_i w_i loss_i / sum_i w_i, so integer
+        weights fit what repeating each row w_i times fits; rows of weight 0 are dropped
+        (:meth:`Calibrator.fit`).
 
     Attributes
     ----------
@@ -204,6 +220,16 @@ class TemperatureScaling(AffineCalibrator):
     >>> round(model.scale_, 4)  # the truth: alpha = 1/2
     0.612
     >>> bool((model.predict_proba(scores, kind="logits").argmax(axis=1) == scores.argmax(axis=1)).all())
+    True
+
+    Integer weights fit what repeating each row that many times fits:
+
+    >>> import numpy as np
+    >>> weights = np.arange(60) % 3  # 0, 1, 2, ...: a third of the rows dropped, a third doubled
+    >>> weighted = TemperatureScaling().fit(scores, labels, kind="logits", sample_weight=weights)
+    >>> rows, classes = np.repeat(scores, weights, axis=0), np.repeat(labels, weights)
+    >>> repeated = TemperatureScaling().fit(rows, classes, kind="logits")
+    >>> bool(abs(weighted.scale_ - repeated.scale_) < 1e-12)
     True
     """
 

@@ -27,6 +27,11 @@ temperature scaling unless the evidence is against it, in two steps:
    standard error of the lowest one's (the one-standard-error rule: Breiman et al. (1984), Sect. 3.4.3;
    Hastie, Tibshirani & Friedman (2009), Sect. 7.10), the standard error of their paired difference.
 
+With sample weights (``sample_weight``, issue 56) every fold's fit is weighted, each mean held-out log-loss
+is the weighted mean sum_i w_i loss_i / sum_i w_i, and the standard error of a mean paired difference is that
+of a weighted mean (the linearized variance of a ratio estimator, Cochran (1977), Ch. 6, with the
+factor N / (N - 1) that makes it the unweighted standard error, std(ddof=1) / sqrt(N), for equal weights).
+
 The folds' per-row losses are not independent (each fold's model is fitted on the others), so the
 standard errors are approximate and tend to be small (Nadeau & Bengio (2003)); the rule errs toward
 temperature scaling by asking for significance first.
@@ -44,7 +49,7 @@ from calib._internal.json_values import json_float
 from calib.calibrators.folds import fold_ids
 from calib.calibrators.protocols import cross_validated_folds
 from calib.calibrators.registry import CALIBRATORS, make_calibrator
-from calib.validation import CalibInputError, CalibInputWarning, check_inputs
+from calib.validation import CalibInputError, CalibInputWarning, as_sample_weights, check_inputs
 
 # The calibrators `calib calibrate --method auto` chooses among, simplest first (a tie goes to the first).
 AUTO_CANDIDATES = {
@@ -77,12 +82,22 @@ class Comparison:
     chosen: str | None = None
     best: str | None = None
     failures: dict[str, str] | None = None
+    weights: np.ndarray | None = None
 
     def standard_error(self, first: str, second: str) -> float:
-        """The standard error of the mean paired difference of two entries' per-row held-out losses."""
+        """The standard error of the mean paired difference of two entries' per-row held-out losses; with
+        ``weights``, of their weighted mean: sqrt(N / (N - 1) sum_i w_i^2 (d_i - dbar_w)^2) / sum_i w_i (module
+        docstring), N the rows of positive weight."""
         with np.errstate(invalid="ignore"):  # inf - inf: a loss infinite on a row for both is no evidence
             diff = self.rows[first] - self.rows[second]
-            return float(np.std(diff, ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else math.inf
+            if self.weights is None:
+                return float(np.std(diff, ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else math.inf
+            w = self.weights
+            n = np.count_nonzero(w)
+            if n < 2:
+                return math.inf
+            spread = np.sum((w * (diff - np.dot(w, diff) / w.sum())) ** 2, where=w > 0)
+            return float(np.sqrt(n / (n - 1) * spread) / w.sum())
 
     def worse_than_baselines(self, method: str) -> list[str]:
         """The baselines ("raw", "temperature") whose held-out log-loss is lower than ``method``'s."""
@@ -113,7 +128,15 @@ class Comparison:
 
 
 def compare_calibrators(
-    methods, scores, labels, *, kind: str, n_folds: int = 5, seed: int = 0, params: dict | None = None
+    methods,
+    scores,
+    labels,
+    *,
+    kind: str,
+    n_folds: int = 5,
+    seed: int = 0,
+    params: dict | None = None,
+    sample_weight=None,
 ) -> Comparison:
     """Cross-validated log-loss of each calibrator in ``methods`` and of the raw scores, on shared folds.
 
@@ -131,6 +154,9 @@ def compare_calibrators(
         The folds (stratified, shuffled, seeded).
     params : dict, optional
         Constructor parameters per method name, e.g. ``{"dirichlet": {"reg_lambda": 1.0}}``.
+    sample_weight : array_like of shape (N,), optional
+        One weight >= 0 per row (:func:`calib.validation.as_sample_weights`): every fold's fit is weighted, and
+        the held-out losses are weighted means (module docstring).
 
     Returns
     -------
@@ -148,6 +174,7 @@ def compare_calibrators(
     True
     """
     logp, y = check_inputs(scores, labels, kind)
+    weights = as_sample_weights(sample_weight, y.size)
     folds = fold_ids(y, n_folds=n_folds, seed=seed)
     rows = {"raw": -logp[np.arange(y.size), y]}
     del logp
@@ -159,18 +186,27 @@ def compare_calibrators(
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", CalibInputWarning)
-                for test, calibrated in cross_validated_folds(model, scores, y, kind=kind, folds=folds):
+                for test, calibrated in cross_validated_folds(
+                    model, scores, y, kind=kind, folds=folds, sample_weight=weights
+                ):
                     held[test] = -calibrated[np.arange(calibrated.shape[0]), y[test]]
         except CalibInputError as exc:
             failures[method] = str(exc)
             held[:] = np.nan
         rows[method] = held
-    losses = {name: float(np.mean(values)) for name, values in rows.items()}
-    return Comparison(losses, n_folds, seed, rows, failures=failures)
+    losses = {name: _weighted_mean(values, weights) for name, values in rows.items()}
+    return Comparison(losses, n_folds, seed, rows, failures=failures, weights=weights)
+
+
+def _weighted_mean(values: np.ndarray, weights: np.ndarray | None) -> float:
+    """The mean of ``values``, or their weighted mean; a row of weight 0 counts for nothing, even an infinite loss."""
+    if weights is None:
+        return float(np.mean(values))
+    return float(np.sum(weights * values, where=weights > 0) / weights.sum())
 
 
 def choose_calibrator(
-    scores, labels, *, kind: str, candidates=None, n_folds: int = 5, seed: int = 0
+    scores, labels, *, kind: str, candidates=None, n_folds: int = 5, seed: int = 0, sample_weight=None
 ) -> tuple[str, Comparison]:
     """Temperature scaling, unless a candidate's cross-validated log-loss is significantly lower; then the
     simplest of those within one standard error of the lowest (module docstring; :func:`compare_calibrators`).
@@ -185,6 +221,8 @@ def choose_calibrator(
         are binary only are dropped for K > 2). Temperature scaling is added first when missing.
     n_folds, seed : int
         The folds.
+    sample_weight : array_like of shape (N,), optional
+        Row weights, as for :func:`compare_calibrators`.
 
     Returns
     -------
@@ -208,7 +246,9 @@ def choose_calibrator(
         raise CalibInputError(f"unknown calibrators {unknown}; the calibrators are {', '.join(CALIBRATORS)}")
     names = list(dict.fromkeys(["temperature", *candidates]))
     names = [name for name in names if k == 2 or not CALIBRATORS[name].binary_only]
-    comparison = compare_calibrators(names, scores, labels, kind=kind, n_folds=n_folds, seed=seed)
+    comparison = compare_calibrators(
+        names, scores, labels, kind=kind, n_folds=n_folds, seed=seed, sample_weight=sample_weight
+    )
     losses = comparison.losses
     competing = ["temperature"] + [
         name
@@ -222,4 +262,6 @@ def choose_calibrator(
         if name == best or losses[name] - losses[best] <= comparison.standard_error(name, best)
     )
     lowest = min(names, key=lambda name: (math.isnan(losses[name]), losses[name], names.index(name)))
-    return chosen, Comparison(losses, n_folds, seed, comparison.rows, chosen, lowest, comparison.failures)
+    return chosen, Comparison(
+        losses, n_folds, seed, comparison.rows, chosen, lowest, comparison.failures, comparison.weights
+    )

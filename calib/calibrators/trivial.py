@@ -62,13 +62,18 @@ class MeanReplacement(Calibrator):
     The paper's classifier is c = argmax of the original posteriors, so accuracy is unchanged. If
     a_hat < 1/K the output vector's own largest entry is not c (and a_hat = 1/K makes the row
     uniform): evaluate accuracy with the original argmax then.
+
+    ``fit(..., sample_weight=w)`` (one weight >= 0 per row) makes a_hat the weighted accuracy
+    sum_i w_i 1{argmax_i = y_i} / sum_i w_i, the weighted mean that integer weights make the accuracy of the
+    repeated rows (:meth:`Calibrator.fit`).
     """
 
     def __init__(self):
         pass
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
-        self.confidence_ = float(np.mean(logp.argmax(axis=1) == labels))
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
+        correct = logp.argmax(axis=1) == labels
+        self.confidence_ = float(np.average(correct, weights=sample_weight))
 
     def _n_parameters(self) -> int:
         """a_hat."""
@@ -126,6 +131,9 @@ class _NetcalOneVsAll(Calibrator):
     puts each model's output c_j in column j, divides by the row sum (netcal's default
     ``independent_probabilities=False``), then clips to [0, 1]. K = 2: one binary model on
     (p_1, 1{y = 1}) (fitted even if class 1 is absent), output [1 - c_1, c_1] after clipping c_1.
+    ``fit(..., sample_weight=w)`` weighs every binary fit by the rows' weights: a histogram bin's value is its
+    weighted fraction of positives, and the isotonic fit is scikit-learn's with ``sample_weight`` (weighted
+    PAV), each the minimizer of the weighted mean squared error sum_i w_i (y_i - c(p_i))^2 / sum_i w_i.
 
     A row whose c_j are all 0 is 0/0 in netcal (NaN). ``zero_rows`` fixes that: ``"uniform"``
     (default) returns 1/K for every class of such a row; ``"nan"`` keeps netcal's NaN (calib's
@@ -142,14 +150,14 @@ class _NetcalOneVsAll(Calibrator):
     def __init__(self, zero_rows: ZeroRows = "uniform"):
         self.zero_rows = zero_rows
 
-    def _fit(self, logp: np.ndarray, labels: np.ndarray) -> None:
+    def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         p = np.exp(logp)
         k = p.shape[1]
         self.models_ = [None] * k
         for j in [1] if k == 2 else range(k):
             positive = labels == j
             if k == 2 or positive.any():
-                self.models_[j] = self._fit_binary(p[:, j], positive)
+                self.models_[j] = self._fit_binary(p[:, j], positive, sample_weight)
 
     def _n_parameters(self) -> int:
         """The sum over the fitted binary models of :meth:`_binary_parameters`."""
@@ -184,7 +192,8 @@ class _NetcalOneVsAll(Calibrator):
         with np.errstate(divide="ignore"):
             return np.log(c)
 
-    def _fit_binary(self, p: np.ndarray, positive: np.ndarray):
+    def _fit_binary(self, p: np.ndarray, positive: np.ndarray, sample_weight: np.ndarray | None):
+        """The class's binary model on (p_j, 1{y = j}), each row weighing ``sample_weight`` (None: 1)."""
         raise NotImplementedError
 
     def _binary_parameters(self, model) -> int:
@@ -225,15 +234,20 @@ class OneVsAllHistogramBinning(_NetcalOneVsAll):
         super().__init__(zero_rows=zero_rows)
         self.n_bins = n_bins
 
-    def _fit_binary(self, p: np.ndarray, positive: np.ndarray) -> _Histogram:
+    def _fit_binary(self, p: np.ndarray, positive: np.ndarray, sample_weight: np.ndarray | None) -> _Histogram:
         eps = np.finfo(np.float64).eps
         edges = np.linspace(0.0, 1.0, self.n_bins + 1)
         ids = np.clip(np.digitize(np.clip(p, eps, 1.0 - eps), edges) - 1, 0, self.n_bins - 1)
         counts = np.bincount(ids, minlength=self.n_bins)
-        hits = np.bincount(ids, weights=positive.astype(np.float64), minlength=self.n_bins)
+        if sample_weight is None:
+            totals = counts
+            hits = np.bincount(ids, weights=positive.astype(np.float64), minlength=self.n_bins)
+        else:  # the weighted fraction of positives (every row kept weighs > 0: a bin is empty where counts is 0)
+            totals = np.bincount(ids, weights=sample_weight, minlength=self.n_bins)
+            hits = np.bincount(ids, weights=sample_weight * positive, minlength=self.n_bins)
         midpoints = 0.5 * (edges[:-1] + edges[1:])
         with np.errstate(invalid="ignore"):
-            values = np.where(counts > 0, hits / counts, midpoints)
+            values = np.where(counts > 0, hits / totals, midpoints)
         return _Histogram(edges, values, counts)
 
     def _binary_parameters(self, model: _Histogram) -> int:
@@ -255,11 +269,11 @@ class OneVsAllIsotonic(_NetcalOneVsAll):
     ``zero_rows``). The fitted map is 0 below the lowest positive, so exact zeros are common.
     """
 
-    def _fit_binary(self, p: np.ndarray, positive: np.ndarray) -> IsotonicRegression:
+    def _fit_binary(self, p: np.ndarray, positive: np.ndarray, sample_weight: np.ndarray | None) -> IsotonicRegression:
         from sklearn.isotonic import IsotonicRegression
 
         model = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
-        return model.fit(p, positive.astype(np.float64))
+        return model.fit(p, positive.astype(np.float64), sample_weight=sample_weight)
 
     def _binary_parameters(self, model: IsotonicRegression) -> int:
         """One per constant piece of the fit, as :class:`calib.calibrators.isotonic.IsotonicCalibrator` counts them."""

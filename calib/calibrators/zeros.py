@@ -142,9 +142,12 @@ def warn_of_unseen_zeros(logp: np.ndarray, eps: float, calibrator: str) -> None:
         )
 
 
-def zero_loss_share(calibrated: np.ndarray, labels: np.ndarray, zero_on_true: np.ndarray) -> float:
+def zero_loss_share(
+    calibrated: np.ndarray, labels: np.ndarray, zero_on_true: np.ndarray, sample_weight: np.ndarray | None = None
+) -> float:
     """The share of the cross-entropy of the calibrated training log-posteriors ``calibrated`` that
-    comes from the samples ``zero_on_true`` (those whose true class had probability 0).
+    comes from the samples ``zero_on_true`` (those whose true class had probability 0); with
+    ``sample_weight``, of the weighted cross-entropy (each sample's loss times its weight).
 
     Examples
     --------
@@ -153,6 +156,8 @@ def zero_loss_share(calibrated: np.ndarray, labels: np.ndarray, zero_on_true: np
     0.7686
     """
     losses = -calibrated[np.arange(labels.size), labels]
+    if sample_weight is not None:
+        losses = losses * sample_weight
     total = float(losses.sum())
     return float(losses[zero_on_true].sum() / total) if total > 0 else 0.0
 
