@@ -43,7 +43,8 @@ class HistogramBinning(Calibrator):
     the fraction of positives among the training samples of the bin: the transform behind the binary
     ECE. With ``fit(..., sample_weight=w)`` that fraction is weighted, sum_{i in B_m} w_i y_i /
     sum_{i in B_m} w_i (the minimizer of the weighted mean squared error within the bin), equal-mass bins
-    hold equal weight (:func:`weighted_equal_mass_edges`), and ``prior_`` is the weighted positive rate. A
+    hold equal weight (:func:`calib.calibration_errors.binning.equal_mass_edges`), and ``prior_`` is the
+    weighted positive rate. A
     bin without positives (or without negatives) gives probability exactly 0 (or 1), whose
     log-probability is -inf. A bin with no training sample follows ``empty_bin``. Fit and prediction
     take O(N log M) time at most. Binary only (K = 2).
@@ -129,10 +130,7 @@ class HistogramBinning(Calibrator):
 
     def _fit(self, logp: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> None:
         p1 = np.exp(logp[:, 1])
-        if sample_weight is not None and self._strategy == "equal-mass":
-            self.edges_ = weighted_equal_mass_edges(p1, sample_weight, self.n_bins)
-        else:
-            self.edges_ = strategy_edges(self._strategy, self.n_bins, p1)
+        self.edges_ = strategy_edges(self._strategy, self.n_bins, p1, sample_weight=sample_weight)
         self.closed_ = self.closed if self._strategy == "equal-width" else "right"
         ids = self._bin_ids(p1)
         self.counts_ = np.bincount(ids, minlength=self.n_bins)
@@ -180,53 +178,3 @@ class HistogramBinning(Calibrator):
         if not np.array_equal(np.isnan(state["bin_values_"]), state["counts_"] == 0):
             raise CalibInputError("bin_values_ must be NaN exactly in the bins whose counts_ are 0")
         super()._restore_fitted_state(state)
-
-
-def weighted_equal_mass_edges(values: np.ndarray, sample_weight: np.ndarray, n_bins: int) -> np.ndarray:
-    """The equal-mass edges of :func:`calib.calibration_errors.binning.equal_mass_edges` in cumulative weight:
-    the edges of the values with each repeated w_i times, for integer weights, and that rule's extension to any
-    positive weights.
-
-    Sorted, the distinct values v_j span the weighted ranks [L_j, U_j), U_j the total weight of the values
-    up to v_j and L_j = U_{j-1}. Bin m - 1 ends before the weighted rank R_m (0 < m < M), ceil(m W / M) when
-    every weight is a whole number (so that integer weights are counts of repeated rows), m W / M otherwise, W
-    the total weight: the edge is v_j for the first v_j with U_j >= R_m, unless its tie straddles the boundary
-    (U_j > R_m) nearer its start (R_m - L_j < U_j - R_m) and L_j > 0, when the tie goes to the upper bin and
-    the edge is v_{j-1}: the unweighted rule exactly, with ranks counted in weight, so unit weights give
-    ``equal_mass_edges`` itself. (Here, not in :mod:`calib.calibration_errors.binning`, which had no weighted
-    binning on this branch; issue 56. The same rule as ``equal_mass_edges(..., sample_weight=...)`` on main,
-    which should replace this function at the merge.)
-
-    Parameters
-    ----------
-    values : ndarray of shape (N,)
-        Scores in [0, 1].
-    sample_weight : ndarray of shape (N,)
-        Positive weights.
-    n_bins : int
-        M.
-
-    Returns
-    -------
-    ndarray of shape (M + 1,)
-        Non-decreasing edges from 0 to 1.
-
-    Examples
-    --------
-    Weights 3, 1 and 2 give the edges of [0.1, 0.1, 0.1, 0.5, 0.8, 0.8]:
-
-    >>> weighted_equal_mass_edges(np.array([0.1, 0.5, 0.8]), np.array([3.0, 1.0, 2.0]), 2).tolist()
-    [0.0, 0.1, 1.0]
-    """
-    distinct, inverse = np.unique(values, return_inverse=True)
-    upper = np.cumsum(np.bincount(inverse, weights=sample_weight, minlength=distinct.size))
-    lower = np.concatenate([[0.0], upper[:-1]])
-    if np.all(sample_weight == np.floor(sample_weight)) and upper[-1] < 2**53 // n_bins:
-        # Whole weights are counts: ceil(m W / M) in integers, as the ranks of the repeated values.
-        targets = ((np.arange(1, n_bins) * int(upper[-1]) + n_bins - 1) // n_bins).astype(np.float64)
-    else:
-        targets = np.arange(1, n_bins) * upper[-1] / n_bins
-    first = np.minimum(np.searchsorted(upper, targets, side="left"), distinct.size - 1)
-    up = (upper[first] > targets) & (targets - lower[first] < upper[first] - targets) & (lower[first] > 0)
-    inner = np.where(up, distinct[np.maximum(first - 1, 0)], distinct[first])
-    return np.concatenate([[0.0], inner, [1.0]])

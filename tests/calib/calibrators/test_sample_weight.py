@@ -9,11 +9,10 @@ import warnings
 import numpy as np
 import pytest
 
-from calib.calibration_errors.binning import equal_mass_edges
 from calib.calibrators import AffineCalibrator, OneVsRest, TemperatureScaling
 from calib.calibrators.base import Calibrator
 from calib.calibrators.folds import fold_ids
-from calib.calibrators.histogram import HistogramBinning, weighted_equal_mass_edges
+from calib.calibrators.histogram import HistogramBinning
 from calib.calibrators.isotonic import IsotonicCalibrator
 from calib.calibrators.persistence import load_calibrator, save_calibrator
 from calib.calibrators.platt import PlattCalibrator, platt_targets
@@ -86,27 +85,6 @@ def test_zero_weight_rows_change_nothing_even_the_zero_smoothing():
     dropped = _quiet_fit(PlattCalibrator(), probs[kept], labels[kept], kind="probs")
     assert weighted.zero_smoothing_ == dropped.zero_smoothing_ == pytest.approx(0.1)  # not 0.01
     assert (weighted.coef_, weighted.intercept_) == (dropped.coef_, dropped.intercept_)
-
-
-def test_weighted_equal_mass_edges_are_those_of_the_repeated_values():
-    rng = np.random.default_rng(5)
-    for _ in range(300):
-        n, m = int(rng.integers(1, 40)), int(rng.integers(1, 12))
-        values = np.round(rng.random(n), 1)  # many ties
-        weights = rng.integers(1, 5, n)
-        got = weighted_equal_mass_edges(values, weights.astype(np.float64), m)
-        np.testing.assert_array_equal(got, equal_mass_edges(np.repeat(values, weights), m))
-        np.testing.assert_array_equal(weighted_equal_mass_edges(values, np.ones(n), m), equal_mass_edges(values, m))
-
-
-def test_weighted_equal_mass_bins_hold_equal_weight_to_within_one_row():
-    """Real weights, no ties: bin m holds the weight up to m W / M, less or more only by the row that straddles
-    a boundary."""
-    rng = np.random.default_rng(29)
-    values, weights = rng.random(500), rng.gamma(1.0, size=500)
-    edges = weighted_equal_mass_edges(values, weights, 8)
-    held = np.bincount(np.searchsorted(edges[1:-1], values, side="left"), weights=weights, minlength=8)
-    assert np.all(np.abs(np.cumsum(held)[:-1] - np.arange(1, 8) * weights.sum() / 8) <= weights.max())
 
 
 def test_weighted_equal_mass_histogram_fits_what_repeated_rows_fit():
