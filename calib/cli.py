@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -216,12 +217,6 @@ def _check_weights(args, path: str) -> None:
             f"--weights {args.weights}: {path} is .{fmt}, which has no columns; give the weights with "
             "--weights-file WEIGHTS.npy (one per row)"
         )
-
-
-def _weighted(weights) -> dict:
-    """``sample_weight=weights`` as a keyword, none without weights (each row counts once: the call is the
-    unweighted one)."""
-    return {} if weights is None else {"sample_weight": weights}
 
 
 def _load(
@@ -417,6 +412,8 @@ def _evaluated(args, settings, progress, out: Path | None, table, map_reduce) ->
     }
     with _Notes():
         summary = evaluate_read(data, map_reduce=map_reduce, grouped=bool(args.groups), **shared)
+    if summary.weighting is not None:
+        summary.weighting = _named_weights(summary.weighting, args)
     # How the file's columns and labels were read, where it was not by name, first among the notes.
     summary.notes[:0] = [note.cli_message for note in reading_notes]
     document = _strict_json(evaluation_document(args.file, summary, names))
@@ -425,6 +422,11 @@ def _evaluated(args, settings, progress, out: Path | None, table, map_reduce) ->
         for path in write_outputs(out, summary, document, progress, names):
             progress(f"wrote {path}")
     return 0
+
+
+def _named_weights(weighting, args):
+    """``weighting`` naming where the weights were read: the --weights column, or the --weights-file."""
+    return dataclasses.replace(weighting, column=args.weights or str(args.weights_file))
 
 
 def _cluster(args, progress):
@@ -591,16 +593,11 @@ def _calibrate(args) -> int:
                 "more classes use --method auto, temperature, dp, vector, matrix or dirichlet"
             )
         method, comparison = _chosen_method(args, train, progress)
-        if train.weights is not None:
-            _note(
-                f"the weights of --train {args.train} weigh the fit only: the cross-validated log-losses (--method "
-                "auto, and the check against the raw scores and temperature scaling) count each row once"
-            )
         _warn_about_training_data(train, method)
         progress(f"fitting {method} on {args.train} ({train.n_samples} samples)")
         with _Notes():
             calibrator = make_calibrator(method, **penalty)
-            model = calibrator.fit(train.scores, train.labels, kind=train.kind, **_weighted(train.weights))
+            model = calibrator.fit(train.scores, train.labels, kind=train.kind, sample_weight=train.weights)
         _note_zero_treatment(model, args.train)
         comparison = _checked_against_baselines(args, train, method, penalty, comparison, progress)
         names, fitted_kind = train.class_names, train.kind
@@ -685,7 +682,7 @@ def _chosen_method(args, train: PosteriorSet, progress):
     progress(f"choosing a calibrator by {folds}-fold cross-validated log-loss on {args.train}")
     with _Notes():
         chosen, comparison = choose_calibrator(
-            train.scores, train.labels, kind=train.kind, n_folds=folds, seed=args.seed
+            train.scores, train.labels, kind=train.kind, n_folds=folds, seed=args.seed, sample_weight=train.weights
         )
     return chosen, comparison
 
@@ -724,6 +721,7 @@ def _checked_against_baselines(args, train: PosteriorSet, method: str, penalty: 
                 n_folds=folds,
                 seed=args.seed,
                 params={method: penalty},
+                sample_weight=train.weights,
             )
     for name, reason in (comparison.failures or {}).items():
         _note(f"{name} could not be cross-validated on --train {args.train}: {reason}")
@@ -889,8 +887,11 @@ def _compare(args) -> int:
         _check_same_weights(first, s, reference, f, args.weights)
         sets[i] = s
     systems = [s.logprobs() for s in sets]
-    weighted = _weighted(first.weights)
-    print(compare_text(compare(systems, first.labels, names=names, settings=settings, progress=progress, **weighted)))
+    comparison = compare(systems, first.labels, names=names, settings=settings, sample_weight=first.weights,
+                         progress=progress)  # fmt: skip
+    if comparison.weighting is not None:
+        comparison = dataclasses.replace(comparison, weighting=_named_weights(comparison.weighting, args))
+    print(compare_text(comparison))
     return 0
 
 

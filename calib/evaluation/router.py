@@ -71,11 +71,8 @@ def evaluate_read(
     (400, 0.752)
     """
     if isinstance(data, Loaded):
-        # Weights only when given: an unweighted evaluation is called as it was before weights existed.
-        weighted = {} if data.weights is None else {"sample_weight": data.weights}
-        return evaluate(
-            data.logp, data.labels, kind="logprobs", groups=data.groups, overwrite=True, **weighted, **shared
-        )
+        return evaluate(data.logp, data.labels, kind="logprobs", groups=data.groups, sample_weight=data.weights,
+                        overwrite=True, **shared)  # fmt: skip
     if map_reduce is not None:
         return evaluate_partitioned(data, map_reduce=map_reduce, grouped=grouped, **shared)
     rows = data.n_samples or data.estimate_rows()
