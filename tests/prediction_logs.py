@@ -11,9 +11,10 @@ import pandas as pd
 import pytest
 
 
-def write_log(folder, n=24_000, k=2, seed=0, files=3, row_group=1_700):
+def write_log(folder, n=24_000, k=2, seed=0, files=3, row_group=1_700, weights=False):
     """A prediction log of ``n`` rows in ``files`` Parquet files of small row groups (many partitions whose
-    rows start inside the engine's blocks), mildly miscalibrated, with a segment column."""
+    rows start inside the engine's blocks), mildly miscalibrated, with a segment column, and with ``weights``
+    a column "weight" of sample weights (real numbers, a tenth of them 0)."""
     rng = np.random.default_rng(seed)
     logits = rng.normal(0, 1.5, (n, k))
     probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
@@ -22,6 +23,8 @@ def write_log(folder, n=24_000, k=2, seed=0, files=3, row_group=1_700):
     frame = pd.DataFrame(probs, columns=[f"class_{i}" for i in range(k)])
     frame["label"] = np.array([f"class_{i}" for i in range(k)])[labels]
     frame["segment"] = rng.choice(["north", "south", "east"], n)
+    if weights:
+        frame["weight"] = rng.gamma(0.8, 2.0, n) * (rng.random(n) > 0.1)
     folder.mkdir(exist_ok=True)
     for i, rows in enumerate(np.array_split(np.arange(n), files)):
         frame.iloc[rows].to_parquet(folder / f"part-{i:02d}.parquet", index=False, row_group_size=row_group)
@@ -44,6 +47,10 @@ def assert_same(a, b, rtol=1e-12):
             for x, y in zip(_numbers(l_metric), _numbers(r_metric), strict=True):
                 assert (math.isnan(x) and math.isnan(y)) or x == pytest.approx(y, rel=rtol, abs=1e-15), name
     assert a.recommended == b.recommended and a.notes == b.notes
+    assert (a.weighting is None) == (b.weighting is None)
+    if a.weighting is not None:
+        assert a.weighting.total == pytest.approx(b.weighting.total, rel=rtol)
+        assert a.weighting.effective_size == pytest.approx(b.weighting.effective_size, rel=rtol)
     assert [(g.group, g.n, g.flagged) for g in a.groups] == [(g.group, g.n, g.flagged) for g in b.groups]
     for g, h in zip(a.groups, b.groups, strict=True):
         assert g.p_value == pytest.approx(h.p_value, rel=1e-9)

@@ -17,7 +17,7 @@ import calib.evaluation.partitioned as partitioned
 from calib.cli import main
 from calib.data.chunks import table_chunks
 from calib.data.table_options import TableOptions
-from calib.evaluation.engine import evaluate_chunks
+from calib.evaluation.engine import evaluate, evaluate_chunks
 from calib.evaluation.partitioned import evaluate_partitioned
 from calib.evaluation.router import evaluate_dataset
 from calib.validation import CalibInputError, MissingFileError
@@ -45,6 +45,24 @@ def test_partitions_merged_equal_the_single_out_of_core_pass(tmp_path, monkeypat
     # elsewhere may differ in the last bit)
     np.testing.assert_allclose(cut.lens[0], whole.lens[0], rtol=1e-15)
     np.testing.assert_array_equal(cut.lens[1], whole.lens[1])
+
+
+@pytest.mark.parametrize("binning", ["equal-width", "equal-mass"])
+def test_weighted_partitions_and_chunks_equal_the_weighted_evaluation_in_memory(tmp_path, monkeypatch, binning):
+    folder = write_log(tmp_path / "log", k=3, weights=True)
+    monkeypatch.setattr(partitioned, "PARTITION_ROWS", 3_000)
+    options = {"n_boot": 20, "resample_buckets": 64, "binning": binning, "calibrators": ("temperature",),
+               "sample_limit": 5_000, "fit_samples": 4_000}  # fmt: skip
+    table = table_chunks(folder, TableOptions(kind="probs", format="parquet", group_column="segment",
+                                              weight_column="weight"))  # fmt: skip
+    frame = pd.concat([pd.read_parquet(path) for path in sorted(folder.glob("*.parquet"))], ignore_index=True)
+    probs = frame[[f"class_{i}" for i in range(3)]].to_numpy()
+    labels = frame["label"].str.removeprefix("class_").astype(int).to_numpy()
+    here = evaluate(probs, labels, kind="probs", groups=frame["segment"].to_numpy(),
+                    sample_weight=frame["weight"].to_numpy(), **options)  # fmt: skip
+    assert_same(evaluate_chunks(table.chunks, n_classes=3, grouped=True, **options), here)
+    assert_same(evaluate_partitioned(table, grouped=True, **options), here)
+    assert here.weighting.total == pytest.approx(frame["weight"].sum(), rel=1e-12)
 
 
 def test_a_key_bound_that_falls_short_is_noticed_and_the_partitions_read_again_without_one(tmp_path, monkeypatch):
