@@ -140,11 +140,11 @@ def weights_line(weighting) -> str:
     --------
     >>> from calib.evaluation.results import Weighting
     >>> weights_line(Weighting(120.0, 31.25, "w"))
-    "  weights: column 'w', total 120, Kish's effective sample size 31.2 (every sum is weighted)"
+    "  weights: column 'w', total 120, Kish's effective sample size 31.25 (every sum is weighted)"
     """
     source = f"column {weighting.column!r}, " if weighting.column else ""
     return (
-        f"  weights: {source}total {weighting.total:.6g}, Kish's effective sample size {weighting.effective_size:.3g} "
+        f"  weights: {source}total {weighting.total:.6g}, Kish's effective sample size {weighting.effective_size:.6g} "
         "(every sum is weighted)"
     )
 
@@ -211,19 +211,23 @@ def _interval_text(m: Metric) -> str:
 
 
 def group_lines(summary: Summary) -> list[str]:
-    """The subgroups as text: per group its size, ECE, the calibration test's p-values and the flag."""
+    """The subgroups as text: per group its size (and weight, with sample weights), ECE, the calibration
+    test's p-values and the flag."""
     if not summary.group_column:
         return []
     ece = lens_ece(summary.n_classes).name
+    weighted = summary.weighting is not None
+    weight_head = f" {'weight':>12s}" if weighted else ""
     lines = [
         f"  groups by {summary.group_column} (Spiegelhalter's z of the {summary.corp.lens}, Holm-adjusted p, "
         "flagged below 0.05):",
-        f"    {'group':<20s} {'n':>9s} {ece:>20s} {'z':>8s} {'p':>8s} {'p adj.':>8s}",
+        f"    {'group':<20s} {'n':>9s}{weight_head} {ece:>20s} {'z':>8s} {'p':>8s} {'p adj.':>8s}",
     ]
     for row in summary.groups:
         flag = "  flagged" if row.flagged else ""
+        weight = f" {row.weight:12.6g}" if weighted else ""
         lines.append(
-            f"    {row.group[:20]:<20s} {row.n:9d} {row.metrics[ece].value:20.4f} {row.statistic:8.2f} "
+            f"    {row.group[:20]:<20s} {row.n:9d}{weight} {row.metrics[ece].value:20.4f} {row.statistic:8.2f} "
             f"{row.p_value:8.4f} {row.p_adjusted:8.4f}{flag}"
         )
     return lines
@@ -265,7 +269,8 @@ def write_outputs(out: Path, summary: Summary, document: str, progress, class_na
     written = [out / "metrics.json", out / "metrics.csv", *figures]
     if summary.group_column:
         rows = [
-            {"group": r.group, "n": r.n, "statistic": r.statistic, "p_value": r.p_value, "p_adjusted": r.p_adjusted,
+            {"group": r.group, "n": r.n, **({"weight": r.weight} if summary.weighting else {}),
+             "statistic": r.statistic, "p_value": r.p_value, "p_adjusted": r.p_adjusted,
              "flagged": r.flagged} | {name: m.value for name, m in r.metrics.items()}
             for r in summary.groups
         ]  # fmt: skip

@@ -186,7 +186,7 @@ def test_compare_with_whole_number_weights_is_compare_on_the_rows_repeated(tmp_p
     total, effective = w.sum(), w.sum() ** 2 / (w @ w)
     assert (
         first
-        == f"weights: column 'w', total {total:g}, Kish's effective sample size {effective:.3g} (every sum is weighted)"
+        == f"weights: column 'w', total {total:g}, Kish's effective sample size {effective:.6g} (every sum is weighted)"
     )
     assert rest == repeated[1]
 
