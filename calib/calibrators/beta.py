@@ -66,6 +66,11 @@ class BetaCalibrator(Calibrator):
     Source: Kull et al. (2017) (and the authors' R and Python ``betacal`` packages, for the three
     variants); Silva Filho et al. (2023), Sect. 5.3.4, eqs. 10-11.
 
+    Sample weights: ``fit(scores, labels, kind=..., sample_weight=w)`` takes one weight >= 0 per row (default
+    None: equal weights). The fit then minimizes the weighted mean of the log-loss (a weighted logistic
+    regression), sum_i w_i loss_i / sum_i w_i, so integer weights fit what repeating each row w_i times fits;
+    rows of weight 0 are dropped (:meth:`Calibrator.fit`).
+
     Parameters
     ----------
     parameters : {"abm", "ab", "am"}, default "abm"
@@ -73,11 +78,6 @@ class BetaCalibrator(Calibrator):
         midpoint fixed at 1/2, so c = (a - b) ln 2, i.e. logit g = a ln(2 s) - b ln(2 (1 - s)); a and
         b fitted without a sign constraint (as in betacal). "am": a = b, so logit g = a (ln s -
         ln(1 - s)) + c, which is Platt scaling on the log-odds (no sign constraint, as in betacal).
-    sample_weight : array_like of shape (N,), optional
-        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
-        the weighted mean of the log-loss (a weighted logistic regression), sum_i w_i loss_i / sum_i w_i, so
-        integer weights fit what repeating each row w_i times fits; rows of weight 0 are dropped
-        (:meth:`Calibrator.fit`).
 
     Attributes
     ----------

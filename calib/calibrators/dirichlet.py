@@ -42,6 +42,12 @@ class DirichletCalibrator(PenalizedSoftmaxMap):
 
     Source: Kull et al. (2019), Sects. 3-5; Silva Filho et al. (2023), Sect. 5.4.4, eqs. 18-19.
 
+    Sample weights: ``fit(scores, labels, kind=..., sample_weight=w)`` takes one weight >= 0 per row (default
+    None: equal weights). The fit then minimizes the weighted mean of the log-loss (the penalty unchanged, so
+    integer weights weigh it as repeated rows do; a cross-validated penalty weighs its fold fits and held-out
+    losses too), sum_i w_i loss_i / sum_i w_i, so integer weights fit what repeating each row w_i times fits;
+    rows of weight 0 are dropped (:meth:`Calibrator.fit`).
+
     Parameters
     ----------
     reg_lambda : float or "cv", default "cv"
@@ -54,12 +60,6 @@ class DirichletCalibrator(PenalizedSoftmaxMap):
     lambdas, mus, n_folds, seed, patience, reference_row, normalized
         The grid of ``reg_lambda="cv"``, its folds, when its walk stops, and the penalty's parametrisation
         and scale, as for :class:`calib.calibrators.penalized.PenalizedSoftmaxMap`.
-    sample_weight : array_like of shape (N,), optional
-        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
-        the weighted mean of the log-loss (the penalty unchanged, so integer weights weigh it as repeated rows
-        do; a cross-validated penalty weighs its fold fits and held-out losses too), sum_i w_i loss_i / sum_i
-        w_i, so integer weights fit what repeating each row w_i times fits; rows of weight 0 are dropped
-        (:meth:`Calibrator.fit`).
 
     Attributes
     ----------

@@ -52,6 +52,12 @@ class HistogramBinning(Calibrator):
     Source: Zadrozny & Elkan (2001); Ferrer & Ramos (2024), Sec. 2.5.2 (and its H calibrator);
     Silva Filho et al. (2023), Sect. 5.3.1, eqs. 3-5.
 
+    Sample weights: ``fit(scores, labels, kind=..., sample_weight=w)`` takes one weight >= 0 per row (default
+    None: equal weights). The fit then minimizes the weighted mean of squared error within each bin: each bin
+    maps to its weighted fraction of positives (equal-mass bins of equal weight), sum_i w_i loss_i / sum_i w_i,
+    so integer weights fit what repeating each row w_i times fits; rows of weight 0 are dropped
+    (:meth:`Calibrator.fit`).
+
     Parameters
     ----------
     n_bins : int, default 15
@@ -69,11 +75,6 @@ class HistogramBinning(Calibrator):
         scores per bin rounded, a tie sharing a bin, on the side of a boundary nearer to it, so the bins
         are equal in mass where ties allow: :func:`calib.calibration_errors.binning.equal_mass_edges`).
         The former names "width" and "mass" are read as these, with a FutureWarning.
-    sample_weight : array_like of shape (N,), optional
-        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
-        the weighted mean of squared error within each bin: each bin maps to its weighted fraction of positives
-        (equal-mass bins of equal weight), sum_i w_i loss_i / sum_i w_i, so integer weights fit what repeating
-        each row w_i times fits; rows of weight 0 are dropped (:meth:`Calibrator.fit`).
 
     Attributes
     ----------

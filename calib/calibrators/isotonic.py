@@ -39,15 +39,16 @@ class IsotonicCalibrator(Calibrator):
 
     Source: Ayer et al. (1955) (PAV); Ferrer & Ramos (2024), Sec. 2.4.2, after Brümmer (2010).
 
+    Sample weights: ``fit(scores, labels, kind=..., sample_weight=w)`` takes one weight >= 0 per row (default
+    None: equal weights). The fit then minimizes the weighted mean of squared error (weighted PAV), sum_i w_i
+    loss_i / sum_i w_i, so integer weights fit what repeating each row w_i times fits; rows of weight 0 are
+    dropped (:meth:`Calibrator.fit`).
+
     Parameters
     ----------
     clip : float, default 1e-30
         The smallest probability either class gets, in [0, 0.5) (the code of Ferrer & Ramos (2024)
         uses 1e-30).
-    sample_weight : array_like of shape (N,), optional
-        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
-        the weighted mean of squared error (weighted PAV), sum_i w_i loss_i / sum_i w_i, so integer weights fit
-        what repeating each row w_i times fits; rows of weight 0 are dropped (:meth:`Calibrator.fit`).
 
     Attributes
     ----------

@@ -76,14 +76,15 @@ class VectorScaling(Calibrator):
     Sects. 5.4.1-5.4.2, eqs. 14-15 (``"last_class_ratios"``), with the sign reparametrisation
     softmax(+w z + b) of the printed exp(-w z - b).
 
+    Sample weights: ``fit(scores, labels, kind=..., sample_weight=w)`` takes one weight >= 0 per row (default
+    None: equal weights). The fit then minimizes the weighted mean of the log-loss, sum_i w_i loss_i / sum_i
+    w_i, so integer weights fit what repeating each row w_i times fits; rows of weight 0 are dropped
+    (:meth:`Calibrator.fit`).
+
     Parameters
     ----------
     features : {"logits", "log_posteriors", "clr", "last_class_ratios"}, default "logits"
         What w multiplies (above).
-    sample_weight : array_like of shape (N,), optional
-        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
-        the weighted mean of the log-loss, sum_i w_i loss_i / sum_i w_i, so integer weights fit what repeating
-        each row w_i times fits; rows of weight 0 are dropped (:meth:`Calibrator.fit`).
 
     Attributes
     ----------
@@ -213,6 +214,12 @@ class MatrixScaling(PenalizedSoftmaxMap):
     eqs. 16-17 (``"last_class_ratios"``), with the sign reparametrisation softmax(+W z + b) of the
     printed exp(-W z - b).
 
+    Sample weights: ``fit(scores, labels, kind=..., sample_weight=w)`` takes one weight >= 0 per row (default
+    None: equal weights). The fit then minimizes the weighted mean of the log-loss (the penalty unchanged; a
+    cross-validated penalty weighs its fold fits and held-out losses too), sum_i w_i loss_i / sum_i w_i, so
+    integer weights fit what repeating each row w_i times fits; rows of weight 0 are dropped
+    (:meth:`Calibrator.fit`).
+
     Parameters
     ----------
     features : {"logits", "last_class_ratios"}, default "logits"
@@ -227,11 +234,6 @@ class MatrixScaling(PenalizedSoftmaxMap):
     lambdas, mus, n_folds, seed, patience, reference_row, normalized
         The grid of ``reg_lambda="cv"``, its folds, when its walk stops, and the penalty's parametrisation
         and scale, as for :class:`calib.calibrators.penalized.PenalizedSoftmaxMap`.
-    sample_weight : array_like of shape (N,), optional
-        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
-        the weighted mean of the log-loss (the penalty unchanged; a cross-validated penalty weighs its fold fits
-        and held-out losses too), sum_i w_i loss_i / sum_i w_i, so integer weights fit what repeating each row
-        w_i times fits; rows of weight 0 are dropped (:meth:`Calibrator.fit`).
 
     Attributes
     ----------

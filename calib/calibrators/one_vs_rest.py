@@ -35,16 +35,16 @@ class OneVsRest(Calibrator):
     Source: Silva Filho et al. (2023), Sect. 5.4 (one-vs-rest, normalisation, uniform 1/K where all
     K outputs are 0, as PyCalib's ``OneVsRestCalibrator``), following Zadrozny & Elkan (2002).
 
+    Sample weights: ``fit(scores, labels, kind=..., sample_weight=w)`` takes one weight >= 0 per row (default
+    None: equal weights). The fit then minimizes the weighted mean of loss of each per-class model (each binary
+    fit gets the weights), sum_i w_i loss_i / sum_i w_i, so integer weights fit what repeating each row w_i
+    times fits; rows of weight 0 are dropped (:meth:`Calibrator.fit`).
+
     Parameters
     ----------
     calibrator : Calibrator
         An unfitted binary calibrator (e.g. ``IsotonicCalibrator()``, ``PlattCalibrator()``); it is
         cloned per class and never fitted itself.
-    sample_weight : array_like of shape (N,), optional
-        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
-        the weighted mean of loss of each per-class model (each binary fit gets the weights), sum_i w_i loss_i /
-        sum_i w_i, so integer weights fit what repeating each row w_i times fits; rows of weight 0 are dropped
-        (:meth:`Calibrator.fit`).
 
     Attributes
     ----------

@@ -43,6 +43,11 @@ class PlattCalibrator(Calibrator):
     Source: Platt (2000); Silva Filho et al. (2023), Sect. 5.3.3, eqs. 8-9 (eq. 9 read as the
     negative log-likelihood).
 
+    Sample weights: ``fit(scores, labels, kind=..., sample_weight=w)`` takes one weight >= 0 per row (default
+    None: equal weights). The fit then minimizes the weighted mean of the cross-entropy (a weighted logistic
+    regression; smoothed targets count the classes' weights), sum_i w_i loss_i / sum_i w_i, so integer weights
+    fit what repeating each row w_i times fits; rows of weight 0 are dropped (:meth:`Calibrator.fit`).
+
     Parameters
     ----------
     smooth_targets : bool, default False
@@ -55,11 +60,6 @@ class PlattCalibrator(Calibrator):
     feature : {"log_odds", "score"}, default "log_odds"
         "log_odds": t as above. "score": t = q_1, the raw positive-class probability, which is the
         survey's eq. 8 read literally (its Fig. 15: a sigmoid in s cannot undo over-confidence).
-    sample_weight : array_like of shape (N,), optional
-        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
-        the weighted mean of the cross-entropy (a weighted logistic regression; smoothed targets count the
-        classes' weights), sum_i w_i loss_i / sum_i w_i, so integer weights fit what repeating each row w_i
-        times fits; rows of weight 0 are dropped (:meth:`Calibrator.fit`).
 
     Attributes
     ----------

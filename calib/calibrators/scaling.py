@@ -66,6 +66,11 @@ class AffineCalibrator(Calibrator):
     Source: Ferrer & Ramos (2024), eq. 23 (the map), eq. 36 (prior-weighted cross-entropy) and
     footnote 7; Brümmer & van Leeuwen (2006) (DP calibration); Guo et al. (2017) (beta = 0).
 
+    Sample weights: ``fit(scores, labels, kind=..., sample_weight=w)`` takes one weight >= 0 per row (default
+    None: equal weights). The fit then minimizes the weighted mean of the (prior-weighted) cross-entropy, sum_i
+    w_i loss_i / sum_i w_i, so integer weights fit what repeating each row w_i times fits; rows of weight 0 are
+    dropped (:meth:`Calibrator.fit`).
+
     Parameters
     ----------
     bias : bool, default True
@@ -75,11 +80,6 @@ class AffineCalibrator(Calibrator):
         every class must then occur in the training labels. Default None: each sample weighs 1/N.
     max_iter : int, default 100
         The most Newton iterations (>= 1).
-    sample_weight : array_like of shape (N,), optional
-        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
-        the weighted mean of the (prior-weighted) cross-entropy, sum_i w_i loss_i / sum_i w_i, so integer
-        weights fit what repeating each row w_i times fits; rows of weight 0 are dropped
-        (:meth:`Calibrator.fit`).
 
     Attributes
     ----------
@@ -182,16 +182,16 @@ class TemperatureScaling(AffineCalibrator):
     Source: Guo et al. (2017); Ferrer & Ramos (2024), eq. 23 with beta = 0 (footnote 7), eq. 36 for
     the prior weights.
 
+    Sample weights: ``fit(scores, labels, kind=..., sample_weight=w)`` takes one weight >= 0 per row (default
+    None: equal weights). The fit then minimizes the weighted mean of the (prior-weighted) cross-entropy, sum_i
+    w_i loss_i / sum_i w_i, so integer weights fit what repeating each row w_i times fits; rows of weight 0 are
+    dropped (:meth:`Calibrator.fit`).
+
     Parameters
     ----------
     priors, max_iter
         The class priors that weigh the training cross-entropy (default None: each sample weighs 1/N)
         and the most Newton iterations (default 100), as for :class:`AffineCalibrator`.
-    sample_weight : array_like of shape (N,), optional
-        An argument of ``fit``: one weight >= 0 per row (default None: equal weights). The fit then minimizes
-        the weighted mean of the (prior-weighted) cross-entropy, sum_i w_i loss_i / sum_i w_i, so integer
-        weights fit what repeating each row w_i times fits; rows of weight 0 are dropped
-        (:meth:`Calibrator.fit`).
 
     Attributes
     ----------
