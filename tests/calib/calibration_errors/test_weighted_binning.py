@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from weighted_rows import weighted_rows
 
 from calib.calibration_errors.binned import BinnedCalibrationError, reliability_bins
 from calib.calibration_errors.binning import (
@@ -13,18 +14,6 @@ from calib.calibration_errors.binning import (
 from calib.validation import CalibInputError
 
 SEEDS = range(6)
-
-
-def weighted_rows(seed: int, n: int = 60, ties: bool = True):
-    """Scores (rounded to force ties), binary outcomes and integer weights 0..4 with some zeros."""
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(size=n)
-    if ties:
-        x = np.round(x, 1)
-    y = (rng.uniform(size=n) < x).astype(np.float64)
-    w = rng.integers(0, 5, size=n)
-    w[:3] = 0
-    return x, y, w
 
 
 def posteriors(seed: int, n: int = 80, k: int = 3):

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from sklearn.isotonic import IsotonicRegression
+from weighted_rows import weighted_rows as rows_of_weights
 
 from calib.calibration_errors.corp import (
     calibrated_positives,
@@ -20,14 +21,8 @@ SEEDS = range(6)
 
 
 def weighted_rows(seed: int, n: int = 80, ties: bool = True):
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(size=n)
-    if ties:
-        x = np.round(x, 1)
-    y = (rng.uniform(size=n) < x**1.5).astype(np.float64)
-    w = rng.integers(0, 5, size=n)
-    w[:3] = 0
-    return x, y, w
+    """Over-confident forecasts (outcomes of probability x ** 1.5) with integer weights."""
+    return rows_of_weights(seed, n, ties=ties, power=1.5)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
