@@ -64,9 +64,10 @@ class OwnSet:
     (``--positive-label``); ``scale``, ``renormalize``, ``sep``, ``decimal``, ``scores_key``, ``labels_key``,
     ``format``: as the options of those names; ``weights``: a column of the rows' sample weights (``--weights``;
     a calibration file in the same layout has it too), or ``weights_file``: a file of one weight per row of
-    ``file`` (``--weights-file``; :mod:`calib.data.weights`), kept in the materialized set's ``weights``;
-    ``sha256``: the checksum ``file`` must have; ``label``: the set's name in tables (default: the config
-    file's name). A table's keys map onto :class:`calib.data.table_options.TableOptions` (:meth:`table_options`).
+    ``file`` (``--weights-file``; :mod:`calib.data.weights`), kept in the materialized set's ``weights`` (used
+    by the protocols that take them, :func:`applies`); ``sha256``: the checksum ``file`` must have; ``label``:
+    the set's name in tables (default: the config file's name). A table's keys map onto
+    :class:`calib.data.table_options.TableOptions` (:meth:`table_options`).
     """
 
     file: str

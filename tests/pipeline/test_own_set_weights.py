@@ -14,6 +14,7 @@ from omegaconf import OmegaConf
 from calib._internal.files import atomic_write
 from calib.data.real import PosteriorSet, read_posterior_set, save_posterior_set
 from pipeline import own_sets
+from pipeline.papers.reassessing import Protocol, RecalibrationTable, Split, recalibration_table, reliability_comparison
 from pipeline.papers.silvafilho2023 import EceAgainstBins, ece_against_bins
 from pipeline.parameters import ConfigError
 from pipeline.real_data import real_set_path
@@ -194,3 +195,65 @@ def test_the_own_report_says_which_protocols_are_not_run_on_a_weighted_set(tmp_p
 
 def _with_artifact(config, name: str):
     return OmegaConf.merge(config, {"experiment": {"artifact": name.removeprefix("own_mine_")}})
+
+
+def _aligned_weights(n_rows: int, fraction: float, rng) -> np.ndarray:
+    """Integer weights 0..3 whose repeated rows split where the rows do: the first ``fraction`` of the
+    repeated rows is the repeats of the first ``fraction`` of the rows (a split by rows, as the protocol's,
+    and a split of the repeated rows then hold the same data)."""
+    w = rng.integers(0, 4, n_rows)
+    n_cal = int(fraction * n_rows)
+    for row in range(n_cal, n_rows):  # move the test weights' sum into [S/f - S, S/f - S + 1/f) for S the cal sum
+        low = w[:n_cal].sum() * (1 / fraction - 1)
+        if low <= w[n_cal:].sum() < low + 1 / fraction:
+            return w
+        w[row] = 3 if w[n_cal:].sum() < low else 0
+    raise AssertionError("no aligned weights: draw more rows")
+
+
+def _split_pair(folder, monkeypatch) -> tuple[DataSources, Split]:
+    """The weighted set and its repeated rows (weights aligned to the reassessing protocol's split), as a step
+    reads them, and that split (configs/reassessing_protocol/paper.yaml)."""
+    protocol = OmegaConf.load(own_sets.CONFIG_DIR / "reassessing_protocol" / "paper.yaml").split
+    weighted, _ = _weighted_pair(folder, monkeypatch)
+    weights = _aligned_weights(N, protocol.fraction, np.random.default_rng(2))
+    weighted = replace(weighted, weights=weights.astype(float))
+    repeated = replace(weighted, scores=weighted.scores.repeat(weights, axis=0), labels=weighted.labels.repeat(weights),
+                       weights=None)  # fmt: skip
+    data = _materialized(folder / "data", ("weighted", weighted), ("repeated", repeated))
+    return data, Split(mode=protocol.mode, fraction=protocol.fraction, seed=protocol.seed)
+
+
+# baseline needs no fit; the others' weighted fits need branch i56-calibrators (fit(..., sample_weight=))
+@pytest.mark.parametrize("method", ["baseline", "HB", "IR"])
+def test_reliability_weighs_the_rows_as_repeating_them_would(tmp_path, monkeypatch, method):
+    data, split = _split_pair(tmp_path, monkeypatch)
+    values = {
+        name: pd.DataFrame(
+            reliability_comparison(
+                Protocol(kind="reliability_comparison", split=split, methods=[method], n_bins=15, set=f"own/{name}"),
+                data,
+            )
+        )
+        for name in ("weighted", "repeated")
+    }
+    assert _takes_weights("reliability")
+    pd.testing.assert_frame_equal(values["weighted"], values["repeated"], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["baseline", "TS", "HB", "IR", "MRR"])
+def test_the_reassessing_table_weighs_the_rows_as_repeating_them_would(tmp_path, monkeypatch, method):
+    data, split = _split_pair(tmp_path, monkeypatch)
+    values = {
+        name: pd.DataFrame(
+            recalibration_table(
+                RecalibrationTable(
+                    kind="recalibration_table", split=split, methods=[method], n_bins=15, set=f"own/{name}"
+                ),
+                data,
+            )
+        )
+        for name in ("weighted", "repeated")
+    }
+    assert _takes_weights("reassessing_table")
+    pd.testing.assert_frame_equal(values["weighted"], values["repeated"], rtol=1e-7, atol=1e-12)
