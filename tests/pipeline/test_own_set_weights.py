@@ -256,4 +256,5 @@ def test_the_reassessing_table_weighs_the_rows_as_repeating_them_would(tmp_path,
         for name in ("weighted", "repeated")
     }
     assert _takes_weights("reassessing_table")
-    pd.testing.assert_frame_equal(values["weighted"], values["repeated"], rtol=1e-7, atol=1e-12)
+    # TS's L-BFGS fit stops at its gradient tolerance on either data: measured 2e-7 apart (with i56-calibrators)
+    pd.testing.assert_frame_equal(values["weighted"], values["repeated"], rtol=1e-6, atol=1e-12)
