@@ -14,7 +14,15 @@ from omegaconf import OmegaConf
 from calib._internal.files import atomic_write
 from calib.data.real import PosteriorSet, read_posterior_set, save_posterior_set
 from pipeline import own_sets
-from pipeline.papers.reassessing import Protocol, RecalibrationTable, Split, recalibration_table, reliability_comparison
+from pipeline.papers.reassessing import (
+    Protocol,
+    RecalibrationTable,
+    Split,
+    recalibration_table,
+    reliability_comparison,
+    split_set,
+    split_weights,
+)
 from pipeline.papers.silvafilho2023 import EceAgainstBins, ece_against_bins
 from pipeline.parameters import ConfigError
 from pipeline.real_data import real_set_path
@@ -258,3 +266,15 @@ def test_the_reassessing_table_weighs_the_rows_as_repeating_them_would(tmp_path,
     assert _takes_weights("reassessing_table")
     # TS's L-BFGS fit stops at its gradient tolerance on either data: measured 2e-7 apart (with i56-calibrators)
     pd.testing.assert_frame_equal(values["weighted"], values["repeated"], rtol=1e-6, atol=1e-12)
+
+
+def test_a_random_split_carries_each_rows_weight_with_it():
+    """split_weights indexes the weights by split_set's rows: a row's weight is its own index here."""
+    q = np.random.default_rng(3).dirichlet([1.0, 1.0], N)
+    pset = PosteriorSet("rows", q, np.arange(N) % 2, "probs", weights=np.arange(N, dtype=float))
+    split = Split(mode="random", fraction=0.2, seed=5)
+    (cal, _), (test, _) = split_set(pset, split)
+    cal_weights, test_weights = split_weights(pset, split)
+    assert np.allclose(np.exp(cal), q[cal_weights.astype(int)])
+    assert np.allclose(np.exp(test), q[test_weights.astype(int)])
+    assert split_weights(replace(pset, weights=None), split) == (None, None)
