@@ -5,7 +5,8 @@ Parquet, Feather, .npz, or .npy with ``labels_file``), read as ``calib evaluate`
 held-out ``calibration_file`` and the file's ``sha256``. The workflow checks every declaration before any
 work (:func:`check`), writes the set as ``<data>/real/own/<name>.npz`` (and ``own/<name>/calibration.npz``,
 :func:`materialize`), and runs each protocol of ``configs/own_protocol/`` whose ``own_protocol.classes``
-fits the set's number of classes (:func:`applies`) into ``results/own/<name>/``.
+fits the set's number of classes into ``results/own/<name>/`` (:func:`applies`; a set with sample weights,
+only under the protocols that declare ``own_protocol.weights: true``).
 
 A declaration's relative paths are read from the repository's folder; absolute ones as they are.
 """
@@ -63,9 +64,10 @@ class OwnSet:
     (``--positive-label``); ``scale``, ``renormalize``, ``sep``, ``decimal``, ``scores_key``, ``labels_key``,
     ``format``: as the options of those names; ``weights``: a column of the rows' sample weights (``--weights``;
     a calibration file in the same layout has it too), or ``weights_file``: a file of one weight per row of
-    ``file`` (``--weights-file``; :mod:`calib.data.weights`), kept in the materialized set's ``weights``;
-    ``sha256``: the checksum ``file`` must have; ``label``: the set's name in tables (default: the config
-    file's name). A table's keys map onto :class:`calib.data.table_options.TableOptions` (:meth:`table_options`).
+    ``file`` (``--weights-file``; :mod:`calib.data.weights`), kept in the materialized set's ``weights`` (used
+    by the protocols that take them, :func:`applies`); ``sha256``: the checksum ``file`` must have; ``label``:
+    the set's name in tables (default: the config file's name). A table's keys map onto
+    :class:`calib.data.table_options.TableOptions` (:meth:`table_options`).
     """
 
     file: str
@@ -220,17 +222,19 @@ def _declaration_words(problem) -> str:
 
 
 def check(name: str) -> dict:
-    """The shape of own set ``name`` (``n_classes``, ``n_samples``, ``classes``, ``calibration``), after
-    :func:`load` checked its files; kept in ``.snakemake/calib/own/`` while the declaration and the files it
-    names are unchanged (size and modification time), so a workflow run reads each file once.
+    """The shape of own set ``name`` (``n_classes``, ``n_samples``, ``classes``, ``calibration``, and
+    ``weighted``: whether it declares sample weights), after :func:`load` checked its files; kept in
+    ``.snakemake/calib/own/`` while the declaration and the files it names are unchanged (size and
+    modification time), so a workflow run reads each file once.
     """
     spec = declared(name)
+    weighted = {"weighted": spec.weights is not None or spec.weights_file is not None}  # the declaration says it
     named = (spec.file, spec.labels_file, spec.calibration_file, spec.calibration_labels_file, spec.weights_file)
     files = [resolve(f) for f in named if f]
     stamp = json.dumps([asdict(spec), [(str(f), *_stat(f)) for f in files]], sort_keys=True)
     path = CACHE_DIR / "own" / f"{name}-{hashlib.sha256(stamp.encode()).hexdigest()[:20]}.json"
     try:
-        return json.loads(path.read_text())
+        return json.loads(path.read_text()) | weighted
     except (OSError, ValueError):
         pass
     pset = load(name)
@@ -248,7 +252,7 @@ def check(name: str) -> dict:
     for stale in path.parent.glob(f"{name}-*.json"):
         stale.unlink(missing_ok=True)
     atomic_write(path, lambda tmp: tmp.write_text(json.dumps(shape)))
-    return shape
+    return shape | weighted
 
 
 def _stat(path: Path) -> tuple[int, int]:
@@ -267,6 +271,31 @@ def check_classes(classes, protocol: str) -> None:
         raise ConfigError(message(where, f"{classes!r} is not a known name", CLASSES, classes))
 
 
-def applies(classes: str, shape: dict) -> bool:
-    """Whether a protocol for ``classes`` ("any", "binary": K = 2, "multiclass": K > 2) runs on a set of ``shape``."""
+def check_weights(weights, protocol: str) -> None:
+    """A protocol's ``own_protocol.weights`` is true or false (a string "no" would otherwise read as true); a
+    :class:`ConfigError` naming its file otherwise."""
+    if not isinstance(weights, bool):
+        where = f"configs/own_protocol/{protocol}.yaml: own_protocol.weights"
+        told = "must be true (the protocol passes a set's sample weights to all it computes) or false"
+        raise ConfigError(f"config error at {where}: {told}; got {weights!r}")
+
+
+def fits(classes: str, shape: dict) -> bool:
+    """Whether a protocol for ``classes`` ("any", "binary": K = 2, "multiclass": K > 2) fits a set of ``shape``."""
     return classes == "any" or (classes == "binary") == (shape["n_classes"] == 2)
+
+
+def applies(classes: str, weights: bool, shape: dict) -> bool:
+    """Whether a protocol for ``classes`` that takes sample weights (``weights``: its ``own_protocol.weights``)
+    runs on a set of ``shape``: its classes fit, and a set with weights runs only under a protocol that takes
+    them, never unweighted in silence (issue 56); :func:`refusal` says why otherwise."""
+    return fits(classes, shape) and (weights or not shape["weighted"])
+
+
+def refusal(name: str, protocol: str) -> str:
+    """The line that says protocol ``protocol`` does not run on own set ``name``, whose sample weights it
+    cannot take, and what to do."""
+    return (
+        f"own set {name} ({declaration_file(name)}) has sample weights, which protocol {protocol} cannot take: "
+        f"not run on it; to run it unweighted, declare the set a second time without weights: (or weights_file:)"
+    )

@@ -16,7 +16,7 @@ from calib.data.registry import REAL_SETS
 from pipeline.config import CACHE_DIR, CONFIG_DIR, OWN_PROTOCOLS, experiment_config, experiment_files, experiment_names
 from pipeline.io import atomic_write
 from pipeline.kinds import PAPERS_DIR, kind_of, parameters_of
-from pipeline.own_sets import check_classes
+from pipeline.own_sets import check_classes, check_weights
 
 # Besides configs/, the experiment list depends only on the pipeline's modules (the kinds and their parameters),
 # the registry of real sets and the checking rules.
@@ -45,8 +45,11 @@ class Experiment:
     caption: str = ""
     job: str = ""
     folder: str = ""  # results/<folder>/<artifact>: the paper's, or own/<set> for an own set's protocol
-    own_set: str = ""  # an own set's protocol: the set, the classes it runs on, the experiment it sits beside
+    # An own set's protocol: the set, the classes it runs on, whether it takes sample weights, the experiment it
+    # sits beside (its own_protocol block).
+    own_set: str = ""
     classes: str = "any"
+    weights: bool = False
     beside: str = ""
 
     @property
@@ -63,6 +66,7 @@ def load_experiment(name: str) -> DictConfig:
     if own is not None:
         parameters_of(exp, f"configs/{OWN_PROTOCOLS}/{exp.artifact}.yaml (run on own set {own.name})")
         check_classes(own.classes, exp.artifact)
+        check_weights(own.get("weights", False), exp.artifact)
         if name != f"own_{own.name}_{exp.artifact}":
             raise ValueError(f"configs/{OWN_PROTOCOLS}/{exp.artifact}.yaml must set artifact: <its file name>")
         return cfg
@@ -148,7 +152,12 @@ def composed_experiments() -> list[Experiment]:
         sets = tuple(real_sets(exp))
         folder = exp.get("folder") or exp.paper
         job = f"{folder}/{exp.artifact}" if kind.own_job else folder
-        own = {"own_set": own.name, "classes": own.classes, "beside": own.get("beside") or ""} if own else {}
+        own = (
+            {"own_set": own.name, "classes": own.classes, "weights": own.get("weights", False)}
+            | {"beside": own.get("beside") or ""}
+            if own
+            else {}
+        )
         out.append(
             Experiment(
                 name, exp.paper, exp.artifact, datasets, kind.is_table, sets, configs, caption(exp, sets), job, folder,

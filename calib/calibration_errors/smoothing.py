@@ -609,7 +609,9 @@ def _top_label(scores, labels, kind: str) -> tuple[np.ndarray, np.ndarray, np.nd
     return probs, y, (probs.argmax(axis=1) == y).astype(np.float64)
 
 
-def smooth_ece_top_label(scores, labels, *, kind: str, bandwidth=None, discretization: str = "relplot") -> float:
+def smooth_ece_top_label(
+    scores, labels, *, kind: str, bandwidth=None, discretization: str = "relplot", sample_weight=None
+) -> float:
     """SmoothECE of the top-label confidence of multiclass posteriors.
 
     The confidence max_j s_j of each sample is smoothed against whether its argmax (the first class on
@@ -630,6 +632,8 @@ def smooth_ece_top_label(scores, labels, *, kind: str, bandwidth=None, discretiz
     discretization : {"relplot", "fine"}, default "relplot"
         The discretization of ``relplot`` 1.0.3 or the finer one of the definition (see
         :func:`smooth_ece`).
+    sample_weight : array of shape (n,), optional
+        The samples' weights, as :func:`smooth_ece` takes them; default None: 1 each.
 
     Returns
     -------
@@ -649,7 +653,9 @@ def smooth_ece_top_label(scores, labels, *, kind: str, bandwidth=None, discretiz
     0.1669
     """
     probs, _, correct = _top_label(scores, labels, kind)
-    return smooth_ece(probs.max(axis=1), correct, bandwidth=bandwidth, discretization=discretization)
+    return smooth_ece(
+        probs.max(axis=1), correct, bandwidth=bandwidth, discretization=discretization, sample_weight=sample_weight
+    )
 
 
 # ----------------------------------------------------------------------------------------------

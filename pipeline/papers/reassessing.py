@@ -141,42 +141,64 @@ class SmoothEceDiagrams(Protocol):
 METRICS = ("accuracy", "ECE", "ACE", "ACE (equal-mass)", "SmoothECE", "NLL", "Brier")
 
 
-def split_set(pset: PosteriorSet, split: Split) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """((cal log-probs, labels), (test log-probs, labels)): the first ``fraction`` (paper) or a seeded random part."""
-    logp, labels = pset.logprobs(), pset.labels
-    n_cal = int(split.fraction * labels.size)
+def split_rows(n_rows: int, split: Split) -> tuple[np.ndarray, np.ndarray]:
+    """The row indices of the calibration and the test split of ``n_rows`` rows: the first ``fraction``
+    (paper) or a seeded random part."""
+    n_cal = int(split.fraction * n_rows)
     if split.mode == "first":
-        order = np.arange(labels.size)
+        order = np.arange(n_rows)
     elif split.mode == "random":
-        order = np.random.default_rng(split.seed).permutation(labels.size)
+        order = np.random.default_rng(split.seed).permutation(n_rows)
     else:
         raise ValueError(f"split.mode must be 'first' or 'random'; got {split.mode!r}")
-    cal, test = order[:n_cal], order[n_cal:]
+    return order[:n_cal], order[n_cal:]
+
+
+def split_set(pset: PosteriorSet, split: Split) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """((cal log-probs, labels), (test log-probs, labels)): the rows of :func:`split_rows`."""
+    logp, labels = pset.logprobs(), pset.labels
+    cal, test = split_rows(labels.size, split)
     return (logp[cal], labels[cal]), (logp[test], labels[test])
 
 
-def recalibrated(method: str, cal: tuple[np.ndarray, np.ndarray], test_logp: np.ndarray) -> np.ndarray:
-    """Test log-probabilities after ``method`` fitted on the calibration split."""
+def split_weights(pset: PosteriorSet, split: Split) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The sample weights of the calibration and the test split of :func:`split_set` (the same rows), or
+    (None, None) for a set without weights."""
+    if pset.weights is None:
+        return None, None
+    cal, test = split_rows(pset.weights.size, split)
+    return pset.weights[cal], pset.weights[test]
+
+
+def recalibrated(
+    method: str, cal: tuple[np.ndarray, np.ndarray], test_logp: np.ndarray, sample_weight: np.ndarray | None = None
+) -> np.ndarray:
+    """Test log-probabilities after ``method`` fitted on the calibration split (its rows weighted by
+    ``sample_weight``, when given)."""
     if METHODS[method] is None:
         return test_logp
     registry_name, params = METHODS[method]
     model = make_calibrator(registry_name, **params)
-    return model.fit(*cal, kind="logprobs").predict_log_proba(test_logp, kind="logprobs")
+    # only a weighted fit passes the keyword: calibrators take it from branch i56-calibrators (issue 56) on
+    weighted = {} if sample_weight is None else {"sample_weight": sample_weight}
+    return model.fit(*cal, kind="logprobs", **weighted).predict_log_proba(test_logp, kind="logprobs")
 
 
-def table_metrics(logp: np.ndarray, labels: np.ndarray, n_bins: int) -> dict[str, float]:
-    """The paper's columns as fractions (accuracy, ECE, ACE both readings, smooth ECE, NLL, Brier)."""
+def table_metrics(logp: np.ndarray, labels: np.ndarray, n_bins: int, sample_weight=None) -> dict[str, float]:
+    """The paper's columns as fractions (accuracy, ECE, ACE both readings, smooth ECE, NLL, Brier), each a
+    weighted mean over the rows with ``sample_weight`` (None: 1 each)."""
+    ece = {
+        "ECE": BinnedCalibrationError("top_label", n_bins=n_bins),
+        "ACE": BinnedCalibrationError("top_label", n_bins=n_bins, average=True),
+        "ACE (equal-mass)": BinnedCalibrationError("top_label", n_bins=n_bins, strategy="equal-mass", average=True),
+    }
     with np.errstate(over="ignore"):
         return {
-            "accuracy": float(np.mean(logp.argmax(axis=1) == labels)),
-            "ECE": BinnedCalibrationError("top_label", n_bins=n_bins)(logp, labels, kind="logprobs"),
-            "ACE": BinnedCalibrationError("top_label", n_bins=n_bins, average=True)(logp, labels, kind="logprobs"),
-            "ACE (equal-mass)": BinnedCalibrationError("top_label", n_bins=n_bins, strategy="equal-mass", average=True)(
-                logp, labels, kind="logprobs"
-            ),
-            "SmoothECE": smooth_ece_top_label(logp, labels, kind="logprobs"),
-            "NLL": cross_entropy(logp, labels, kind="logprobs"),
-            "Brier": float(np.mean(brier_losses_sum(logp, labels, kind="logprobs"))),
+            "accuracy": float(np.average(logp.argmax(axis=1) == labels, weights=sample_weight)),
+            **{name: error(logp, labels, kind="logprobs", sample_weight=sample_weight) for name, error in ece.items()},
+            "SmoothECE": smooth_ece_top_label(logp, labels, kind="logprobs", sample_weight=sample_weight),
+            "NLL": cross_entropy(logp, labels, kind="logprobs", sample_weight=sample_weight),
+            "Brier": float(np.average(brier_losses_sum(logp, labels, kind="logprobs"), weights=sample_weight)),
         }
 
 
@@ -194,7 +216,8 @@ def recalibration_table(exp: RecalibrationTable, data: DataSources) -> list[dict
     """One model's table: every method's metrics on the test split (fractions; rendered x 100).
 
     With ``synthetic`` instead of ``set``, the model is a miscalibrated-logits draw with known truth:
-    the table gains a "truth" row (the true posteriors) and TS's fitted scale beside 1 / scale.
+    the table gains a "truth" row (the true posteriors) and TS's fitted scale beside 1 / scale. A real set's
+    sample weights weigh each method's fit on the calibration split and every metric on the test split.
     """
     records = []
     if exp.synthetic is not None:
@@ -209,10 +232,12 @@ def recalibration_table(exp: RecalibrationTable, data: DataSources) -> list[dict
             {"row": "truth", "column": "fitted scale", "value": 1.0 / exp.synthetic.scale},
         ]
     else:
-        cal, (test_logp, test_labels) = split_set(data.real(exp.set), exp.split)
+        pset = data.real(exp.set)
+        cal, (test_logp, test_labels) = split_set(pset, exp.split)
+    cal_weights, test_weights = split_weights(pset, exp.split)
     for method in exp.methods:
-        logp = recalibrated(method, cal, test_logp)
-        values = table_metrics(logp, test_labels, exp.n_bins)
+        logp = recalibrated(method, cal, test_logp, cal_weights)
+        values = table_metrics(logp, test_labels, exp.n_bins, test_weights)
         records += [{"row": method, "column": name, "value": v} for name, v in values.items()]
     return records
 
@@ -364,12 +389,16 @@ def render_sharpness_diagrams(exp: SharpnessDiagrams, values: pd.DataFrame, stem
 
 
 def reliability_comparison(exp: Protocol, data: DataSources) -> list[dict]:
-    """Fig. 2 analogue: 15-bin top-label reliability of two methods."""
-    cal, (test_logp, test_labels) = split_set(data.real(exp.set), exp.split)
+    """Fig. 2 analogue: 15-bin top-label reliability of two methods; with the set's sample weights, each
+    method fitted on the weighted calibration split and the bins of the weighted test split (their counts
+    the summed weights)."""
+    pset = data.real(exp.set)
+    cal, (test_logp, test_labels) = split_set(pset, exp.split)
+    cal_weights, test_weights = split_weights(pset, exp.split)
     records = []
     for method in exp.methods:
         bins = BinnedCalibrationError("top_label", n_bins=exp.n_bins).reliability(
-            recalibrated(method, cal, test_logp), test_labels, kind="logprobs"
+            recalibrated(method, cal, test_logp, cal_weights), test_labels, kind="logprobs", sample_weight=test_weights
         )[0]
         for m in range(exp.n_bins):
             arrays = (bins.counts, bins.mean_confidence, bins.frequency)
@@ -386,7 +415,7 @@ def render_reliability_comparison(exp: Protocol, values: pd.DataFrame, stem: Pat
         for ax, method in zip(np.atleast_1d(axes), exp.methods, strict=True):
             sel = values[values.row == method]
             n, conf, freq = (sel[sel.column == c].sort_values("x").value.to_numpy() for c in BIN_COLUMNS)
-            bins = ReliabilityBins(equal_width_edges(exp.n_bins), n.astype(int), conf, freq)
+            bins = ReliabilityBins(equal_width_edges(exp.n_bins), n, conf, freq)  # weighted counts are not whole
             reliability_bars(ax, bins)
             ax.set_title(f"{method}: ECE {100 * bins.ece():.2f}")
             ax.set_xlabel("confidence")

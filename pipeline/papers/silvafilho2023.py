@@ -709,7 +709,8 @@ class MulticlassCalibration(Parameters):
 def ece_against_bins(exp: EceAgainstBins, data: DataSources) -> list[dict]:
     """Silva Filho et al. (2023), end of Sect. 4 (and Figs. 1-2): binned ECE estimates "can provide very
     different values given different number of bins"; here the top-label ECE of a real set against the
-    number of bins, with width and frequency binning (Sect. 4's two methods)."""
+    number of bins, with width and frequency binning (Sect. 4's two methods), the rows weighted by the set's
+    sample weights if it has them (issue 56)."""
     pset = data.real(exp.set)
     logp = pset.logprobs()
     return [
@@ -718,7 +719,7 @@ def ece_against_bins(exp: EceAgainstBins, data: DataSources) -> list[dict]:
             "column": "ECE",
             "x": n_bins,
             "value": BinnedCalibrationError("top_label", n_bins=n_bins, strategy=strategy)(
-                logp, pset.labels, kind="logprobs"
+                logp, pset.labels, kind="logprobs", sample_weight=pset.weights
             ),
         }
         for short, strategy in (("width", "equal-width"), ("mass", "equal-mass"))

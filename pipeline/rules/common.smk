@@ -16,7 +16,7 @@ from pipeline.cluster_failures import explain_memory_kills
 from pipeline.config import compose_config, own_set_names
 from pipeline.io import discard_corrupt, write_if_changed
 from pipeline.job_costs import input_priorities, rule_memory_mb, rule_priority
-from pipeline.own_sets import applies, check as check_own_set, declaration_file, declared as own_declaration, resolve
+from pipeline.own_sets import applies, check as check_own_set, declaration_file, declared as own_declaration, fits, refusal, resolve
 from pipeline.own_sets import real_set_names as own_real_sets
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.sweeps import load_sweep, points, sweep_names
@@ -45,8 +45,12 @@ OWN_SETS = {name: check_own_set(name) for name in own_set_names()}
 ALL_EXPERIMENTS = {
     f"{e.folder}/{e.artifact}": e
     for e in experiments()
-    if not e.own_set or applies(e.classes, OWN_SETS[e.own_set])  # a protocol runs where the set's classes fit
+    # a protocol runs where the set's classes fit, on a set with sample weights only if it takes them
+    if not e.own_set or applies(e.classes, e.weights, OWN_SETS[e.own_set])
 }
+for e in experiments() if workflow.is_main_process else ():  # said here, and in the own report
+    if e.own_set and fits(e.classes, OWN_SETS[e.own_set]) and not applies(e.classes, e.weights, OWN_SETS[e.own_set]):
+        print(f"calib-repro: {refusal(e.own_set, e.artifact)}", file=sys.stderr)
 MISSING = {
     key: [s for s in e.real_sets if s in REAL_SETS and not obtainable(SETTINGS, s)] for key, e in ALL_EXPERIMENTS.items()
 }

@@ -2,7 +2,8 @@
 
 ``snakemake own`` builds it; the full report (``pipeline.steps.report``) carries the same section. For each
 set declared in ``configs/real_systems/own/``: its shape, then each protocol run on it (its table, or the
-path of its figure), and the protocols that do not apply to its number of classes.
+path of its figure), the protocols that do not apply to its number of classes, and a line for each protocol
+that cannot take the set's sample weights (:func:`pipeline.own_sets.refusal`), which is not run on it.
 """
 
 from __future__ import annotations
@@ -47,11 +48,15 @@ def own_section(cfg: DictConfig, level: int = 2) -> list[str]:
         lines += [f"{head}# {label} (`{own_sets.declaration_file(name)}`)", ""]
         lines += [f"{shape['n_samples']} samples, {shape['n_classes']} classes ({classes}).", ""]
         mine = [e for e in listed if e.own_set == name]
-        skipped = [e.artifact for e in mine if not own_sets.applies(e.classes, shape)]
+        skipped = [e.artifact for e in mine if not own_sets.fits(e.classes, shape)]
         if skipped:
             lines += [f"Not run (for sets of another number of classes): {', '.join(skipped)}.", ""]
+        refused = [
+            e.artifact for e in mine if e.artifact not in skipped and not own_sets.applies(e.classes, e.weights, shape)
+        ]
+        lines += [line for artifact in refused for line in (own_sets.refusal(name, artifact) + ".", "")]
         for e in mine:
-            if e.artifact in skipped:
+            if e.artifact in skipped or e.artifact in refused:
                 continue
             exp = experiment_config(e.name, results=cfg.paths.results).experiment
             stem = artifact_stem(cfg.paths.results, exp)

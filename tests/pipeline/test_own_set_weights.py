@@ -4,15 +4,31 @@ checked like its other keys (one line naming the key), the set loads with them, 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from calib.data.real import read_posterior_set, save_posterior_set
+from calib._internal.files import atomic_write
+from calib.data.real import PosteriorSet, read_posterior_set, save_posterior_set
 from pipeline import own_sets
+from pipeline.papers.reassessing import (
+    Protocol,
+    RecalibrationTable,
+    Split,
+    recalibration_table,
+    reliability_comparison,
+    split_set,
+    split_weights,
+)
+from pipeline.papers.silvafilho2023 import EceAgainstBins, ece_against_bins
 from pipeline.parameters import ConfigError
 from pipeline.real_data import real_set_path
+from pipeline.sources import DataSources
+from pipeline.steps import own_report
+from pipeline.targets import Experiment
 
 N = 120
 
@@ -93,3 +109,172 @@ def test_a_wrong_weights_key_is_one_line_naming_the_file_and_key(data, monkeypat
     assert "\n" not in message
     assert message.startswith(f"config error at configs/real_systems/own/bad.yaml: key {key}: ")
     assert says in message
+
+
+# Which protocols take the weights (own_protocol.weights), and what the others do on a weighted set ------------
+
+PROTOCOLS = sorted(p.stem for p in (own_sets.CONFIG_DIR / "own_protocol").glob("*.yaml"))
+
+
+def _takes_weights(protocol: str) -> bool:
+    return OmegaConf.load(own_sets.CONFIG_DIR / "own_protocol" / f"{protocol}.yaml").own_protocol.get("weights", False)
+
+
+def _weighted_pair(folder, monkeypatch) -> tuple[PosteriorSet, PosteriorSet]:
+    """An own set of a CSV with integer weights 0..3 (column ``w``), and the same rows each repeated w times
+    (weight 0: left out), unweighted, both loaded as the workflow loads a declaration."""
+    rng = np.random.default_rng(1)
+    q = rng.dirichlet([2.0, 1.0, 1.0], N)
+    frame = pd.DataFrame(q, columns=["ant", "bee", "cat"])
+    frame["species"] = np.array(["ant", "bee", "cat"])[rng.integers(0, 3, N)]
+    frame["w"] = rng.integers(0, 4, N)
+    frame.to_csv(folder / "weighted.csv", index=False)
+    frame.loc[frame.index.repeat(frame["w"])].drop(columns="w").to_csv(folder / "repeated.csv", index=False)
+    declarations = {
+        "weighted": f"file: {folder}/weighted.csv\nkind: probs\nlabels: species\nweights: w\n",
+        "repeated": f"file: {folder}/repeated.csv\nkind: probs\nlabels: species\n",
+    }
+    monkeypatch.setattr(own_sets, "own_set_config", lambda name: OmegaConf.create(declarations[name]))
+    return own_sets.load("weighted"), own_sets.load("repeated")
+
+
+def _materialized(results, *sets: tuple[str, PosteriorSet]) -> DataSources:
+    """The sets as the fetch step writes them under ``results`` (with their checksums), read back as a step
+    reads them."""
+    for name, pset in sets:
+        path = real_set_path(results, f"own/{name}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, lambda tmp, p=pset: save_posterior_set(tmp, p), checksum=True)
+    return DataSources(results)
+
+
+def test_ece_bins_weighs_the_rows_as_repeating_them_would(tmp_path, monkeypatch):
+    weighted, repeated = _weighted_pair(tmp_path, monkeypatch)
+    assert weighted.weights is not None and repeated.weights is None
+    data = _materialized(tmp_path / "data", ("weighted", weighted), ("repeated", repeated))
+    grid = list(OmegaConf.load(own_sets.CONFIG_DIR / "own_protocol" / "ece_bins.yaml").n_bins)
+    protocol = {
+        name: EceAgainstBins(kind="ece_against_bins", set=f"own/{name}", n_bins=grid)
+        for name in ("weighted", "repeated")
+    }
+    values = {name: pd.DataFrame(ece_against_bins(exp, data)) for name, exp in protocol.items()}
+    assert _takes_weights("ece_bins")
+    pd.testing.assert_frame_equal(values["weighted"], values["repeated"], rtol=1e-12, atol=1e-12)
+    plain = _materialized(tmp_path / "plain", ("weighted", replace(weighted, weights=None)))
+    unweighted = ece_against_bins(protocol["weighted"], plain)
+    assert not np.allclose(values["weighted"].value, pd.DataFrame(unweighted).value)  # the weights matter here
+
+
+@pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if not _takes_weights(p)])
+def test_a_protocol_that_cannot_take_weights_is_not_run_on_a_weighted_set_and_says_so(protocol):
+    classes = OmegaConf.load(own_sets.CONFIG_DIR / "own_protocol" / f"{protocol}.yaml").own_protocol.classes
+    shape = {"n_classes": 2 if classes == "binary" else 3, "weighted": True}
+    assert own_sets.fits(classes, shape)
+    assert not own_sets.applies(classes, False, shape)
+    assert own_sets.applies(classes, False, shape | {"weighted": False})
+    line = own_sets.refusal("mine", protocol)
+    assert "\n" not in line
+    assert line.startswith(f"own set mine (configs/real_systems/own/mine.yaml) has sample weights, which protocol "
+                           f"{protocol} cannot take: not run on it; ")  # fmt: skip
+
+
+def test_a_protocols_weights_must_be_true_or_false():
+    own_sets.check_weights(True, "ece_bins")
+    with pytest.raises(ConfigError) as error:
+        own_sets.check_weights("yes", "ece_bins")
+    assert str(error.value).startswith("config error at configs/own_protocol/ece_bins.yaml: own_protocol.weights: ")
+
+
+def test_the_own_report_says_which_protocols_are_not_run_on_a_weighted_set(tmp_path, monkeypatch):
+    records = [
+        Experiment(f"own_mine_{p}", "p", p, (), True, ("own/mine",), own_set="mine", weights=w)
+        for p, w in (("ece_bins", True), ("table2", False))
+    ]
+    monkeypatch.setattr(own_report, "experiments", lambda: records)
+    shape = {"n_classes": 3, "n_samples": N, "classes": [], "weighted": True}
+    monkeypatch.setattr(own_sets, "check", lambda name: shape)
+    config = OmegaConf.create({"own": {"label": "Mine"}, "experiment": {"title": "T", "folder": "own/mine"}})
+    monkeypatch.setattr(own_report, "experiment_config", lambda name, **_: _with_artifact(config, name))
+    lines = own_report.own_section(OmegaConf.create({"paths": {"results": str(tmp_path)}}))
+    assert own_sets.refusal("mine", "table2") + "." in lines
+    assert not any("own set mine" in line and "ece_bins" in line for line in lines)
+    assert "#### ece_bins: T" in lines and "#### table2: T" not in lines
+
+
+def _with_artifact(config, name: str):
+    return OmegaConf.merge(config, {"experiment": {"artifact": name.removeprefix("own_mine_")}})
+
+
+def _aligned_weights(n_rows: int, fraction: float, rng) -> np.ndarray:
+    """Integer weights 0..3 whose repeated rows split where the rows do: the first ``fraction`` of the
+    repeated rows is the repeats of the first ``fraction`` of the rows (a split by rows, as the protocol's,
+    and a split of the repeated rows then hold the same data)."""
+    w = rng.integers(0, 4, n_rows)
+    n_cal = int(fraction * n_rows)
+    for row in range(n_cal, n_rows):  # move the test weights' sum into [S/f - S, S/f - S + 1/f) for S the cal sum
+        low = w[:n_cal].sum() * (1 / fraction - 1)
+        if low <= w[n_cal:].sum() < low + 1 / fraction:
+            return w
+        w[row] = 3 if w[n_cal:].sum() < low else 0
+    raise AssertionError("no aligned weights: draw more rows")
+
+
+def _split_pair(folder, monkeypatch) -> tuple[DataSources, Split]:
+    """The weighted set and its repeated rows (weights aligned to the reassessing protocol's split), as a step
+    reads them, and that split (configs/reassessing_protocol/paper.yaml)."""
+    protocol = OmegaConf.load(own_sets.CONFIG_DIR / "reassessing_protocol" / "paper.yaml").split
+    weighted, _ = _weighted_pair(folder, monkeypatch)
+    weights = _aligned_weights(N, protocol.fraction, np.random.default_rng(2))
+    weighted = replace(weighted, weights=weights.astype(float))
+    repeated = replace(weighted, scores=weighted.scores.repeat(weights, axis=0), labels=weighted.labels.repeat(weights),
+                       weights=None)  # fmt: skip
+    data = _materialized(folder / "data", ("weighted", weighted), ("repeated", repeated))
+    return data, Split(mode=protocol.mode, fraction=protocol.fraction, seed=protocol.seed)
+
+
+# baseline needs no fit; the others' weighted fits need branch i56-calibrators (fit(..., sample_weight=))
+@pytest.mark.parametrize("method", ["baseline", "HB", "IR"])
+def test_reliability_weighs_the_rows_as_repeating_them_would(tmp_path, monkeypatch, method):
+    data, split = _split_pair(tmp_path, monkeypatch)
+    values = {
+        name: pd.DataFrame(
+            reliability_comparison(
+                Protocol(kind="reliability_comparison", split=split, methods=[method], n_bins=15, set=f"own/{name}"),
+                data,
+            )
+        )
+        for name in ("weighted", "repeated")
+    }
+    assert _takes_weights("reliability")
+    pd.testing.assert_frame_equal(values["weighted"], values["repeated"], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["baseline", "TS", "HB", "IR", "MRR"])
+def test_the_reassessing_table_weighs_the_rows_as_repeating_them_would(tmp_path, monkeypatch, method):
+    data, split = _split_pair(tmp_path, monkeypatch)
+    values = {
+        name: pd.DataFrame(
+            recalibration_table(
+                RecalibrationTable(
+                    kind="recalibration_table", split=split, methods=[method], n_bins=15, set=f"own/{name}"
+                ),
+                data,
+            )
+        )
+        for name in ("weighted", "repeated")
+    }
+    assert _takes_weights("reassessing_table")
+    # TS's L-BFGS fit stops at its gradient tolerance on either data: measured 2e-7 apart (with i56-calibrators)
+    pd.testing.assert_frame_equal(values["weighted"], values["repeated"], rtol=1e-6, atol=1e-12)
+
+
+def test_a_random_split_carries_each_rows_weight_with_it():
+    """split_weights indexes the weights by split_set's rows: a row's weight is its own index here."""
+    q = np.random.default_rng(3).dirichlet([1.0, 1.0], N)
+    pset = PosteriorSet("rows", q, np.arange(N) % 2, "probs", weights=np.arange(N, dtype=float))
+    split = Split(mode="random", fraction=0.2, seed=5)
+    (cal, _), (test, _) = split_set(pset, split)
+    cal_weights, test_weights = split_weights(pset, split)
+    assert np.allclose(np.exp(cal), q[cal_weights.astype(int)])
+    assert np.allclose(np.exp(test), q[test_weights.astype(int)])
+    assert split_weights(replace(pset, weights=None), split) == (None, None)
