@@ -14,7 +14,7 @@ import numpy as np
 from calib.validation import Choice
 from pipeline.config_blocks import GaussianSystems
 from pipeline.kinds import Kind, Parameters
-from pipeline.parameters import Count, Positive, Seed
+from pipeline.parameters import ConfigError, Count, Positive, Seed, message
 from pipeline.sources import DataSources, RealSet, SyntheticSystem
 
 # The library is imported inside each kind, when a sweep point runs it: the workflow imports this module
@@ -63,8 +63,15 @@ class SyntheticMetrics(Parameters):
 
 
 def _sets(exp: BinnedOnRealSets | SmoothOnRealSets | CalibratorProtocol, data: DataSources):
+    """Each set's name, log-posteriors and labels; a set with sample weights is refused, as the sweeps compute
+    unweighted values (never in silence on weighted rows, issue 56)."""
     for name in exp.sets:
         pset = data.real(name)
+        if pset.weights is not None:
+            raise ConfigError(message(
+                "sets", f"{name} has sample weights, which the sweeps cannot take (they compute unweighted values); "
+                "name a declaration of the set without weights: (or weights_file:)",
+            ))  # fmt: skip
         yield name.split("/")[-1], pset.logprobs(), pset.labels
 
 

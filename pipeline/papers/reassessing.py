@@ -179,9 +179,7 @@ def recalibrated(
         return test_logp
     registry_name, params = METHODS[method]
     model = make_calibrator(registry_name, **params)
-    # only a weighted fit passes the keyword: calibrators take it from branch i56-calibrators (issue 56) on
-    weighted = {} if sample_weight is None else {"sample_weight": sample_weight}
-    return model.fit(*cal, kind="logprobs", **weighted).predict_log_proba(test_logp, kind="logprobs")
+    return model.fit(*cal, kind="logprobs", sample_weight=sample_weight).predict_log_proba(test_logp, kind="logprobs")
 
 
 def table_metrics(logp: np.ndarray, labels: np.ndarray, n_bins: int, sample_weight=None) -> dict[str, float]:

@@ -27,6 +27,7 @@ from pipeline.papers.silvafilho2023 import EceAgainstBins, ece_against_bins
 from pipeline.parameters import ConfigError
 from pipeline.real_data import real_set_path
 from pipeline.sources import DataSources
+from pipeline.sweep_kinds import BinnedOnRealSets, ece_binning
 from pipeline.steps import own_report
 from pipeline.targets import Experiment
 
@@ -278,3 +279,14 @@ def test_a_random_split_carries_each_rows_weight_with_it():
     assert np.allclose(np.exp(cal), q[cal_weights.astype(int)])
     assert np.allclose(np.exp(test), q[test_weights.astype(int)])
     assert split_weights(replace(pset, weights=None), split) == (None, None)
+
+
+def test_a_sweep_over_a_weighted_set_is_refused_in_one_line():
+    class Data:
+        def real(self, name):
+            probs = np.array([[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]])
+            return PosteriorSet(name, probs, np.array([1, 0, 1]), kind="probs", weights=np.array([1.0, 2.0, 0.5]))
+
+    with pytest.raises(ConfigError) as error:
+        ece_binning(BinnedOnRealSets(kind="ece_binning", sets=["own/mine"], n_bins=5), Data())
+    assert "\n" not in str(error.value) and "own/mine has sample weights" in str(error.value)
