@@ -27,8 +27,8 @@ from pipeline.papers.silvafilho2023 import EceAgainstBins, ece_against_bins
 from pipeline.parameters import ConfigError
 from pipeline.real_data import real_set_path
 from pipeline.sources import DataSources
-from pipeline.sweep_kinds import BinnedOnRealSets, ece_binning
 from pipeline.steps import own_report
+from pipeline.sweep_kinds import BinnedOnRealSets, ece_binning
 from pipeline.targets import Experiment
 
 N = 120
