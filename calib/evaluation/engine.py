@@ -32,18 +32,12 @@ from calib.evaluation.intervals import intervals
 from calib.evaluation.lens import corp_summary
 from calib.evaluation.metrics import reliability
 from calib.evaluation.passes import resampling_in_words
-from calib.evaluation.results import Comparison, Metric, Summary, Weighting
+from calib.evaluation.results import Comparison, Metric, Summary
 from calib.evaluation.settings import EvaluationSettings
 from calib.evaluation.subgroups import group_rows
+from calib.evaluation.weighting import WEIGHTED_RESAMPLING, say_weighted, weighting_of
 from calib.resampling.bootstrap import basic_interval
-from calib.validation import (
-    CalibInputError,
-    as_sample_weights,
-    check_inputs,
-    closest,
-    effective_size,
-    kish_effective_size,
-)
+from calib.validation import CalibInputError, as_sample_weights, check_inputs, closest
 
 
 def evaluate(
@@ -386,7 +380,7 @@ def summarized(done: Pass, names, left_out: str, *, grouped: bool, group_column:
     summary.metrics, summary.interval_method, summary.interval_notes = intervals(draws, done.definitions, done.ctx)
     summary.resampling = resampling_in_words(settings, done.n)
     if done.weighted:
-        _weighted(summary, done)
+        say_weighted(summary, done.gathered.weight_sums, done.ctx.settings.n_bins)
     calibrator_evidence(summary, names, done.fitting, settings, say, fitting_weights(done.fitting))
     say("CORP decomposition" + (f" and MCB test ({settings.n_boot} resamples)" if settings.n_boot else ""))
     lens_weight = lens_weights(done.lens)
@@ -402,29 +396,6 @@ def summarized(done: Pass, names, left_out: str, *, grouped: bool, group_column:
         summed = [d for d in done.computed if d.terms is not None]
         summary.groups, summary.group_column = group_rows(done.by_group, summed, done.ctx), group_column
     return summary
-
-
-# What a weighted evaluation's estimates and intervals are of, added to each metric's estimand.
-WEIGHTED_ESTIMAND = "with each sample counted by its weight (the rows resampled, each keeping its weight)"
-
-
-def _weighted(summary: Summary, done: Pass) -> None:
-    """Say in ``summary`` that the rows were weighted: the total weight and Kish's effective size, each
-    estimand, the resampling, and a note when there is less than one effective sample per bin."""
-    sums = done.gathered.weight_sums
-    total, squares = float(sums[:-1].sum()), float(sums[-1])
-    summary.weighting = Weighting(total, effective_size(total, squares))
-    for name, metric in summary.metrics.items():
-        if metric.estimand:
-            summary.metrics[name] = dataclasses.replace(metric, estimand=f"{metric.estimand}, {WEIGHTED_ESTIMAND}")
-    if summary.resampling:
-        summary.resampling += "; each resampled row keeps its sample weight"
-    bins = done.ctx.settings.n_bins
-    if summary.weighting.effective_size < bins:
-        summary.notes.append(
-            f"sample weights: Kish's effective sample size is {summary.weighting.effective_size:.3g}, less than one "
-            f"per bin ({bins} bins): the binned ECEs and their intervals rest on very few effective samples"
-        )
 
 
 def compare(
@@ -507,7 +478,7 @@ def compare(
         resampled = resampling_in_words(settings, y.size)
         method = f"paired {level} % basic bootstrap intervals of {settings.n_boot} resamples, {resampled}"
         if weights is not None:
-            method += "; each resampled row keeps its sample weight"
+            method += f"; {WEIGHTED_RESAMPLING}"
     unpaired = [name for name in draws[0] if not paired[name]]
     notes = []
     if unpaired and settings.n_boot:
@@ -516,5 +487,5 @@ def compare(
             "an amount that depends on its value, so the difference of two is biased and a bootstrap interval of it "
             "misses (benchmarks/coverage.py); the debiased squared forms' differences have intervals"
         )
-    weighting = None if weights is None else Weighting(float(weights.sum()), kish_effective_size(weights))
+    weighting = None if weights is None else weighting_of(float(weights.sum()), float(weights @ weights))
     return Comparison(list(names), metrics, differences, corp, method, notes, weighting)
