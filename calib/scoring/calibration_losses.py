@@ -85,6 +85,7 @@ def calibration_loss(
     seed: int = 0,
     groups=None,
     folds=None,
+    sample_weight=None,
 ) -> float:
     """Relative calibration loss (RCL), or calibration loss: how much of a scoring rule a calibrator removes.
 
@@ -123,6 +124,10 @@ def calibration_loss(
         label-stratified split (default 0), and optionally a group id per sample (a group never straddles
         two folds) or a fold id per sample that overrides the split, as for
         :func:`calib.calibrators.protocols.calibrate`.
+    sample_weight : array_like of shape (N,), optional
+        A weight >= 0 per sample: the calibrator is fitted with the weights and both EPSRs are weighted means
+        (:func:`calibration_loss_from_posteriors`); integer weights give the loss of the repeated samples under
+        "tt" (under "xv" the folds are drawn on the samples, not on their copies).
 
     Returns
     -------
@@ -145,7 +150,7 @@ def calibration_loss(
     0.0778
     """
     logp, y = check_inputs(scores, labels, kind)
-    cal = calibrate(
-        calibrator, logp, y, kind="logprobs", protocol=protocol, n_folds=n_folds, seed=seed, groups=groups, folds=folds
-    )
-    return calibration_loss_from_posteriors(logp, cal, y, kind="logprobs", metric=metric, relative=relative)
+    cal = calibrate(calibrator, logp, y, kind="logprobs", protocol=protocol, n_folds=n_folds, seed=seed, groups=groups,
+                    folds=folds, sample_weight=sample_weight)  # fmt: skip
+    return calibration_loss_from_posteriors(logp, cal, y, kind="logprobs", metric=metric, relative=relative,
+                                            sample_weight=sample_weight)  # fmt: skip

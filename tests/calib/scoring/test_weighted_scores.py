@@ -156,3 +156,18 @@ def test_calibration_loss_of_integer_weights_is_that_of_repeated_rows(seed, metr
     assert calibration_loss_from_posteriors(probs, calibrated, labels, **options, sample_weight=w) == pytest.approx(
         calibration_loss_from_posteriors(*repeated(w, probs, calibrated, labels), **options), abs=1e-12
     )
+
+
+@pytest.mark.parametrize("metric", ["ce", "brier"])
+def test_a_calibrator_fitted_with_integer_weights_removes_the_loss_it_removes_from_the_repeated_rows(metric):
+    from calib.calibrators import TemperatureScaling
+    from calib.scoring.calibration_losses import calibration_loss
+
+    probs, _, w = weighted_posteriors(3)
+    # Labels drawn from under-confident posteriors (random labels would put the temperature's optimum at 0).
+    sharp = probs**2 / (probs**2).sum(axis=1, keepdims=True)
+    labels = (np.random.default_rng(4).random(probs.shape[0])[:, None] > np.cumsum(sharp, axis=1)).sum(axis=1)
+    options = {"kind": "probs", "metric": metric, "calibrator": TemperatureScaling(), "protocol": "tt"}
+    assert calibration_loss(probs, labels, **options, sample_weight=w) == pytest.approx(
+        calibration_loss(*repeated(w, probs, labels), **options), abs=1e-12
+    )
