@@ -484,8 +484,21 @@ def as_sample_weights(
         i = int(np.flatnonzero(arr < 0)[0])
         raise CalibInputError(f"{name} must be >= 0; found {arr[i]:g} at {where(i)}")
     if whole and n_samples and not arr.any():
-        raise CalibInputError(f"{name} are all 0: no sample counts; give at least one sample a positive weight")
+        raise all_zero_weights(name)
     return _read_only(arr)
+
+
+def all_zero_weights(name: str = "sample_weight", cli_name: str | None = None) -> CalibInputError:
+    """The refusal of sample weights that are all 0 (of all the samples, however they were read), naming them
+    ``name`` in Python's words and ``cli_name`` in the command's.
+
+    Examples
+    --------
+    >>> str(all_zero_weights()).split(":")[0]
+    'sample_weight are all 0'
+    """
+    problem = "are all 0: no sample counts; give at least one sample a positive weight"
+    return CalibInputError(f"{name} {problem}", cli_message=f"{cli_name or name} {problem}")
 
 
 def kish_effective_size(sample_weight) -> float:

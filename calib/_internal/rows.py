@@ -99,3 +99,17 @@ def float_chunks(counts: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
     for start in range(0, counts.shape[0], step):
         rows = slice(start, min(start + step, counts.shape[0]))
         yield rows, np.ascontiguousarray(counts[rows], dtype=np.float64)
+
+
+def weighted_mean(values: np.ndarray, weights: np.ndarray | None) -> float:
+    """The mean of per-row ``values``, or their mean weighted by ``weights`` (None: 1 each), where a row of weight
+    0 counts for nothing, even an infinite value (not 0 * inf = NaN).
+
+    Examples
+    --------
+    >>> weighted_mean(np.array([1.0, 3.0, np.inf]), np.array([1.0, 3.0, 0.0]))
+    2.5
+    """
+    if weights is None:
+        return float(np.mean(values))
+    return float(np.sum(weights * values, where=weights > 0) / weights.sum())

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calib._internal.json_values import json_float
+from calib._internal.rows import weighted_mean
 from calib.calibrators.folds import fold_ids
 from calib.calibrators.protocols import cross_validated_folds
 from calib.calibrators.registry import CALIBRATORS, make_calibrator
@@ -194,15 +195,8 @@ def compare_calibrators(
             failures[method] = str(exc)
             held[:] = np.nan
         rows[method] = held
-    losses = {name: _weighted_mean(values, weights) for name, values in rows.items()}
+    losses = {name: weighted_mean(values, weights) for name, values in rows.items()}
     return Comparison(losses, n_folds, seed, rows, failures=failures, weights=weights)
-
-
-def _weighted_mean(values: np.ndarray, weights: np.ndarray | None) -> float:
-    """The mean of ``values``, or their weighted mean; a row of weight 0 counts for nothing, even an infinite loss."""
-    if weights is None:
-        return float(np.mean(values))
-    return float(np.sum(weights * values, where=weights > 0) / weights.sum())
 
 
 def choose_calibrator(

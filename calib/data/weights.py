@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from calib.validation import CalibInputError, as_sample_weights
+from calib.validation import CalibInputError, all_zero_weights, as_sample_weights
 
 # Suffixes read as a numpy array; any other suffix is read as text.
 NPY_SUFFIXES = (".npy",)
@@ -106,18 +106,15 @@ def checked(values: np.ndarray, python: str, cli: str, at: Callable[[int], str],
     [0.0, 0.0]
     """
     values = np.asarray(values)
-    if not whole and values.dtype.kind in "fiub" and not values.any():  # zeros only: a part may hold no weight
-        return np.zeros(values.shape, dtype=np.float64)
     try:
-        return as_sample_weights(values, values.shape[0] if values.ndim else 0, name=python, place=at)
+        return as_sample_weights(values, values.shape[0] if values.ndim else 0, name=python, place=at, whole=whole)
     except CalibInputError as exc:
         raise CalibInputError(str(exc), cli_message=str(exc).replace(python, cli, 1)) from None
 
 
 def all_zero(python: str, cli: str) -> CalibInputError:
     """The refusal of weights that are all 0, read in parts (each part may be all 0, not every one)."""
-    problem = "are all 0: no sample counts; give at least one sample a positive weight"
-    return CalibInputError(f"{python} {problem}", cli_message=f"{cli} {problem}")
+    return all_zero_weights(python, cli)
 
 
 def refuse_two_weights(weight_column: str | None, weights_file) -> None:

@@ -40,7 +40,7 @@ from calib.evaluation.progress import Phase
 from calib.evaluation.settings import EvaluationSettings
 from calib.evaluation.subgroups import accumulate_groups, check_group_count
 from calib.scoring.decisions import check_costs, zero_one_costs
-from calib.validation import CalibInputError, as_priors
+from calib.validation import CalibInputError, all_zero_weights, as_priors
 
 MIXED_WEIGHTS = (
     "sample_weight: some rows have weights and others none; give a weight for every row (1 where a row counts "
@@ -353,7 +353,7 @@ def checked(done: Pass) -> Pass:
         raise CalibInputError("the data hold no samples: nothing to evaluate")
     sums = done.gathered.weight_sums
     if sums is not None and not sums[:-1].any():
-        raise CalibInputError("sample_weight are all 0: no sample counts; give at least one sample a positive weight")
+        raise all_zero_weights()
     _check_classes(done.gathered.seen if sums is None else sums[:-1], done.ctx.priors)
     done.gathered.overall = done.gathered.overall.resolved(bucket_weights(done.ctx.settings))
     return done

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from calib._internal.rows import weighted_mean
 from calib._internal.threads import thread_pool
 from calib.calibrators.folds import fold_ids
 from calib.calibrators.protocols import cross_validated_folds
@@ -120,7 +121,7 @@ def calibrator_evidence(
         )
     raw = {score: _per_sample_loss(logp, y, score) for score in ("log loss", "Brier")}
     score = "log loss" if np.isfinite(raw["log loss"][_counted(sample_weight, y.size)]).all() else "Brier"
-    raw_means = {name: _mean(values, sample_weight) for name, values in raw.items()}
+    raw_means = {name: weighted_mean(values, sample_weight) for name, values in raw.items()}
     gains = {}
     folds = fold_ids(y, n_folds=settings.folds, seed=settings.seed).astype(np.min_scalar_type(settings.folds - 1))
     with warnings.catch_warnings(record=True) as notes:
@@ -128,7 +129,7 @@ def calibrator_evidence(
         for name, own in _cross_validated(logp, y, folds, names, settings, say, sample_weight):
             label = CALIBRATOR_LABELS.get(name, name)
             for short, loss in (("CE", "log loss"), ("BS", "Brier")):
-                relative = _relative_loss(raw_means[loss], _mean(own[loss], sample_weight))
+                relative = _relative_loss(raw_means[loss], weighted_mean(own[loss], sample_weight))
                 summary.metrics[f"RCL-{short} {label}"] = Metric(relative)
             with np.errstate(invalid="ignore"):  # inf - inf on a row of weight 0, which counts nothing
                 gains[label] = np.where(_counted(sample_weight, y.size), raw[score] - own[score], 0.0)
@@ -137,7 +138,7 @@ def calibrator_evidence(
     for label, gain in gains.items():
         bounds = cross_validated_interval(gain, folds, settings.alpha, sample_weight) if settings.n_boot else ()
         how = {"method": GAIN_INTERVAL, "estimand": GAIN_ESTIMAND} if bounds else {}
-        summary.gains[label] = Metric(_mean(gain, sample_weight), *bounds, **how)
+        summary.gains[label] = Metric(weighted_mean(gain, sample_weight), *bounds, **how)
     summary.recommended = _recommendation(summary.gains, score, settings)
 
 
@@ -184,7 +185,7 @@ def cross_validated_interval(
     >>> round(low, 4), round(high, 4)
     (-0.1928, 0.5928)
     """
-    mean = _mean(values, sample_weight)
+    mean = weighted_mean(values, sample_weight)
     if not np.isfinite(mean):
         return mean, mean
     n_folds = int(folds.max()) + 1
@@ -235,15 +236,6 @@ def _relative_loss(raw_mean: float, calibrated_mean: float) -> float:
 def _counted(sample_weight, n: int) -> np.ndarray:
     """The rows that count: all, or those of positive weight."""
     return np.ones(n, dtype=bool) if sample_weight is None else sample_weight > 0
-
-
-def _mean(values: np.ndarray, sample_weight) -> float:
-    """The mean of per-sample values, weighted by ``sample_weight`` (a row of weight 0 adds nothing, not
-    0 * inf)."""
-    if sample_weight is None:
-        return float(np.mean(values))
-    kept = sample_weight > 0
-    return float(np.average(values[kept], weights=sample_weight[kept]))
 
 
 def _retell(notes: list, n_fits: int) -> None:
