@@ -49,12 +49,22 @@ def test_slurm_workers_from_dask_jobqueue_give_the_evaluation_here_and_are_in_sa
             jobs = set(cluster.workers)
     assert_same(there, here)
     assert len(jobs) == 2
-    time.sleep(2)  # the jobs' ends reach the accounting database
-    records = subprocess.run(
-        ["sacct", "-n", "-P", "-X", "--name", name, "-S", "now-1hour", "-o", "JobID,JobName,Partition,Account,State"],
-        capture_output=True, text=True, check=True,
-    ).stdout.splitlines()  # fmt: skip
+    records = _accounting_records(name, expected=2)
     assert len(records) == 2, records
     for record in records:
         _, job_name, partition, account, _ = record.split("|")
         assert (job_name, partition, account) == (name, "local", "calib")
+
+
+def _accounting_records(name: str, *, expected: int, patience: float = 90.0) -> list[str]:
+    """sacct's records of the jobs called ``name``, asked again until ``expected`` are there or ``patience``
+    seconds have passed: slurmctld hands job records to slurmdbd through a queue, and on a cluster just
+    started the first jobs reach the database tens of seconds after they end."""
+    fields = "JobID,JobName,Partition,Account,State"
+    query = ["sacct", "-n", "-P", "-X", "--name", name, "-S", "now-1hour", "-o", fields]
+    deadline = time.monotonic() + patience
+    while True:
+        records = subprocess.run(query, capture_output=True, text=True, check=True).stdout.splitlines()
+        if len(records) >= expected or time.monotonic() > deadline:
+            return records
+        time.sleep(2)
