@@ -56,7 +56,10 @@ def cox_terms(forecasts: np.ndarray, outcomes: np.ndarray, log_odds: np.ndarray)
         vx = np.where(v == 0, 0.0, v * log_odds)
         vxx = np.where(v == 0, 0.0, vx * log_odds)
     values = (r, rx, v, vx, vxx)
-    return {key: Terms(value, weight_power=1 if i < 2 else 2) for i, (key, value) in enumerate(zip(KEYS, values))}
+    return {
+        key: Terms(value, weight_power=1 if i < 2 else 2)
+        for i, (key, value) in enumerate(zip(KEYS, values, strict=True))
+    }
 
 
 def cox_statistic(u0: float, u1: float, i00: float, i01: float, i11: float) -> tuple[float, int, float]:

@@ -49,9 +49,9 @@ def test_the_statistic_from_sums_is_the_likelihoods_score_test(seed):
 
 
 def test_two_sites_near_one_half_are_flagged_where_spiegelhalters_z_is_blind():
-    # The example: 400 rows whose mean forecast is 0.49 against an observed rate of 0.71.
+    # As the example: 400 rows forecast about one half (0.47 to 0.53) against an observed rate of 0.71.
     rng = np.random.default_rng(1)
-    p = rng.uniform(0.47, 0.51, 400)
+    p = rng.uniform(0.47, 0.53, 400)
     y = (rng.random(400) < 0.71).astype(float)
     _, _, p_value = _statistic(p, y)
     assert p_value * 1000 < 0.05  # flagged even after Holm's adjustment over the most groups allowed (1000)
