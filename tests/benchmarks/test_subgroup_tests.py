@@ -18,3 +18,11 @@ def test_a_segment_off_near_one_half_is_flagged_by_the_test_and_missed_by_spiege
 def test_an_over_confident_segment_is_flagged_and_calibrated_groups_are_not():
     assert replicate(CELLS["over-confident"] | {"rows": 200_000}, 0)["flagged"] == [PLANTED]
     assert replicate(CELLS["calibrated, 100 groups"], 0)["flagged"] == []
+
+
+def test_the_readme_shows_the_full_studys_table():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    table = (root / "benchmarks" / "subgroup_tests.md").read_text().strip()
+    assert table and table in (root / "README.md").read_text()
