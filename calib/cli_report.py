@@ -109,7 +109,7 @@ def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
     if summary.group_column:
         document["groups"] = {
             "column": summary.group_column,
-            "test": "Spiegelhalter's z of the CORP lens, p-values adjusted by Holm's method, flagged below 0.05",
+            "test": GROUP_TEST,
             "rows": [
                 {
                     "group": row.group,
@@ -117,6 +117,8 @@ def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
                     **({"weight": row.weight} if summary.weighting else {}),
                     "metrics": metric_records(row.metrics),
                     "statistic": row.statistic,
+                    "degrees": row.degrees,
+                    "z": row.z,
                     "p_value": row.p_value,
                     "p_adjusted": row.p_adjusted,
                     "flagged": row.flagged,
@@ -147,6 +149,13 @@ def weights_line(weighting) -> str:
         f"  weights: {source}total {weighting.total:.6g}, Kish's effective sample size {weighting.effective_size:.6g} "
         "(every sum is weighted)"
     )
+
+
+# The subgroups' test, as the text and the JSON say it.
+GROUP_TEST = (
+    "Cox's score test of calibration of the CORP lens (intercept and slope of logit P(y) = a + b logit(p), "
+    "statistic S on 2 df), p-values adjusted by Holm's method, flagged below 0.05; Spiegelhalter's z beside it"
+)
 
 
 def _class_list(n_classes: int, class_names) -> list[str]:
@@ -219,16 +228,15 @@ def group_lines(summary: Summary) -> list[str]:
     weighted = summary.weighting is not None
     weight_head = f" {'weight':>12s}" if weighted else ""
     lines = [
-        f"  groups by {summary.group_column} (Spiegelhalter's z of the {summary.corp.lens}, Holm-adjusted p, "
-        "flagged below 0.05):",
-        f"    {'group':<20s} {'n':>9s}{weight_head} {ece:>20s} {'z':>8s} {'p':>8s} {'p adj.':>8s}",
+        f"  groups by {summary.group_column} ({GROUP_TEST}; lens: {summary.corp.lens}):",
+        f"    {'group':<20s} {'n':>9s}{weight_head} {ece:>20s} {'S':>8s} {'z':>7s} {'p':>8s} {'p adj.':>8s}",
     ]
     for row in summary.groups:
         flag = "  flagged" if row.flagged else ""
         weight = f" {row.weight:12.6g}" if weighted else ""
         lines.append(
             f"    {row.group[:20]:<20s} {row.n:9d}{weight} {row.metrics[ece].value:20.4f} {row.statistic:8.2f} "
-            f"{row.p_value:8.4f} {row.p_adjusted:8.4f}{flag}"
+            f"{row.z:7.2f} {row.p_value:8.4f} {row.p_adjusted:8.4f}{flag}"
         )
     return lines
 
@@ -270,7 +278,7 @@ def write_outputs(out: Path, summary: Summary, document: str, progress, class_na
     if summary.group_column:
         rows = [
             {"group": r.group, "n": r.n, **({"weight": r.weight} if summary.weighting else {}),
-             "statistic": r.statistic, "p_value": r.p_value, "p_adjusted": r.p_adjusted,
+             "statistic": r.statistic, "degrees": r.degrees, "z": r.z, "p_value": r.p_value, "p_adjusted": r.p_adjusted,
              "flagged": r.flagged} | {name: m.value for name, m in r.metrics.items()}
             for r in summary.groups
         ]  # fmt: skip

@@ -43,9 +43,10 @@ class CorpSummary:
 
 @dataclass(frozen=True)
 class GroupRow:
-    """One subgroup: its value, rows, metrics, and the calibration test's p-value before and after
-    Holm's adjustment, flagged when the adjusted one is below 0.05, the reliability bins of the lens and
-    its total sample weight (its rows when unweighted)."""
+    """One subgroup: its value, rows, metrics, the calibration test's statistic (Cox's score statistic,
+    :mod:`calib.evaluation.cox_test`) and p-value before and after Holm's adjustment, flagged when the
+    adjusted one is below 0.05, the reliability bins of the lens, its total sample weight (its rows when
+    unweighted), Spiegelhalter's z and the test's degrees of freedom."""
 
     group: str
     n: int
@@ -56,6 +57,8 @@ class GroupRow:
     flagged: bool
     reliability: list = field(default_factory=list)
     weight: float = 0.0
+    z: float = float("nan")
+    degrees: int = 2
 
 
 @dataclass(frozen=True)

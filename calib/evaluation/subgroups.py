@@ -1,12 +1,16 @@
 """Subgroups of an evaluation (``groups``: a segment, a site, an attribute): every summed metric per group
-with its interval, and per group Spiegelhalter's z test of calibration of the CORP lens
-(:mod:`calib.evaluation.lens`), its p-values adjusted for the number of groups by Holm's method; a group
-is flagged when its adjusted p-value is below 0.05.
+with its interval, and per group Cox's score test of calibration of the CORP lens
+(:mod:`calib.evaluation.lens`, :mod:`calib.evaluation.cox_test`: intercept and slope, with power against a
+departure in the large or in spread wherever the forecasts lie), its p-values adjusted for the number of
+groups by Holm's method; a group is flagged when its adjusted p-value is below 0.05. Spiegelhalter's z is
+reported beside it: its terms carry the factor 1 - 2p and vanish near p = 0.5, where it cannot see a
+segment that is off by a constant, so it no longer decides the flags.
 
 A group's state is summed with the same resample counts as the whole data set's (its rows' own), so
 its intervals are of the same resamples.
 
-Sources: Spiegelhalter (1986) (the z test); Holm (1979) (the adjustment).
+Sources: Cox (1958) (the recalibration model whose score test flags); Spiegelhalter (1986) (the z
+statistic); Holm (1979) (the adjustment).
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy.special import ndtr
 
+from calib.evaluation.cox_test import KEYS as COX_KEYS
+from calib.evaluation.cox_test import cox_statistic, cox_terms
 from calib.evaluation.intervals import intervals, summed_values
-from calib.evaluation.lens import lens_ece, lens_forecasts
+from calib.evaluation.lens import lens_ece, lens_forecast_log_odds, lens_forecasts
 from calib.evaluation.metrics import Batch, Context, MetricDefinition, Terms, reliability
 from calib.evaluation.passes import State, Summers, terms_of, weighed
 from calib.evaluation.results import GroupRow
@@ -41,7 +46,8 @@ def accumulate_groups(
             by_group[key] = State(ctx.settings.n_boot)
             check_group_count(by_group)
         part = Batch(batch.logp[rows], batch.labels[rows], None if batch.weights is None else batch.weights[rows])
-        terms = terms_of(summed, part, ctx) | weighed(z_test_terms(part) | _size_terms(part), part.weights)
+        tests = z_test_terms(part) | cox_terms(*lens_forecasts(part), lens_forecast_log_odds(part))
+        terms = terms_of(summed, part, ctx) | weighed(tests | _size_terms(part), part.weights)
         state = by_group[key]
         for term, sums in Summers.point(terms).items():
             state.add(term, slice(0, 1), sums)
@@ -95,8 +101,9 @@ def z_test_terms(batch: Batch) -> dict[str, Terms]:
 
 
 def group_rows(by_group: dict, summed: list[MetricDefinition], ctx: Context) -> list[GroupRow]:
-    """Per group, in the order of the group values: its metrics with intervals, Spiegelhalter's z of its
-    CORP lens with its p-value and Holm's adjustment, and the reliability bins of the lens's ECE.
+    """Per group, in the order of the group values: its metrics with intervals, Cox's score statistic of its
+    CORP lens with its p-value and Holm's adjustment (the flag), Spiegelhalter's z, and the reliability bins
+    of the lens's ECE.
 
     Parameters
     ----------
@@ -117,12 +124,12 @@ def group_rows(by_group: dict, summed: list[MetricDefinition], ctx: Context) -> 
         metrics, _, _ = intervals(draws, summed, ctx)
         numerator, variance = state.sums["z numerator"][0, 0], state.sums["z variance"][0, 0]
         z = numerator / np.sqrt(variance) if variance > 0 else float("nan")
-        p = float(2 * ndtr(-abs(z))) if np.isfinite(z) else float("nan")
+        statistic, degrees, p = cox_statistic(*(float(state.sums[key][0, 0]) for key in COX_KEYS))
         n = int(state.sums["group rows"][0, 0])
         weight = float(state.sums["group weight"][0, 0])
         lens = lens_ece(ctx.n_classes)
         bins = reliability(lens.bins[0], state.sums, ctx.edges[lens.bins[1]])
-        rows.append(GroupRow(str(group), n, metrics, float(z), p, p, False, bins, weight))
+        rows.append(GroupRow(str(group), n, metrics, statistic, p, p, False, bins, weight, float(z), degrees))
     adjusted = holm([r.p_value for r in rows])
     return [dataclasses.replace(r, p_adjusted=a, flagged=bool(a < 0.05)) for r, a in zip(rows, adjusted, strict=True)]
 
