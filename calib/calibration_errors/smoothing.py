@@ -465,9 +465,7 @@ class ResampledSmoothEce:
         The samples' weights (:func:`calib.validation.as_sample_weights`); default None: 1 each.
     """
 
-    def __init__(
-        self, confidence: np.ndarray, correct: np.ndarray, bandwidth: float | None = None, sample_weight=None
-    ):
+    def __init__(self, confidence: np.ndarray, correct: np.ndarray, bandwidth: float | None = None, sample_weight=None):
         self.confidence = confidence
         self.correct = correct  # the residuals are formed chunk by chunk: no third N-vector is kept
         self.bandwidth = bandwidth

@@ -26,7 +26,7 @@ import numpy as np
 
 from calib.data.classes import ClassLayout, two_columns
 from calib.data.formats import TEXT_FORMATS, file_format, read_text_table, text_options
-from calib.data.reading import ScoreRows, check_score_arrays, index_column, table_layout
+from calib.data.reading import ScoreRows, check_score_arrays, group_values, index_column, table_layout
 from calib.data.table_options import TableOptions
 from calib.data.weights import WeightsFile, all_zero, column_weights, column_words, refuse_two_weights
 from calib.validation import CalibInputError, check_inputs, not_probabilities
@@ -182,11 +182,12 @@ class _TableReader:
         path, start = (self.path, 0) if part is None else (part.file, part.file_row)
         row = 0 if part is None else part.first_row  # of the data set, which a weights file follows
         line = self.source.line
-        extra = [c for c in (self.group_column, self.weight_column) if c is not None]
+        extra = [*(self.group_column or ()), *([] if self.weight_column is None else [self.weight_column])]
         for frame in self.source.batches([*self.columns, self.label_column, *extra], part):
             scores = self.scores_of(frame, start, path)
             labels = self.layout.classes_of(frame[self.label_column])
-            groups = None if self.group_column is None else _groups(frame[self.group_column], path, start, line)
+            place = partial(_shifted, line, start)
+            groups = None if self.group_column is None else group_values(frame, self.group_column, path, place)
             weights = self._weights(frame, path, start, row)
             yield *_validated(scores, labels, self.kind, path, start, line), groups, weights
             start += len(frame)
@@ -501,11 +502,6 @@ def _validated(scores: np.ndarray, labels: np.ndarray, kind: str, path: Path, st
         raise CalibInputError(f"{where}: {exc}{counted}", cli_message=f"{where}: {exc.cli_message}{counted}") from None
 
 
-def _groups(values, path: Path, start: int, line) -> np.ndarray:
-    missing = values.isna().to_numpy()
-    if missing.any():
-        raise CalibInputError(
-            f"{path}: rows have no group (first at {line(start + int(np.flatnonzero(missing)[0]))}); fill them in "
-            "(e.g. with 'unknown') or drop them"
-        )
-    return values.to_numpy()
+def _shifted(line, start: int, row: int) -> str:
+    """The place in the file of a chunk's row ``row``, the chunk starting at row ``start``."""
+    return line(start + row)

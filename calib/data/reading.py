@@ -76,14 +76,16 @@ def table_layout(
             f"{list(frame.columns)}: name the label column with --labels COLUMN",
         )
     weights = options.weight_column if require_weights else None
-    named = ((options.id_column, "--id-column"), (options.group_column, "--groups"), (weights, "--weights"))
+    groups = tuple((column, "--groups") for column in options.group_column or ())
+    named = ((options.id_column, "--id-column"), *groups, (weights, "--weights"))
     for column, flag in named:
         if column is not None and column not in frame.columns:
             raise CalibInputError(
                 f"{path} has no column {column!r}; its columns are {list(frame.columns)}",
                 cli_message=f"{path} has no column {column!r} ({flag}); its columns are {list(frame.columns)}",
             )
-    exclude = tuple(c for c in (options.id_column, options.group_column, options.weight_column) if c is not None)
+    own = (options.id_column, *(options.group_column or ()), options.weight_column)
+    exclude = tuple(c for c in own if c is not None)
     return resolve_classes(
         frame,
         path,
@@ -160,3 +162,26 @@ class ScoreRows:
             warnings.warn(
                 f"{self.path}: renormalized rows off 1 by up to {self.worst:.3g}", CalibInputWarning, stacklevel=3
             )
+
+
+def group_values(frame, columns: tuple[str, ...], path: Path, place) -> np.ndarray:
+    """The group columns' values of a table's rows: (n,) for one column, (n, c) for several; a row without
+    a group is refused with its place (``place(row)``: its line or row in the file).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> group_values(pd.DataFrame({"site": ["a", "b"]}), ("site",), Path("x.csv"), str).tolist()
+    ['a', 'b']
+    """
+    for column in columns:
+        missing = frame[column].isna().to_numpy()
+        if missing.any():
+            first = place(int(np.flatnonzero(missing)[0]))
+            raise CalibInputError(
+                f"{path}: {int(missing.sum())} rows have no group in {column!r} (first at {first}); fill them in "
+                "(e.g. with 'unknown') or drop them"
+            )
+    if len(columns) == 1:
+        return frame[columns[0]].to_numpy()
+    return np.column_stack([frame[column].to_numpy(dtype=object) for column in columns])

@@ -34,7 +34,7 @@ from calib.data.formats import (
     row_place,
     seekable_source,
 )
-from calib.data.reading import ScoreRows, check_score_arrays, index_column, table_layout
+from calib.data.reading import ScoreRows, check_score_arrays, group_values, index_column, table_layout
 from calib.data.table_options import TableOptions
 from calib.data.weights import WeightsFile, column_weights, refuse_two_weights
 from calib.validation import (
@@ -434,11 +434,12 @@ def load_table(
         scores = two_columns(scores[:, 0], options.kind)
     scores = _prepared(scores, options.kind, options.scale, options.renormalize, path, columns)
     ids = frame[options.id_column].to_numpy() if options.id_column is not None else index_ids
-    groups = None if options.group_column is None else _groups(frame[options.group_column], path)
+    place = partial(row_place, path=path)
+    groups = None if options.group_column is None else group_values(frame, options.group_column, path, place)
     weights = _file_weights(weights_file, len(frame))
     column = options.weight_column
     if column is not None and column in frame.columns:
-        weights = column_weights(frame[column], column, path, partial(row_place, path=path))
+        weights = column_weights(frame[column], column, path, place)
     return PosteriorSet(
         name or path.stem,
         scores,
@@ -475,19 +476,6 @@ def _with_labels_file(frame, path: Path, labels_path, label_column):
             stacklevel=3,
         )
     return frame.assign(**{label_column: pd.Series(values, index=frame.index)})
-
-
-def _groups(values, path: Path) -> np.ndarray:
-    """A group column's values; a missing one is refused with its line."""
-    missing = values.isna().to_numpy()
-    if missing.any():
-        row = int(np.flatnonzero(missing)[0])
-        where = row_place(row, path)
-        raise CalibInputError(
-            f"{path}: {int(missing.sum())} rows have no group (first at {where}); fill them in (e.g. with "
-            "'unknown') or drop them"
-        )
-    return values.to_numpy()
 
 
 def load_posteriors(

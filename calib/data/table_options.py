@@ -49,8 +49,10 @@ class TableOptions:
         positive class's (``--positive-label``).
     id_column : str, optional
         A column of row ids, kept in the set's ``ids``, not read as scores (``--id-column``).
-    group_column : str, optional
-        A column of subgroups, kept in the set's ``groups``, not read as scores (``--groups``).
+    group_column : str or sequence of str, optional
+        A column of subgroups, or several (kept as a tuple), kept in the set's ``groups`` ((N,) for one column,
+        (N, c) for c), not read as scores (``--groups``); several are evaluated alone and crossed
+        (:mod:`calib.evaluation.segments`).
     weight_column : str, optional
         A column of sample weights, one number >= 0 per row (a row counts w times; a negative kept 1 in 10
         weighs 10), kept in the set's ``weights`` and yielded as the chunks' fourth array, not read as scores
@@ -95,7 +97,7 @@ class TableOptions:
     label_values: str | Mapping = "auto"
     positive_label: object = None
     id_column: str | None = None
-    group_column: str | None = None
+    group_column: str | tuple[str, ...] | None = None
     weight_column: str | None = None
     renormalize: bool = False
     scale: str = "unit"
@@ -113,6 +115,10 @@ class TableOptions:
             object.__setattr__(self, "class_columns", (self.class_columns,))
         elif self.class_columns is not None:
             object.__setattr__(self, "class_columns", tuple(self.class_columns))
+        if isinstance(self.group_column, str):  # one column of groups, or several whose crossings are searched
+            object.__setattr__(self, "group_column", (self.group_column,))
+        elif self.group_column is not None:
+            object.__setattr__(self, "group_column", tuple(self.group_column))
         if isinstance(self.label_values, Mapping):  # a copy: the caller's dict may change later
             object.__setattr__(self, "label_values", dict(self.label_values))
         else:
@@ -127,7 +133,9 @@ class TableOptions:
         """A weights column is no other column: the labels, ids and groups are read for themselves."""
         others = {"label_column": "--labels", "id_column": "--id-column", "group_column": "--groups"}
         for name, flag in others.items():
-            if self.weight_column is not None and self.weight_column == getattr(self, name):
+            value = getattr(self, name)
+            names = value if isinstance(value, tuple) else (value,)  # the group columns are a tuple by now
+            if self.weight_column is not None and self.weight_column in names:
                 raise CalibInputError(
                     f"weight_column={self.weight_column!r} is also the {name}; name the column of weights",
                     cli_message=f"--weights {self.weight_column} is also {flag}; name the column of weights",

@@ -313,7 +313,7 @@ def gather(source, ctx: Context, computed, *, grouped, whole_limit, fit_rows, th
             result.fitting.offer(keys, logp, y, *kept)
             _accumulate(result.overall, terms_of(summed, batch, ctx), counts)
             if grouped:
-                accumulate_groups(result.by_group, batch, ctx, summed, counts, group_ids)
+                accumulate_groups(result.by_group, batch, ctx, summed, counts, group_ids, (index, offset))
             if advance is not None:
                 advance(y.size)
     return result

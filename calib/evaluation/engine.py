@@ -33,6 +33,7 @@ from calib.evaluation.lens import corp_summary
 from calib.evaluation.metrics import reliability
 from calib.evaluation.passes import resampling_in_words
 from calib.evaluation.results import Comparison, Metric, Summary
+from calib.evaluation.segments import as_group_columns
 from calib.evaluation.settings import EvaluationSettings
 from calib.evaluation.subgroups import group_rows
 from calib.evaluation.weighting import WEIGHTED_RESAMPLING, say_weighted, weighting_of
@@ -156,10 +157,18 @@ def evaluate(
     logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
     group_ids = None
     if groups is not None:
+        if hasattr(groups, "columns") and group_column == "group":  # a DataFrame: its columns name the groups
+            group_column = tuple(str(c) for c in groups.columns)
         group_ids = np.asarray(groups)
-        if group_ids.shape != y.shape:
-            raise CalibInputError(f"groups must hold one group per sample, shape {y.shape}; got {group_ids.shape}")
-        missing = _missing(group_ids)
+        if group_ids.ndim == 2 and group_ids.shape[1] == 1:
+            group_ids = group_ids[:, 0]
+        if group_ids.ndim not in (1, 2) or group_ids.shape[0] != y.size:
+            raise CalibInputError(
+                f"groups must hold one group per sample, shape {y.shape} (or ({y.size}, columns) for several group "
+                f"columns); got {group_ids.shape}"
+            )
+        group_column = as_group_columns(group_column, 1 if group_ids.ndim == 1 else group_ids.shape[1])
+        missing = _missing(group_ids).reshape(y.size, -1).any(axis=1)
         if missing.any():
             raise CalibInputError(
                 f"groups: {int(missing.sum())} samples have no group (None or NaN; first at row "
@@ -394,7 +403,9 @@ def summarized(done: Pass, names, left_out: str, *, grouped: bool, group_column:
     }
     if grouped:
         summed = [d for d in done.computed if d.terms is not None]
-        summary.groups, summary.group_column = group_rows(done.by_group, summed, done.ctx), group_column
+        columns = (group_column,) if isinstance(group_column, str) else tuple(group_column)
+        summary.groups, summary.multicalibration = group_rows(done.by_group, summed, done.ctx, columns)
+        summary.group_column = ", ".join(columns)
     return summary
 
 

@@ -59,6 +59,35 @@ class GroupRow:
     weight: float = 0.0
     z: float = float("nan")
     degrees: int = 2
+    # Tested and searched: at least min_segment rows (a Kish effective size with weights); else its test is
+    # NaN and it counts in neither Holm's adjustment nor the search.
+    tested: bool = True
+    # Its size-weighted calibration error: its weight share times its ECE of the lens.
+    error: float = float("nan")
+
+
+@dataclass(frozen=True)
+class Multicalibration:
+    """The search over the segments (:mod:`calib.evaluation.segments`): the ``segment`` with the largest Cox
+    statistic (its rows ``n``, its size-weighted error ``error`` and ``statistic``), the ``p_value`` of that
+    largest statistic after the search (Monte Carlo, over ``draws`` outcome draws from the forecasts), the
+    statistic the draws' maxima exceed 5 % of the time (``critical``), the segments ``searched`` (and how many
+    were too small), and the ``largest_error`` over the segments searched with its segment."""
+
+    segment: str
+    n: int
+    error: float
+    statistic: float
+    p_value: float
+    critical: float
+    searched: int
+    too_small: int
+    draws: int
+    largest_error: float
+    largest_error_segment: str
+    columns: tuple[str, ...]
+    depth: int
+    min_segment: int
 
 
 @dataclass(frozen=True)
@@ -91,6 +120,8 @@ class Summary:
     notes: list[str] = field(default_factory=list)
     groups: list[GroupRow] = field(default_factory=list)
     group_column: str = ""
+    # The search for the worst segment (None without groups, or when no segment is large enough to test).
+    multicalibration: Multicalibration | None = None
     settings: EvaluationSettings = field(default_factory=EvaluationSettings)
     # The reliability bins of each binned ECE on the data (one per score column), and the CORP lens's
     # scores and outcomes of the rows it decomposed: what the figures draw.

@@ -127,6 +127,22 @@ class EvaluationSettings:
         "computed this many groups at once; all run BLAS on one thread, so the results do not depend on it (on a "
         "Dask cluster, each partition runs on one worker thread)",
     )
+    segment_depth: Annotated[int, Integer(1, 3)] = setting(
+        2,
+        "with several group columns (--groups A B ...), the segments tested and searched: each column's values and "
+        "their crossings of up to this many columns",
+    )
+    min_segment: Annotated[int, Integer(minimum=1)] = setting(
+        100,
+        "segments with fewer rows (with sample weights: a smaller Kish effective size) are reported but neither "
+        "tested nor searched: a calibration test of a few rows says little, and its chi-squared law is not yet "
+        "reached",
+    )
+    search_draws: Annotated[int, Integer(minimum=19)] = setting(
+        200,
+        "outcome draws from the forecasts (the calibrated null) behind the p-value of the worst segment found: "
+        "its smallest value is 1 / (1 + this)",
+    )
     metrics: tuple[str, ...] | None = setting(
         None,
         "the metrics to report, by their names in calib.evaluation.metrics (e.g. NCE 'ECE top-label')",

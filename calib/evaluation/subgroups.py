@@ -16,6 +16,7 @@ statistic); Holm (1979) (the adjustment).
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,42 +26,73 @@ from calib.evaluation.intervals import intervals, summed_values
 from calib.evaluation.lens import lens_ece, lens_forecast_log_odds, lens_forecasts
 from calib.evaluation.metrics import Batch, Context, MetricDefinition, Terms, reliability
 from calib.evaluation.passes import State, Summers, terms_of, weighed
-from calib.evaluation.results import GroupRow
-from calib.validation import CalibInputError
+from calib.evaluation.results import GroupRow, Multicalibration
+from calib.evaluation.segments import (
+    block_segments,
+    null_scores,
+    null_statistics,
+    search_p_value,
+    segment_name,
+    segment_order,
+)
+from calib.validation import CalibInputError, effective_size
 
 # Groups of a subgroup analysis, at most (each has its own sums and resamples).
 MAX_GROUPS = 1000
 
 
+@dataclass
+class SegmentSums:
+    """A segment's sums: its ``state`` (the metrics' and tests' terms, for the data and every resample) and
+    ``null``, its two Cox score sums in each of the search's outcome draws, (2, search_draws)."""
+
+    state: State
+    null: np.ndarray
+
+    def merged(self, other: SegmentSums) -> SegmentSums:
+        """The sums of both sets of rows (neither is changed)."""
+        return SegmentSums(self.state.merged(other.state), self.null + other.null)
+
+
 def accumulate_groups(
-    by_group: dict, batch: Batch, ctx: Context, summed: list[MetricDefinition], counts, group_ids: np.ndarray
-) -> None:
-    """Each group's rows of a block into that group's state in ``by_group`` (group value -> State): the terms
-    of the ``summed`` metrics and of the z test, for the data and for every resample (``counts``: the
-    block's resample counts, as (resample columns, (n, b) counts))."""
-    values, inverse = np.unique(group_ids, return_inverse=True)
-    for g, value in enumerate(values):
-        rows = np.flatnonzero(inverse == g)
-        key = value.item() if hasattr(value, "item") else value
+    by_group: dict, batch: Batch, ctx: Context, summed: list[MetricDefinition], counts, group_ids: np.ndarray,
+    block: tuple[int, int] = (0, 0),
+) -> None:  # fmt: skip
+    """Each segment's rows of a block (:func:`calib.evaluation.segments.block_segments`) into that segment's
+    sums in ``by_group`` (segment key -> SegmentSums): the terms of the ``summed`` metrics and of the tests,
+    for the data and for every resample (``counts``: the block's resample counts, as (resample columns,
+    (n, b) counts)), and the search's outcome draws (``block``: the block's index and the rows' offset in
+    it, which key the draws)."""
+    settings = ctx.settings
+    forecasts, outcomes = lens_forecasts(batch)
+    log_odds = lens_forecast_log_odds(batch)
+    drawn = null_scores(settings.seed, *block, forecasts, log_odds, batch.weights, settings.search_draws)
+    for key, rows in block_segments(group_ids, settings.segment_depth):
         if key not in by_group:
-            by_group[key] = State(ctx.settings.n_boot)
+            by_group[key] = SegmentSums(State(settings.n_boot), np.zeros((2, settings.search_draws)))
             check_group_count(by_group)
         part = Batch(batch.logp[rows], batch.labels[rows], None if batch.weights is None else batch.weights[rows])
-        tests = z_test_terms(part) | cox_terms(*lens_forecasts(part), lens_forecast_log_odds(part))
+        tests = z_test_terms(part) | cox_terms(forecasts[rows], outcomes[rows], log_odds[rows])
         terms = terms_of(summed, part, ctx) | weighed(tests | _size_terms(part), part.weights)
-        state = by_group[key]
-        for term, sums in Summers.point(terms).items():
-            state.add(term, slice(0, 1), sums)
+        sums = by_group[key]
+        for term, values in Summers.point(terms).items():
+            sums.state.add(term, slice(0, 1), values)
         summers = Summers(terms, resampled=True)
         for columns, c in counts:
-            for term, sums in summers(c[rows].astype(np.float64)).items():
-                state.add(term, slice(columns.start + 1, columns.stop + 1), sums)
+            for term, values in summers(c[rows].astype(np.float64)).items():
+                sums.state.add(term, slice(columns.start + 1, columns.stop + 1), values)
+        sums.null += np.stack([drawn[0][rows].sum(axis=0), drawn[1][rows].sum(axis=0)])
 
 
 def _size_terms(batch: Batch) -> dict[str, Terms]:
-    """A group's rows and its total weight (the rows again without weights), on the data only."""
+    """A group's rows, its total weight and its sum of squared weights (the rows again without weights), on
+    the data only."""
     ones = np.ones(batch.labels.size)
-    return {"group rows": Terms(ones, point_only=True, weight_power=0), "group weight": Terms(ones, point_only=True)}
+    return {
+        "group rows": Terms(ones, point_only=True, weight_power=0),
+        "group weight": Terms(ones, point_only=True),
+        "group weight squares": Terms(ones, point_only=True, weight_power=2),
+    }
 
 
 def check_group_count(by_group: dict) -> None:
@@ -100,38 +132,70 @@ def z_test_terms(batch: Batch) -> dict[str, Terms]:
     return {"z numerator": Terms((y - p) * weight), "z variance": Terms(weight**2 * p * (1.0 - p), weight_power=2)}
 
 
-def group_rows(by_group: dict, summed: list[MetricDefinition], ctx: Context) -> list[GroupRow]:
-    """Per group, in the order of the group values: its metrics with intervals, Cox's score statistic of its
-    CORP lens with its p-value and Holm's adjustment (the flag), Spiegelhalter's z, and the reliability bins
-    of the lens's ECE.
+def group_rows(
+    by_group: dict, summed: list[MetricDefinition], ctx: Context, columns: tuple[str, ...]
+) -> tuple[list[GroupRow], Multicalibration | None]:
+    """Per segment, in :func:`calib.evaluation.segments.segment_order`: its metrics with intervals, Cox's score
+    statistic of its CORP lens with its p-value and Holm's adjustment over the segments tested (the flag),
+    Spiegelhalter's z, the reliability bins of the lens's ECE and its size-weighted error; and the search for
+    the worst segment.
 
     Parameters
     ----------
-    by_group : dict of group value -> State
-        Each group's sums (:func:`accumulate_groups`).
+    by_group : dict of segment key -> SegmentSums
+        Each segment's sums (:func:`accumulate_groups`).
     summed : list of MetricDefinition
-        The summed metrics to report per group.
+        The summed metrics to report per segment.
     ctx : Context
-        The pass's context.
+        The pass's context (its settings' ``min_segment`` and ``search_draws``).
+    columns : tuple of str
+        The group columns' names, which name the segments.
 
     Returns
     -------
-    list of GroupRow
+    list of GroupRow, and the Multicalibration (None when no segment is large enough to test)
     """
-    rows = []
-    for group, state in sorted(by_group.items(), key=lambda item: item[0]):
+    lens = lens_ece(ctx.n_classes)
+    keys = sorted(by_group, key=segment_order)
+    # Every column partitions the rows: the first column's segments hold the total weight once.
+    total = sum(
+        float(by_group[key].state.sums["group weight"][0, 0]) for key in keys if len(key) == 1 and key[0][0] == 0
+    )
+    rows, information, degrees = [], [], []
+    for key in keys:
+        state = by_group[key].state
+        point = {name: float(state.sums[name][0, 0]) for name in ("group rows", "group weight", "group weight squares")}
         draws = summed_values(summed, state, ctx)
         metrics, _, _ = intervals(draws, summed, ctx)
         numerator, variance = state.sums["z numerator"][0, 0], state.sums["z variance"][0, 0]
         z = numerator / np.sqrt(variance) if variance > 0 else float("nan")
-        statistic, degrees, p = cox_statistic(*(float(state.sums[key][0, 0]) for key in COX_KEYS))
-        n = int(state.sums["group rows"][0, 0])
-        weight = float(state.sums["group weight"][0, 0])
-        lens = lens_ece(ctx.n_classes)
+        cox = [float(state.sums[name][0, 0]) for name in COX_KEYS]
+        squares = point["group weight squares"]
+        tested = squares > 0 and effective_size(point["group weight"], squares) >= ctx.settings.min_segment
+        statistic, degree, p = cox_statistic(*cox) if tested else (float("nan"), 2, float("nan"))
         bins = reliability(lens.bins[0], state.sums, ctx.edges[lens.bins[1]])
-        rows.append(GroupRow(str(group), n, metrics, statistic, p, p, False, bins, weight, float(z), degrees))
+        error = point["group weight"] / total * metrics[lens.name].value if total > 0 else float("nan")
+        rows.append(GroupRow(segment_name(key, columns), int(point["group rows"]), metrics, statistic, p, p, False,
+                             bins, point["group weight"], float(z), degree, tested, error))  # fmt: skip
+        information.append(cox[2:])
+        degrees.append(degree)
     adjusted = holm([r.p_value for r in rows])
-    return [dataclasses.replace(r, p_adjusted=a, flagged=bool(a < 0.05)) for r, a in zip(rows, adjusted, strict=True)]
+    rows = [dataclasses.replace(r, p_adjusted=a, flagged=bool(a < 0.05)) for r, a in zip(rows, adjusted, strict=True)]
+    searched = [i for i, r in enumerate(rows) if r.tested and np.isfinite(r.statistic)]
+    if not searched:
+        return rows, None
+    null = np.stack([by_group[keys[i]].null for i in searched])
+    maxima = null_statistics(null, np.array(information)[searched], np.array(degrees)[searched]).max(axis=0)
+    worst = max(searched, key=lambda i: rows[i].statistic)
+    largest = max(searched, key=lambda i: rows[i].error)
+    search = Multicalibration(
+        segment=rows[worst].group, n=rows[worst].n, error=rows[worst].error, statistic=rows[worst].statistic,
+        p_value=search_p_value(rows[worst].statistic, maxima), critical=float(np.quantile(maxima, 0.95)),
+        searched=len(searched), too_small=sum(not r.tested for r in rows), draws=maxima.size,
+        largest_error=rows[largest].error, largest_error_segment=rows[largest].group, columns=columns,
+        depth=ctx.settings.segment_depth, min_segment=ctx.settings.min_segment,
+    )  # fmt: skip
+    return rows, search
 
 
 def holm(p_values: list[float]) -> list[float]:

@@ -95,7 +95,7 @@ def test_the_subgroups_resamples_add_up_to_the_whole_ones():
     settings = EvaluationSettings(n_boot=20, seed=SEED, resample_buckets=G, calibrators=())
     done = run_pass(lambda: iter([(logp, y, groups, None)]), n_classes=K, n_rows=y.size, settings=settings, costs=None,
                     priors=None, grouped=True, say=lambda _: None, whole_limit=y.size)  # fmt: skip
-    summed = sum(state.sums["n"] for state in done.by_group.values())
+    summed = sum(segment.state.sums["n"] for segment in done.by_group.values())
     np.testing.assert_allclose(summed, done.overall.sums["n"], rtol=1e-14)
     assert len(np.unique(summed[0, 1:])) > 5  # the resamples' sizes differ (the weights are drawn)
 

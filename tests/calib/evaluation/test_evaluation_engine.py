@@ -359,7 +359,7 @@ def test_a_missing_group_is_named_by_its_line(tmp_path, capsys):
                           "site": ["a", None, "b"]})  # fmt: skip
     frame.to_csv(tmp_path / "s.csv", index=False)
     assert main(["evaluate", str(tmp_path / "s.csv"), "--groups", "site", "--quiet"]) == 1
-    assert "1 rows have no group (first at line 3)" in capsys.readouterr().err
+    assert "1 rows have no group in 'site' (first at line 3)" in capsys.readouterr().err
 
 
 def test_counts_drawn_as_read_equal_counts_drawn_ahead(monkeypatch):
