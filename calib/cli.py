@@ -231,7 +231,7 @@ def _load(
     group_column = getattr(args, "groups", None)
     if group_column and fmt in ("npz", "npy"):
         raise UsageError(
-            f"--groups {group_column}: groups are read from a column of a table (CSV, Parquet, Feather); "
+            f"--groups {' '.join(group_column)}: groups are read from columns of a table (CSV, Parquet, Feather); "
             f"{path} is .{fmt}: write the scores, labels and groups as one table"
         )
     if weights:
@@ -407,7 +407,7 @@ def _evaluated(args, settings, progress, out: Path | None, table, map_reduce) ->
         "settings": settings,
         "costs": costs,
         "priors": _priors(args.priors, names, n_classes, given),
-        "group_column": args.groups or "group",
+        "group_column": tuple(args.groups or ("group",)),
         "progress": progress,
     }
     with _Notes():
@@ -482,7 +482,7 @@ def _chunked(args, map_reduce=None):
         return table_chunks(file, _table_options(args, fmt), map_reduce=map_reduce, weights_file=args.weights_file)
 
 
-def _report_files(groups: str | None) -> tuple[str, ...]:
+def _report_files(groups) -> tuple[str, ...]:
     from calib.cli_report import GROUP_FILES, REPORT_FILES
 
     return REPORT_FILES + (GROUP_FILES if groups else ())
@@ -994,9 +994,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--groups",
         metavar="COLUMN",
-        help="a column of subgroups (a segment, a site): every summed metric (not the smooth ECE nor RCL) and a "
-        "calibration test per group, "
-        "Holm-adjusted (at most 1000 groups)",
+        nargs="+",
+        help="columns of subgroups (a segment, a site, an attribute): every summed metric (not the smooth ECE nor "
+        "RCL) and Cox's calibration test per value of each column and per crossing of up to --segment-depth "
+        "columns (at most 1000 segments), Holm-adjusted over the segments of at least --min-segment rows, and the "
+        "worst segment found with a p-value valid after the search",
     )
     ev.add_argument(
         "--scheduler",

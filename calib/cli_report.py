@@ -25,7 +25,7 @@ CORP_BAND_RESAMPLES = 500
 # What `calib evaluate --out DIR` writes into DIR.
 REPORT_FILES = ("metrics.json", "metrics.csv", "reliability.png", "reliability.pdf", "corp.png", "corp.pdf")
 # ... and with subgroups.
-GROUP_FILES = ("groups.csv", "groups.png", "groups.pdf")
+GROUP_FILES = ("groups.csv", "groups.png", "groups.pdf", "segments.png", "segments.pdf")
 # A group figure draws at most this many groups (the flagged first, then the largest).
 SHOWN_GROUPS = 12
 # A class-wise reliability panel draws at most this many classes (those with the largest ECE).
@@ -122,11 +122,36 @@ def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
                     "p_value": row.p_value,
                     "p_adjusted": row.p_adjusted,
                     "flagged": row.flagged,
+                    "tested": row.tested,
+                    "error": row.error,
                 }
                 for row in summary.groups
             ],
         }
+        document["multicalibration"] = search_document(summary.multicalibration)
     return document
+
+
+def search_document(search) -> dict | None:
+    """The search for the worst segment in the JSON document (None when no segment was large enough)."""
+    if search is None:
+        return None
+    return {
+        "segment": search.segment,
+        "n": search.n,
+        "error": search.error,
+        "p_value": search.p_value,
+        "statistic": search.statistic,
+        "critical": search.critical,
+        "searched": search.searched,
+        "too_small": search.too_small,
+        "draws": search.draws,
+        "columns": list(search.columns),
+        "depth": search.depth,
+        "min_segment": search.min_segment,
+        "largest_error": {"segment": search.largest_error_segment, "error": search.largest_error},
+        "method": SEARCH_METHOD,
+    }
 
 
 def weights_document(weighting) -> dict:
@@ -151,10 +176,20 @@ def weights_line(weighting) -> str:
     )
 
 
+# The segments the ranking figure shows, at most (those with the largest statistic).
+RANKED_SEGMENTS = 25
 # The subgroups' test, as the text and the JSON say it.
 GROUP_TEST = (
     "Cox's score test of calibration of the CORP lens (intercept and slope of logit P(y) = a + b logit(p), "
-    "statistic S on 2 df), p-values adjusted by Holm's method, flagged below 0.05; Spiegelhalter's z beside it"
+    "statistic S on 2 df), p-values adjusted by Holm's method over the segments tested, flagged below 0.05; "
+    "Spiegelhalter's z beside it"
+)
+# The search for the worst segment, as the text and the JSON say it.
+SEARCH_METHOD = (
+    "the segment with the largest Cox statistic S; its p-value is the share of outcome draws from the forecasts "
+    "(the calibrated null) in which the largest S over the same segments is at least as large, counting the data "
+    "as one draw (a Monte Carlo test of the maximum, valid after the search); error: the segment's weight share "
+    "times its ECE"
 )
 
 
@@ -231,12 +266,56 @@ def group_lines(summary: Summary) -> list[str]:
         f"  groups by {summary.group_column} ({GROUP_TEST}; lens: {summary.corp.lens}):",
         f"    {'group':<20s} {'n':>9s}{weight_head} {ece:>20s} {'S':>8s} {'z':>7s} {'p':>8s} {'p adj.':>8s}",
     ]
+    width = max(20, *(len(row.group) for row in summary.groups))
+    lines[1] = lines[1].replace(f"{'group':<20s}", f"{'group':<{width}s}")
     for row in summary.groups:
         flag = "  flagged" if row.flagged else ""
         weight = f" {row.weight:12.6g}" if weighted else ""
+        test = (
+            f"{row.statistic:8.2f} {row.z:7.2f} {row.p_value:8.4f} {row.p_adjusted:8.4f}{flag}"
+            if row.tested
+            else f"{'':8s} {row.z:7.2f}  not tested (fewer than {summary.settings.min_segment} rows)"
+        )
+        lines.append(f"    {row.group:<{width}s} {row.n:9d}{weight} {row.metrics[ece].value:20.4f} {test}")
+    return lines + search_lines(summary)
+
+
+def search_lines(summary: Summary) -> list[str]:
+    """The search for the worst segment in words: what was searched, what was found and flagged and why, and
+    what to do about it."""
+    search = summary.multicalibration
+    if search is None:
+        return [f"  worst segment: none searched (no segment has {summary.settings.min_segment} rows; --min-segment)"]
+    depth = min(search.depth, len(search.columns))
+    crossed = f"each value of {', '.join(search.columns)}"
+    if depth > 1:
+        crossed += f" and their crossings of up to {depth} columns"
+    small = f"; {search.too_small} smaller ones not tested" if search.too_small else ""
+    flagged = [row.group for row in summary.groups if row.flagged]
+    found = search.p_value < 0.05
+    lines = [
+        f"  worst segment (multicalibration): {search.searched} segments of at least {search.min_segment} rows "
+        f"searched ({crossed}){small}",
+        f"    {search.segment}: n {search.n}, S {search.statistic:.2f}, size-weighted error {search.error:.4f}; "
+        f"p = {search.p_value:.4f} after the search ({search.draws} outcome draws from the forecasts; the largest S "
+        f"of a draw exceeds {search.critical:.2f} in 5 % of them)",
+        f"    largest size-weighted error: {search.largest_error_segment} {search.largest_error:.4f}",
+    ]
+    if flagged:
         lines.append(
-            f"    {row.group[:20]:<20s} {row.n:9d}{weight} {row.metrics[ece].value:20.4f} {row.statistic:8.2f} "
-            f"{row.z:7.2f} {row.p_value:8.4f} {row.p_adjusted:8.4f}{flag}"
+            f"    flagged (Holm-adjusted p < 0.05): {', '.join(flagged[:10])}"
+            + (f" and {len(flagged) - 10} more" if len(flagged) > 10 else "")
+            + ": their outcomes depart from the forecasts in the large or in spread beyond what chance gives"
+        )
+    if found or flagged:
+        lines.append(
+            "    what to do: recalibrate where it fails, by fitting a calibrator per flagged segment (with enough "
+            "rows) or one that takes the segment as a feature, then evaluate again"
+        )
+    else:
+        lines.append(
+            "    no segment departs from calibration beyond chance (after the search and Holm's adjustment); "
+            "smaller departures, or ones in smaller segments, may remain unseen"
         )
     return lines
 
@@ -279,14 +358,40 @@ def write_outputs(out: Path, summary: Summary, document: str, progress, class_na
         rows = [
             {"group": r.group, "n": r.n, **({"weight": r.weight} if summary.weighting else {}),
              "statistic": r.statistic, "degrees": r.degrees, "z": r.z, "p_value": r.p_value, "p_adjusted": r.p_adjusted,
-             "flagged": r.flagged} | {name: m.value for name, m in r.metrics.items()}
+             "flagged": r.flagged, "tested": r.tested, "error": r.error}
+            | {name: m.value for name, m in r.metrics.items()}
             for r in summary.groups
         ]  # fmt: skip
         table = pd.DataFrame(rows)
         atomic_write(out / "groups.csv", lambda tmp: table.to_csv(tmp, index=False, float_format="%.10g"))
         progress("drawing the groups' reliability diagram")
         written += [out / "groups.csv", *group_figure(out / "groups", summary, panels[0].axis)]
+        written += segment_figure(out / "segments", summary)
     return written
+
+
+def segment_figure(stem: Path, summary: Summary) -> list[Path]:
+    """The segments ranked by Cox's statistic S (at most RANKED_SEGMENTS, the largest), the flagged ones
+    marked, with the value the largest S of an outcome draw exceeds 5 % of the time: a segment beyond that
+    line is found by the search at the 5 % level."""
+    from calib.plots.style import figure_style, save_figure, subplots
+
+    tested = sorted((r for r in summary.groups if r.tested and np.isfinite(r.statistic)), key=lambda r: -r.statistic)
+    shown = tested[:RANKED_SEGMENTS][::-1]
+    search = summary.multicalibration
+    with figure_style():
+        fig, ax = subplots(figsize=(6.4, 1.2 + 0.22 * max(len(shown), 1)), layout="constrained")
+        colors = ["tab:red" if r.flagged else "tab:blue" for r in shown]
+        ax.barh(range(len(shown)), [r.statistic for r in shown], color=colors, height=0.7)
+        ax.set_yticks(range(len(shown)), [f"{r.group} (n {r.n})" for r in shown], fontsize=6)
+        if search is not None:
+            ax.axvline(search.critical, color="black", linestyle="--", linewidth=0.8,
+                       label=f"5 % after the search ({search.draws} draws)")  # fmt: skip
+            ax.legend(fontsize=6, loc="lower right", frameon=False)
+        ax.set_xlabel("Cox's statistic S (red: flagged, Holm-adjusted p < 0.05)")
+        worst = f" (worst: {search.segment}, p = {search.p_value:.4f})" if search else ""
+        ax.set_title(f"segments of {summary.group_column} by calibration test{worst}", fontsize=8)
+        return save_figure(fig, stem)
 
 
 def group_figure(stem: Path, summary: Summary, axis: str) -> list[Path]:

@@ -93,7 +93,7 @@ class PosteriorSet:
         if self.ids is not None:
             object.__setattr__(self, "ids", _row_ids(self.ids, scores.shape[0], self.name))
         if self.groups is not None:
-            object.__setattr__(self, "groups", _row_ids(self.groups, scores.shape[0], self.name))
+            object.__setattr__(self, "groups", _row_groups(self.groups, scores.shape[0], self.name))
         if self.weights is not None:
             weights = as_sample_weights(self.weights, scores.shape[0], name=f"weights of {self.name}")
             object.__setattr__(self, "weights", weights)
@@ -164,6 +164,18 @@ def _binary_view(pset: PosteriorSet, logp, others, positive, suffix: str, name: 
         class_names=("other", name),
         provenance=f"{pset.provenance}; {what}".lstrip("; "),
     )
+
+
+def _row_groups(groups, n: int, name: str) -> np.ndarray:
+    """Row groups as :func:`_row_ids` reads ids: (N,) for one group column, (N, c) objects for c columns,
+    each column's values integers or strings."""
+    arr = np.asarray(groups)
+    if arr.ndim != 2:
+        return _row_ids(arr, n, name)
+    out = np.empty(arr.shape, dtype=object)
+    for j in range(arr.shape[1]):
+        out[:, j] = _row_ids(arr[:, j], n, name).tolist()
+    return out
 
 
 def _row_ids(ids, n: int, name: str) -> np.ndarray:
