@@ -125,9 +125,9 @@ def segment_order(key: tuple) -> tuple:
     return len(key), tuple(j for j, _ in key), tuple(value for _, value in key)
 
 
-def null_scores(seed: int, block: int, offset: int, forecasts, log_odds, weights, draws: int):
-    """The two score sums' terms of Cox's statistic for ``draws`` outcomes drawn from the forecasts, per row:
-    (w_i (y*_ib - p_i), w_i (y*_ib - p_i) x_i), each (n, draws), y*_ib ~ Bernoulli(p_i).
+def null_residuals(seed: int, block: int, offset: int, forecasts: np.ndarray, weights, draws: int) -> np.ndarray:
+    """The residuals w_i (y*_ib - p_i) of ``draws`` outcomes drawn from the forecasts, y*_ib ~ Bernoulli(p_i),
+    (n, draws): what the search's score sums add up (those times the log-odds x_i too).
 
     The rows are those of block ``block`` from its row ``offset``; the block's stream is drawn in row order,
     so a part of a block gets the draws the whole block gives its rows.
@@ -135,15 +135,13 @@ def null_scores(seed: int, block: int, offset: int, forecasts, log_odds, weights
     Examples
     --------
     >>> p = np.full(6, 0.5)
-    >>> whole = null_scores(0, 3, 0, p, np.zeros(6), None, 4)[0]
-    >>> part = null_scores(0, 3, 2, p[2:], np.zeros(4), None, 4)[0]
-    >>> bool(np.array_equal(whole[2:], part))
+    >>> whole = null_residuals(0, 3, 0, p, None, 4)
+    >>> bool(np.array_equal(whole[2:], null_residuals(0, 3, 2, p[2:], None, 4)))
     True
     """
     bits = np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(SEARCH_STREAM, block)))
     bits.advance(offset * draws)  # one 64-bit output per double
     rng = np.random.Generator(bits)
-    x = np.where(np.isfinite(log_odds), log_odds, 0.0)  # p in {0, 1}: the drawn outcome equals p, residual 0
     residual = np.empty((forecasts.size, draws))
     for start in range(0, forecasts.size, DRAW_ROWS):
         rows = slice(start, start + DRAW_ROWS)
@@ -151,7 +149,28 @@ def null_scores(seed: int, block: int, offset: int, forecasts, log_odds, weights
         residual[rows] = (rng.random((p.shape[0], draws)) < p) - p
     if weights is not None:
         residual *= weights[:, None]
-    return residual, residual * x[:, None]
+    return residual
+
+
+def segment_score_sums(residual: np.ndarray, log_odds: np.ndarray, rows: list[np.ndarray]) -> np.ndarray:
+    """The two score sums (sum r*, sum r* x) of each segment (its ``rows``) in every draw: (segments, 2, B).
+    A forecast of 0 or 1 (x infinite) draws its own outcome, so its residual is 0 and it adds nothing.
+
+    Examples
+    --------
+    >>> r = np.array([[1.0], [2.0], [4.0]])
+    >>> segment_score_sums(r, np.array([0.0, 1.0, -1.0]), [np.array([0, 1]), np.array([2])])[:, :, 0].tolist()
+    [[3.0, 2.0], [4.0, -4.0]]
+    """
+    from scipy.sparse import csr_matrix
+
+    x = np.where(np.isfinite(log_odds), log_odds, 0.0)
+    members = np.concatenate(rows)
+    starts = np.concatenate([[0], np.cumsum([r.size for r in rows])])
+    shape = (len(rows), residual.shape[0])
+    plain = csr_matrix((np.ones(members.size), members, starts), shape=shape)
+    scaled = csr_matrix((x[members], members, starts), shape=shape)
+    return np.stack([plain @ residual, scaled @ residual], axis=1)
 
 
 def null_statistics(scores: np.ndarray, information: np.ndarray, degrees: np.ndarray) -> np.ndarray:

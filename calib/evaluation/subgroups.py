@@ -29,11 +29,12 @@ from calib.evaluation.passes import State, Summers, terms_of, weighed
 from calib.evaluation.results import GroupRow, Multicalibration
 from calib.evaluation.segments import (
     block_segments,
-    null_scores,
+    null_residuals,
     null_statistics,
     search_p_value,
     segment_name,
     segment_order,
+    segment_score_sums,
 )
 from calib.validation import CalibInputError, effective_size
 
@@ -66,8 +67,10 @@ def accumulate_groups(
     settings = ctx.settings
     forecasts, outcomes = lens_forecasts(batch)
     log_odds = lens_forecast_log_odds(batch)
-    drawn = null_scores(settings.seed, *block, forecasts, log_odds, batch.weights, settings.search_draws)
-    for key, rows in block_segments(group_ids, settings.segment_depth):
+    segments = list(block_segments(group_ids, settings.segment_depth))
+    drawn = null_residuals(settings.seed, *block, forecasts, batch.weights, settings.search_draws)
+    null = segment_score_sums(drawn, log_odds, [rows for _, rows in segments])
+    for (key, rows), null_sums in zip(segments, null, strict=True):
         if key not in by_group:
             by_group[key] = SegmentSums(State(settings.n_boot), np.zeros((2, settings.search_draws)))
             check_group_count(by_group)
@@ -81,7 +84,7 @@ def accumulate_groups(
         for columns, c in counts:
             for term, values in summers(c[rows].astype(np.float64)).items():
                 sums.state.add(term, slice(columns.start + 1, columns.stop + 1), values)
-        sums.null += np.stack([drawn[0][rows].sum(axis=0), drawn[1][rows].sum(axis=0)])
+        sums.null += null_sums
 
 
 def _size_terms(batch: Batch) -> dict[str, Terms]:

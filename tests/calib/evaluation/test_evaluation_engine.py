@@ -226,7 +226,7 @@ def test_unknown_settings_are_named_by_their_option_and_the_advice_holds(tmp_pat
 def test_groups_need_a_table_column(tmp_path, capsys):
     np.savez(tmp_path / "s.npz", scores=np.full((4, 2), 0.5), labels=np.array([0, 1, 0, 1]))
     assert main(["evaluate", str(tmp_path / "s.npz"), "--groups", "site"]) == 2
-    assert "groups are read from a column of a table" in capsys.readouterr().err
+    assert "groups are read from columns of a table" in capsys.readouterr().err
 
 
 def test_the_groups_of_a_table_in_the_json_document_and_files(tmp_path, capsys):
