@@ -13,8 +13,9 @@ import pytest
 
 def write_log(folder, n=24_000, k=2, seed=0, files=3, row_group=1_700, weights=False):
     """A prediction log of ``n`` rows in ``files`` Parquet files of small row groups (many partitions whose
-    rows start inside the engine's blocks), mildly miscalibrated, with a segment column, and with ``weights``
-    a column "weight" of sample weights (real numbers, a tenth of them 0)."""
+    rows start inside the engine's blocks), mildly miscalibrated, with a segment column and a channel column
+    (to cross with it), and with ``weights`` a column "weight" of sample weights (real numbers, a tenth of them
+    0)."""
     rng = np.random.default_rng(seed)
     logits = rng.normal(0, 1.5, (n, k))
     probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
@@ -25,6 +26,7 @@ def write_log(folder, n=24_000, k=2, seed=0, files=3, row_group=1_700, weights=F
     frame["segment"] = rng.choice(["north", "south", "east"], n)
     if weights:
         frame["weight"] = rng.gamma(0.8, 2.0, n) * (rng.random(n) > 0.1)
+    frame["channel"] = rng.choice(["web", "app"], n)
     folder.mkdir(exist_ok=True)
     for i, rows in enumerate(np.array_split(np.arange(n), files)):
         frame.iloc[rows].to_parquet(folder / f"part-{i:02d}.parquet", index=False, row_group_size=row_group)
@@ -51,9 +53,20 @@ def assert_same(a, b, rtol=1e-12):
     if a.weighting is not None:
         assert a.weighting.total == pytest.approx(b.weighting.total, rel=rtol)
         assert a.weighting.effective_size == pytest.approx(b.weighting.effective_size, rel=rtol)
-    assert [(g.group, g.n, g.flagged) for g in a.groups] == [(g.group, g.n, g.flagged) for g in b.groups]
+    assert [(g.group, g.n, g.flagged, g.tested) for g in a.groups] == [
+        (g.group, g.n, g.flagged, g.tested) for g in b.groups
+    ]
     for g, h in zip(a.groups, b.groups, strict=True):
-        assert g.p_value == pytest.approx(h.p_value, rel=1e-9)
+        assert g.p_value == pytest.approx(h.p_value, rel=1e-9, nan_ok=True)
+        assert g.statistic == pytest.approx(h.statistic, rel=1e-9, nan_ok=True)
+        assert g.error == pytest.approx(h.error, rel=rtol, abs=1e-15, nan_ok=True)
+    assert (a.multicalibration is None) == (b.multicalibration is None)
+    if a.multicalibration is not None:
+        m, o = a.multicalibration, b.multicalibration
+        assert (m.segment, m.n, m.searched, m.too_small, m.draws, m.largest_error_segment, m.p_value) == (
+            o.segment, o.n, o.searched, o.too_small, o.draws, o.largest_error_segment, o.p_value)  # fmt: skip
+        assert (m.statistic, m.critical) == pytest.approx((o.statistic, o.critical), rel=1e-9)
+        assert (m.error, m.largest_error) == pytest.approx((o.error, o.largest_error), rel=rtol, abs=1e-15)
 
 
 def _numbers(metric) -> tuple[float, float, float]:

@@ -99,7 +99,7 @@ def _size_terms(batch: Batch) -> dict[str, Terms]:
 
 
 def check_group_count(by_group: dict) -> None:
-    """Refuse more than MAX_GROUPS groups, naming what to do.
+    """Refuse more than MAX_GROUPS segments, naming what to do.
 
     Examples
     --------
@@ -107,12 +107,14 @@ def check_group_count(by_group: dict) -> None:
     ...     check_group_count(dict.fromkeys(range(MAX_GROUPS + 1)))
     ... except CalibInputError as error:
     ...     print(str(error).split(":")[0])
-    the groups have more than 1000 values
+    the groups make more than 1000 segments
     """
     if len(by_group) > MAX_GROUPS:
         raise CalibInputError(
-            f"the groups have more than {MAX_GROUPS} values: choose a column with fewer (a segment, a site), or "
-            "bin it first"
+            f"the groups make more than {MAX_GROUPS} segments: choose group columns with fewer values (a segment, "
+            "a site) or bin them first, or cross fewer columns (segment_depth=1: each column alone)",
+            cli_message=f"the groups make more than {MAX_GROUPS} segments: choose --groups columns with fewer values "
+            "(a segment, a site) or bin them first, or cross fewer columns (--segment-depth 1: each column alone)",
         )
 
 
