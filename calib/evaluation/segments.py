@@ -20,7 +20,7 @@ The draws of a row come from a stream keyed by the seed, :data:`SEARCH_STREAM` a
 order (a part of a block skips the rows before it), so a data set cut into chunks or partitions draws the
 same outcomes for the same rows.
 
-Sources: Hebert-Johnson et al. (2018) (multicalibration: calibration on every segment of a collection);
+Sources: Hébert-Johnson et al. (2018) (multicalibration: calibration on every segment of a collection);
 Cox (1958) (the per-segment statistic); Dwass (1957) (Monte Carlo tests); Kulldorff (1997) (the maximum over
 overlapping segments).
 """
