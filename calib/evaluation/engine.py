@@ -77,7 +77,8 @@ def evaluate(
     Silva Filho et al. (2023), Defs. 1, 4 and 6 (the ECEs); Kumar et al. (2019), Sec. 5 (the debiased
     squared ECE); Błasiok & Nakkiran (2023) (smooth ECE); Kumar et al. (2018) (MMCE); "An entropic metric"
     (2025) (ECD); Davison & Hinkley (1997), Sect. 5.2 (basic intervals); Hanley &
-    MacGibbon (2006) (Poisson resamples); Spiegelhalter (1986) and Holm (1979) (the subgroup test).
+    MacGibbon (2006) (Poisson resamples); Cox (1958), Spiegelhalter (1986) and Holm (1979) (the subgroup
+    tests); Dwass (1957) (the search's p-value).
 
     Parameters
     ----------
@@ -97,11 +98,12 @@ def evaluate(
     priors : array of shape (K,), or a mapping of class name to prior with a table, optional
         Weight each class to these priors in NCE, NBS and the risks (Ferrer & Ramos (2024), eqs. 36-37);
         an array is in the order of the columns of ``scores``.
-    groups : array of shape (N,), optional
-        A subgroup per sample (a segment, a site, an attribute): every metric and a calibration test
-        per group, at most 1000 groups.
-    group_column : str
-        What the groups are called in the output.
+    groups : array of shape (N,) or (N, c), or a pandas DataFrame of c columns, optional
+        A subgroup per sample (a segment, a site, an attribute), or one per column of c: every metric and
+        Cox's calibration test per value of each column and per crossing of up to ``segment_depth`` columns
+        (at most 1000 segments), and the search for the worst segment (:mod:`calib.evaluation.segments`).
+    group_column : str or sequence of str
+        What the group columns are called in the output (a DataFrame's column names by default).
     sample_weight : array of shape (N,), optional
         A weight >= 0 per sample (:func:`calib.validation.as_sample_weights`): every sum becomes a weighted
         sum (counts become total weights, equal-mass bins equal in weight), so integer weights give what
@@ -219,8 +221,8 @@ def evaluate_chunks(
 ) -> Summary:
     """:func:`evaluate` of a data set given in chunks, out of core, in memory bounded by the chunks.
 
-    ``chunks()`` yields (scores (n, K) of ``kind``, labels (n,), groups (n,) or None[, sample weights (n,)
-    or None]) in order, and may
+    ``chunks()`` yields (scores (n, K) of ``kind``, labels (n,), groups (n,) or (n, c) or None[, sample
+    weights (n,) or None]) in order, and may
     be called again (equal-mass bins read the data twice). The result equals that of :func:`evaluate`
     on the whole data set, whatever the chunking: the sum-based metrics and their intervals to the last
     bit, and what needs its samples at once (the smooth ECE and CORP, the calibrators) is computed on
