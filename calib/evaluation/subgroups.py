@@ -1,12 +1,14 @@
-"""Subgroups of an evaluation (``groups``: a segment, a site, an attribute): every summed metric per group
-with its interval, and per group Cox's score test of calibration of the CORP lens
-(:mod:`calib.evaluation.lens`, :mod:`calib.evaluation.cox_test`: intercept and slope, with power against a
-departure in the large or in spread wherever the forecasts lie), its p-values adjusted for the number of
-groups by Holm's method; a group is flagged when its adjusted p-value is below 0.05. Spiegelhalter's z is
-reported beside it: its terms carry the factor 1 - 2p and vanish near p = 0.5, where it cannot see a
-segment that is off by a constant, so it no longer decides the flags.
+"""Subgroups of an evaluation (``groups``: a segment, a site, an attribute; with several columns, their
+values and crossings, :mod:`calib.evaluation.segments`): every summed metric per segment with its interval,
+and per segment Cox's score test of calibration of the CORP lens (:mod:`calib.evaluation.lens`,
+:mod:`calib.evaluation.cox_test`: intercept and slope, with power against a departure in the large or in
+spread wherever the forecasts lie), its p-values adjusted for the number of segments tested (those of at
+least ``min_segment`` rows) by Holm's method; a segment is flagged when its adjusted p-value is below 0.05.
+Spiegelhalter's z is reported beside it: its terms carry the factor 1 - 2p and vanish near p = 0.5, where it
+cannot see a segment that is off by a constant, so it no longer decides the flags. Then the search for the
+worst segment, with its p-value after the search (:mod:`calib.evaluation.segments`).
 
-A group's state is summed with the same resample counts as the whole data set's (its rows' own), so
+A segment's state is summed with the same resample counts as the whole data set's (its rows' own), so
 its intervals are of the same resamples.
 
 Sources: Cox (1958) (the recalibration model whose score test flags); Spiegelhalter (1986) (the z
@@ -38,7 +40,7 @@ from calib.evaluation.segments import (
 )
 from calib.validation import CalibInputError, effective_size
 
-# Groups of a subgroup analysis, at most (each has its own sums and resamples).
+# Segments of a subgroup analysis, at most (each has its own sums, resamples and drawn score sums).
 MAX_GROUPS = 1000
 
 
