@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 
 
-def write_log(folder, n=24_000, k=2, seed=0, files=3, row_group=1_700, weights=False):
+def write_log(folder, n=24_000, k=2, seed=0, files=3, row_group=1_700, weights=False, channel=False):
     """A prediction log of ``n`` rows in ``files`` Parquet files of small row groups (many partitions whose
-    rows start inside the engine's blocks), mildly miscalibrated, with a segment column and a channel column
-    (to cross with it), and with ``weights`` a column "weight" of sample weights (real numbers, a tenth of them
-    0)."""
+    rows start inside the engine's blocks), mildly miscalibrated, with a segment column, with ``weights`` a
+    column "weight" of sample weights (real numbers, a tenth of them 0), and with ``channel`` a column
+    "channel" of two values (to cross with the segments)."""
     rng = np.random.default_rng(seed)
     logits = rng.normal(0, 1.5, (n, k))
     probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
@@ -26,7 +26,8 @@ def write_log(folder, n=24_000, k=2, seed=0, files=3, row_group=1_700, weights=F
     frame["segment"] = rng.choice(["north", "south", "east"], n)
     if weights:
         frame["weight"] = rng.gamma(0.8, 2.0, n) * (rng.random(n) > 0.1)
-    frame["channel"] = rng.choice(["web", "app"], n)
+    if channel:
+        frame["channel"] = rng.choice(["web", "app"], n)
     folder.mkdir(exist_ok=True)
     for i, rows in enumerate(np.array_split(np.arange(n), files)):
         frame.iloc[rows].to_parquet(folder / f"part-{i:02d}.parquet", index=False, row_group_size=row_group)

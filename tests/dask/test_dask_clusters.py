@@ -181,7 +181,7 @@ def test_the_command_on_a_scheduler_and_two_workers_started_by_hand_gives_the_co
 
 
 def test_weights_and_crossed_segments_on_a_scheduler_give_the_command_here(tmp_path, commands_cluster):
-    folder = write_log(tmp_path / "weighted", n=30_000, k=3, files=3, row_group=2_500, weights=True)
+    folder = write_log(tmp_path / "weighted", n=30_000, k=3, files=3, row_group=2_500, weights=True, channel=True)
     args = [str(folder), "--kind", "probs", "--groups", "segment", "channel", "--weights", "weight", "--n-boot", "30",
             "--sample-limit", "20000", "--resample-buckets", "64", "--binning", "equal-mass"]  # fmt: skip
     _assert_same_document(_json([*args, "--scheduler", commands_cluster]), _json(args))

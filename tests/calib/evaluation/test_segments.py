@@ -133,7 +133,7 @@ def test_no_segment_large_enough_leaves_no_search():
 
 
 def test_crossed_segments_are_the_same_in_memory_in_chunks_and_in_partitions(tmp_path, monkeypatch):
-    folder = write_log(tmp_path / "log", k=3, weights=True)
+    folder = write_log(tmp_path / "log", k=3, weights=True, channel=True)
     monkeypatch.setattr(partitioned, "PARTITION_ROWS", 3_000)
     options = {"n_boot": 20, "resample_buckets": 64, "calibrators": (), "min_segment": 50}
     columns = ("segment", "channel")
