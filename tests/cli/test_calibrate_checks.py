@@ -196,7 +196,9 @@ def test_a_separable_unpenalized_fit_is_not_called_converged(tmp_path):
 def test_evaluate_refuses_the_maps_of_logits_as_given_and_the_named_equivalent_runs(files):
     done = run_calib("evaluate", "cal.npz", "--calibrators", "vector", "--n-boot", "0", "--json", cwd=files)
     assert done.returncode == 1 and "ask for dirichlet_diagonal" in done.stderr and "--method vector" in done.stderr
-    done = run_calib("evaluate", "cal.npz", "--calibrators", "dirichlet_diagonal", "--n-boot", "0", "--json", cwd=files)
+    done = run_calib(
+        "evaluate", "cal.npz", "--calibrators", "dirichlet_diagonal", "--n-boot", "0", "--json", cwd=files
+    )
     assert done.returncode == 0, done.stderr
     gains = json.loads(done.stdout)["calibrator_gains"]["gains"]
     assert [gain["calibrator"] for gain in gains] == ["dirichlet_diagonal"]

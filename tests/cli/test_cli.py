@@ -201,7 +201,9 @@ def test_compare_gives_paired_intervals_and_checks_the_labels(user_csv, tmp_path
     sharper = np.exp(2 * np.log(probs))
     sharper /= sharper.sum(axis=1, keepdims=True)
     pd.DataFrame(sharper, columns=["cat", "dog", "bird"]).assign(label=labels).to_csv(tmp_path / "b.csv", index=False)
-    done = run_calib("compare", str(user_csv), "b.csv", "--names", "A", "B", "--n-boot", "50", "--quiet", cwd=tmp_path)
+    done = run_calib(
+        "compare", str(user_csv), "b.csv", "--names", "A", "B", "--n-boot", "50", "--quiet", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     line = next(x for x in done.stdout.splitlines() if "B - A: NCE" in x)
     diff, low, high = (float(v) for v in re.findall(r"[+-]\d+\.\d+", line))

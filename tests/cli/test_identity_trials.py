@@ -50,7 +50,7 @@ def _check(document: dict, probs, labels) -> None:
 def _binary(n=300, seed=0):
     rng = np.random.default_rng(seed)
     p1 = rng.uniform(0.02, 0.98, n)
-    labels = (rng.random(n) < p1**0.7).astype(int)
+    labels = (rng.random(n) < p1 ** 0.7).astype(int)
     return np.column_stack([1 - p1, p1]), labels
 
 

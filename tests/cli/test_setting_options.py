@@ -101,3 +101,4 @@ def test_the_old_name_of_n_boot_gives_a_note_and_the_same_output(data, capsys):
     assert status == 0 and old == new and err == "calib: note: --bootstrap is deprecated; it is --n-boot now\n"
     assert json.loads(new)["settings"]["bootstrap"] == 10  # the JSON keeps its key
     assert not math.isnan(json.loads(new)["metrics"][0]["high"])
+

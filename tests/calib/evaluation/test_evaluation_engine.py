@@ -421,9 +421,8 @@ def test_a_dataframes_columns_are_its_classes_by_name_in_any_order():
     with pytest.warns(CalibInputWarning, match=r"label k is read as the k-th class column \(0: mu, 1: zeta"):
         positional = evaluate(shuffled, y, kind="probs", n_boot=0, calibrators=())
     assert positional.notes and "0: mu, 1: zeta" in positional.notes[0]  # said in the summary too
-    mapped = evaluate(
-        shuffled, y, kind="probs", n_boot=0, calibrators=(), label_values={0: "alpha", 1: "beta", 2: "mu", 3: "zeta"}
-    )  # the advised mapping, by name
+    mapped = evaluate(shuffled, y, kind="probs", n_boot=0, calibrators=(),
+                      label_values={0: "alpha", 1: "beta", 2: "mu", 3: "zeta"})  # the advised mapping, by name
     assert mapped.metrics["NCE"].value == pytest.approx(reference["NCE"].value, rel=1e-12) and not mapped.notes
 
 

@@ -126,10 +126,8 @@ def test_chunks_with_weights_equal_the_whole_data_set_with_groups_and_resamples(
     options = {"n_boot": 20, "seed": SEED, "calibrators": (), "binning": "equal-mass"}
     whole = evaluate(logp, labels, kind="logprobs", groups=groups, sample_weight=weights, **options)
     cuts = [0, 777, 3000, 3001, labels.size]
-    pieces = (
-        lambda: (  # noqa: E731
-            (logp[a:b], labels[a:b], groups[a:b], weights[a:b]) for a, b in zip(cuts[:-1], cuts[1:], strict=True)
-        )
+    pieces = lambda: (  # noqa: E731
+        (logp[a:b], labels[a:b], groups[a:b], weights[a:b]) for a, b in zip(cuts[:-1], cuts[1:], strict=True)
     )
     cut = evaluate_chunks(pieces, n_classes=3, kind="logprobs", grouped=True, **options)
     for name, metric in whole.metrics.items():
