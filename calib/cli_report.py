@@ -267,6 +267,8 @@ def group_lines(summary: Summary) -> list[str]:
         f"    {'group':<20s} {'n':>9s}{weight_head} {ece:>20s} {'S':>8s} {'z':>7s} {'p':>8s} {'p adj.':>8s}",
     ]
     width = max(20, *(len(row.group) for row in summary.groups))
+    minimum = summary.settings.min_segment
+    too_small = f"effective size below {minimum}" if weighted else f"fewer than {minimum} rows"
     lines[1] = lines[1].replace(f"{'group':<20s}", f"{'group':<{width}s}")
     for row in summary.groups:
         flag = "  flagged" if row.flagged else ""
@@ -274,7 +276,7 @@ def group_lines(summary: Summary) -> list[str]:
         test = (
             f"{row.statistic:8.2f} {row.z:7.2f} {row.p_value:8.4f} {row.p_adjusted:8.4f}{flag}"
             if row.tested
-            else f"{'':8s} {row.z:7.2f}  not tested (fewer than {summary.settings.min_segment} rows)"
+            else f"{'':8s} {row.z:7.2f}  not tested ({too_small})"
         )
         lines.append(f"    {row.group:<{width}s} {row.n:9d}{weight} {row.metrics[ece].value:20.4f} {test}")
     return lines + search_lines(summary)
@@ -290,7 +292,11 @@ def search_lines(summary: Summary) -> list[str]:
     crossed = f"each value of {', '.join(search.columns)}"
     if depth > 1:
         crossed += f" and their crossings of up to {depth} columns"
-    small = f"; {search.too_small} smaller ones not tested" if search.too_small else ""
+    small = (
+        f"; {search.too_small} smaller {'one' if search.too_small == 1 else 'ones'} not tested"
+        if search.too_small
+        else ""
+    )
     flagged = [row.group for row in summary.groups if row.flagged]
     found = search.p_value < 0.05
     lines = [
