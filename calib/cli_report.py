@@ -31,6 +31,12 @@ SHOWN_GROUPS = 12
 # A class-wise reliability panel draws at most this many classes (those with the largest ECE).
 SHOWN_CLASSES = 10
 CORP_SCORES = {"brier": "Brier", "log": "log"}
+# The level of the reliability figure's per-bin intervals, and how they are made, as the JSON says it.
+FREQUENCY_LEVEL = 0.95
+FREQUENCY_INTERVAL = (
+    "95 % Clopper-Pearson (exact binomial) interval of each bin's frequency (Clopper & Pearson 1934); with sample "
+    "weights, of k = frequency * n_eff positives of the bin's Kish effective size n_eff = (sum w)^2 / sum w^2"
+)
 
 
 @dataclass(frozen=True)
@@ -198,17 +204,26 @@ def _class_list(n_classes: int, class_names) -> list[str]:
 
 
 def _panel_document(panel: Panel) -> dict:
-    bins = [
-        {
-            **({"class": name} if name is not None else {}),
-            "edges": b.edges.tolist(),
-            "counts": b.counts.tolist(),
-            "mean_confidence": b.mean_confidence.tolist(),
-            "frequency": b.frequency.tolist(),
-        }
-        for b, name in zip(panel.bins, panel.classes or [None] * len(panel.bins), strict=True)
-    ]
-    return {"metric": panel.metric, "axis": panel.axis, "bins": bins}
+    """A reliability panel in the JSON document: per set of bins (per class for a class-wise panel) the
+    edges, counts, mean confidences and frequencies, and the bounds of each frequency's
+    :data:`FREQUENCY_INTERVAL` ("frequency_low", "frequency_high"; NaN for an empty bin) with, under sample
+    weights, the bins' Kish effective sizes the intervals read ("effective_size")."""
+    bins = []
+    for b, name in zip(panel.bins, panel.classes or [None] * len(panel.bins), strict=True):
+        low, high = b.frequency_intervals(FREQUENCY_LEVEL)
+        bins.append(
+            {
+                **({"class": name} if name is not None else {}),
+                "edges": b.edges.tolist(),
+                "counts": b.counts.tolist(),
+                "mean_confidence": b.mean_confidence.tolist(),
+                "frequency": b.frequency.tolist(),
+                "frequency_low": low.tolist(),
+                "frequency_high": high.tolist(),
+                **({"effective_size": b.effective_sizes().tolist()} if b.weight_squares is not None else {}),
+            }
+        )
+    return {"metric": panel.metric, "axis": panel.axis, "frequency_interval": FREQUENCY_INTERVAL, "bins": bins}
 
 
 def corp_document(corp) -> dict:
@@ -456,8 +471,10 @@ def corp_figure(
 
 def reliability_figure(stem: Path, panels: list[Panel], summary: Summary) -> list[Path]:
     """Draw :func:`reliability_panels`, each titled with its metric as the text prints it: bars spanning
-    each of the 15 bins up to the observed frequency with the gap to the bin's mean score (for a
-    class-wise panel, one line per class, at most SHOWN_CLASSES), and below, the samples per bin."""
+    each of the 15 bins up to the observed frequency with the gap to the bin's mean score and the
+    frequency's 95 % Clopper-Pearson interval (:data:`FREQUENCY_INTERVAL`) at the mean score (for a
+    class-wise panel, one line per class, at most SHOWN_CLASSES, with the same intervals as thin bars in
+    the class's colour), and below, the samples per bin."""
     from calib.plots.reliability import reliability_bars
     from calib.plots.style import figure_style, save_figure, subplots
 
@@ -470,7 +487,7 @@ def reliability_figure(stem: Path, panels: list[Panel], summary: Summary) -> lis
             if panel.classes:
                 _class_lines(top, panel)
             else:
-                reliability_bars(top, panel.bins[0])
+                reliability_bars(top, panel.bins[0], intervals=panel.bins[0].frequency_intervals(FREQUENCY_LEVEL))
             top.set_ylabel("observed frequency")
             shown = summary.metrics.get(panel.metric)  # None when --metrics left it out
             top.set_title(panel.metric + (f" {shown.value:.4f}" if shown else ""), fontsize=9)
@@ -490,14 +507,18 @@ def reliability_figure(stem: Path, panels: list[Panel], summary: Summary) -> lis
 
 
 def _class_lines(ax, panel: Panel) -> None:
-    """One reliability line per class (observed frequency at each bin's mean score), the classes with
-    the largest ECE first when there are more than SHOWN_CLASSES."""
+    """One reliability line per class (observed frequency at each bin's mean score, with its 95 %
+    Clopper-Pearson interval as a thin bar), the classes with the largest ECE first when there are more
+    than SHOWN_CLASSES."""
     errors = np.array([b.ece() if b.occupied.any() else 0.0 for b in panel.bins])
     shown = np.argsort(-errors, kind="stable")[:SHOWN_CLASSES]
     for k in sorted(shown):
         b = panel.bins[k]
-        ax.plot(b.mean_confidence[b.occupied], b.frequency[b.occupied], "o-", markersize=2.5, linewidth=1,
-                label=panel.classes[k])  # fmt: skip
+        (line,) = ax.plot(b.mean_confidence[b.occupied], b.frequency[b.occupied], "o-", markersize=2.5, linewidth=1,
+                          label=panel.classes[k])  # fmt: skip
+        low, high = b.frequency_intervals(FREQUENCY_LEVEL)
+        full = b.occupied
+        ax.vlines(b.mean_confidence[full], low[full], high[full], color=line.get_color(), linewidth=0.6, alpha=0.5)
     ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)

@@ -42,6 +42,7 @@ from calib.validation import (
     as_sample_weights,
     as_vector,
     check,
+    effective_size,
     top_label,
 )
 
@@ -56,14 +57,17 @@ class ReliabilityBins:
     ``edges`` are the M + 1 bin edges (for equal-mass bins, those of
     :func:`calib.calibration_errors.binning.equal_mass_edges`); None where they are not known. Bins of
     weighted samples hold their summed weights in ``counts`` (floats) and weighted means; the errors are
-    then weighted (N the total weight), and the debiased form and the Clopper-Pearson intervals read the
-    weights as frequencies (a sample of weight 3 as three samples).
+    then weighted (N the total weight), and the debiased form reads the weights as frequencies (a sample
+    of weight 3 as three samples). ``weight_squares``, each bin's sum of squared weights, gives the
+    Clopper-Pearson intervals of :meth:`frequency_intervals` Kish's effective size per bin; None (the
+    default) reads ``counts`` as counts of samples.
     """
 
     edges: np.ndarray | None
     counts: np.ndarray
     mean_confidence: np.ndarray
     frequency: np.ndarray
+    weight_squares: np.ndarray | None = None
 
     @property
     def occupied(self) -> np.ndarray:
@@ -85,21 +89,55 @@ class ReliabilityBins:
         """Largest gap over the non-empty bins (Def. 2)."""
         return self.ece("max")
 
+    def effective_sizes(self) -> np.ndarray:
+        """Each bin's size as its frequency's interval reads it: Kish's effective size n_eff = (sum w)^2 /
+        sum w^2 of its weights (Kish (1965), Survey Sampling; :func:`calib.validation.effective_size`) when
+        ``weight_squares`` is given, else ``counts``; 0 for an empty bin.
+
+        Examples
+        --------
+        >>> bins = reliability_bins([0.1, 0.2, 0.8], [0, 1, 1], n_bins=2, sample_weight=[1, 10, 5])
+        >>> [round(float(n), 4) for n in bins.effective_sizes()]  # 121 / 101, and one sample
+        [1.198, 1.0]
+        """
+        n = self.counts.astype(np.float64)
+        if self.weight_squares is None:
+            return n
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.occupied, effective_size(n, np.asarray(self.weight_squares, np.float64)), 0.0)
+
     def frequency_intervals(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """Clopper-Pearson (exact binomial) interval of each bin's frequency; NaN for empty bins.
 
-        The survey's binomial bars (Sect. 4.1, Fig. 7b; Clopper & Pearson (1934)): with k positives of
-        n, low = Beta(alpha/2; k, n - k + 1) and high = Beta(1 - alpha/2; k + 1, n - k) quantiles. Bins of
-        weighted samples read their weights as frequencies: n is the bin's weight and k that of its
-        positives, whole or not.
+        The survey's binomial bars (Sect. 4.1, Fig. 7b): with k positives of n, low = Beta(alpha/2; k,
+        n - k + 1) and high = Beta(1 - alpha/2; k + 1, n - k) quantiles, low = 0 for k = 0 and high = 1
+        for k = n (Clopper & Pearson (1934), Biometrika 26(4), 404-413). A bin whose outcomes are all 0
+        still gets a proper interval, [0, 1 - (alpha/2)^(1/n)] (all 1: [(alpha/2)^(1/n), 1]), where a
+        bootstrap interval collapses to a point.
+
+        Without ``weight_squares`` n is the bin's count (k rounded to a whole number when the counts
+        are whole). With it (bins of weighted samples) n is the bin's Kish effective size n_eff = (sum
+        w)^2 / sum w^2 (:meth:`effective_sizes`; Kish (1965)) and k = frequency * n_eff, whole or not:
+        the interval does not depend on the weights' scale (weights c w give the interval of w), and
+        equal weights give the interval of the unweighted bin.
+
+        Examples
+        --------
+        >>> bins = reliability_bins([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], n_bins=2)
+        >>> low, high = bins.frequency_intervals(0.95)
+        >>> np.round(low, 4).tolist(), np.round(high, 4).tolist()  # all 0 of two: high 1 - 0.025^(1/2)
+        ([0.0, 0.1581], [0.8419, 1.0])
+        >>> scaled = reliability_bins([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], n_bins=2, sample_weight=[1e3] * 4)
+        >>> np.allclose(scaled.frequency_intervals(0.95), (low, high))
+        True
         """
         if not 0 < level < 1:
             raise CalibInputError(f"level must be in (0, 1); got {level!r}")
         alpha = 1.0 - level
-        n = self.counts.astype(np.float64)
+        n = self.effective_sizes()
         k = self.frequency * n
-        if np.array_equal(n, np.round(n)):  # counts of samples: k is a count too, rounded after the division
-            k = np.round(k)
+        if self.weight_squares is None and np.array_equal(n, np.round(n)):
+            k = np.round(k)  # counts of samples: k is a count too, rounded after the division
         with np.errstate(invalid="ignore"):
             low = np.where(k > 0, betaincinv(k, n - k + 1, alpha / 2), 0.0)
             high = np.where(k < n, betaincinv(k + 1, n - k, 1 - alpha / 2), 1.0)
@@ -274,7 +312,8 @@ def reliability_bins(
         ``edges`` (the M + 1 edges), ``counts``, ``mean_confidence`` and
         ``frequency`` (NaN for empty bins), with the methods ``ece(norm, average=, debiased=)``,
         ``mce()`` and ``frequency_intervals(level)`` (Clopper-Pearson intervals of the
-        frequencies).
+        frequencies); with ``sample_weight``, ``weight_squares`` (each bin's sum of squared weights, for
+        the intervals' effective sizes).
 
     Raises
     ------
@@ -302,7 +341,7 @@ def reliability_bins(
     edges = strategy_edges(strategy, n_bins, conf, sample_weight=w)
     ids = strategy_bin_ids(conf, edges, strategy=strategy, closed=closed)
     stats = bin_statistics(ids, conf, hit, n_bins, sample_weight=w)
-    return ReliabilityBins(edges, stats.counts, stats.mean_score, stats.frequency)
+    return ReliabilityBins(edges, stats.counts, stats.mean_score, stats.frequency, stats.weight_squares)
 
 
 @dataclass(frozen=True)
@@ -625,7 +664,9 @@ class BinnedCalibrationError:
         for g in range(scores.shape[1]):
             stats = bin_statistics(ids[:, g], scores[:, g], outcomes[:, g], self.n_slots, sample_weight=w)
             column_edges = edges if edges.ndim == 1 else edges[:, g]
-            found.append(ReliabilityBins(column_edges, stats.counts, stats.mean_score, stats.frequency))
+            found.append(
+                ReliabilityBins(column_edges, stats.counts, stats.mean_score, stats.frequency, stats.weight_squares)
+            )
         return tuple(found)
 
     def _canonical(self, probs: np.ndarray, labels: np.ndarray, w: np.ndarray | None = None) -> float:

@@ -426,17 +426,27 @@ def strategy_bin_ids(
 
 @dataclass(frozen=True)
 class BinStatistics:
-    """Per-bin count, mean score and mean outcome (label frequency); means of empty bins are NaN."""
+    """Per-bin count, mean score and mean outcome (label frequency); means of empty bins are NaN.
+    ``weight_squares``: with sample weights, each bin's sum of squared weights (None: unweighted counts),
+    from which :meth:`calib.calibration_errors.binned.ReliabilityBins.frequency_intervals` takes the bin's
+    effective size."""
 
     counts: np.ndarray
     mean_score: np.ndarray
     frequency: np.ndarray
+    weight_squares: np.ndarray | None = None
 
     @classmethod
-    def from_sums(cls, counts: np.ndarray, score_sums: np.ndarray, outcome_sums: np.ndarray) -> BinStatistics:
+    def from_sums(
+        cls,
+        counts: np.ndarray,
+        score_sums: np.ndarray,
+        outcome_sums: np.ndarray,
+        weight_squares: np.ndarray | None = None,
+    ) -> BinStatistics:
         """Statistics from per-bin counts and sums (means of empty bins are NaN)."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            return cls(counts, score_sums / counts, outcome_sums / counts)
+            return cls(counts, score_sums / counts, outcome_sums / counts, weight_squares)
 
     @property
     def occupied(self) -> np.ndarray:
@@ -448,13 +458,14 @@ def bin_statistics(ids, scores, outcomes, n_bins: int, sample_weight=None) -> Bi
     """Count, mean of ``scores`` and mean of ``outcomes`` per bin id in [0, n_bins), by ``bincount``.
 
     With ``sample_weight`` (one weight >= 0 per row) the counts are the bins' summed weights W_b and the
-    means weighted, sum_i w_i v_i / W_b: integer weights give the statistics of the repeated rows.
+    means weighted, sum_i w_i v_i / W_b: integer weights give the statistics of the repeated rows. The
+    bins' sums of squared weights, sum_i w_i^2, are ``weight_squares`` (None without weights).
 
     Examples
     --------
     >>> stats = bin_statistics([0, 0, 1], [0.2, 0.4, 0.9], [0, 1, 1], 2, sample_weight=[3, 1, 2])
-    >>> stats.counts.tolist(), stats.mean_score.tolist(), stats.frequency.tolist()
-    ([4.0, 2.0], [0.25, 0.9], [0.25, 1.0])
+    >>> stats.counts.tolist(), stats.mean_score.tolist(), stats.frequency.tolist(), stats.weight_squares.tolist()
+    ([4.0, 2.0], [0.25, 0.9], [0.25, 1.0], [10.0, 4.0])
     """
     ids = np.asarray(ids)
     scores = np.asarray(scores, dtype=np.float64)
@@ -475,4 +486,5 @@ def bin_statistics(ids, scores, outcomes, n_bins: int, sample_weight=None) -> Bi
         np.bincount(ids, weights=w, minlength=n_bins),
         np.bincount(ids, weights=w * scores, minlength=n_bins),
         np.bincount(ids, weights=w * outcomes, minlength=n_bins),
+        np.bincount(ids, weights=w * w, minlength=n_bins),
     )

@@ -306,7 +306,8 @@ def bin_edges(
 
 def _binned(key: str, scores: np.ndarray, outcomes: np.ndarray, edges: np.ndarray, ctx: Context) -> dict[str, Terms]:
     """outcome - score gaps grouped by bin (one column per class when ``scores`` is (n, K)) under ``key``,
-    and under "``key`` bins" each bin's count, score sum and outcome sum (the reliability diagram's)."""
+    and under "``key`` ..." each bin's count, score sum, outcome sum and, on the data only, sum of squared
+    weights (the reliability diagram's; with sample weights, the last gives each bin's effective size)."""
     if scores.ndim == 1:
         scores, outcomes = scores[:, None], outcomes[:, None]
     if edges.ndim == 1:  # one set of edges for every column
@@ -319,17 +320,21 @@ def _binned(key: str, scores: np.ndarray, outcomes: np.ndarray, edges: np.ndarra
         f"{key} counts": Terms(np.ones_like(scores), ids, m),
         f"{key} score sums": Terms(scores, ids, m, point_only=True),
         f"{key} outcome sums": Terms(outcomes, ids, m),
+        f"{key} weight squares": Terms(np.ones_like(scores), ids, m, point_only=True, weight_power=2),
     }
 
 
 def reliability(key: str, sums: Sums, edges: np.ndarray) -> list:
     """The reliability bins behind a binned ECE's term ``key`` on the data (column 0 of the sums): one
     :class:`~calib.calibration_errors.binned.ReliabilityBins` per score column (one, or one per class), whose
-    counts are the bins' total weights with sample weights (integers where they are whole numbers)."""
+    counts are the bins' total weights with sample weights (integers where they are whole numbers) and whose
+    ``weight_squares`` are the bins' sums of squared weights (for the effective sizes of their frequency
+    intervals), None where these equal the counts: no weights, or weights of 0 and 1, which are counts."""
 
     all_counts, all_scores, all_outcomes = (
         sums[f"{key} {part}"][..., 0] for part in ("counts", "score sums", "outcome sums")
     )
+    all_squares = sums[f"{key} weight squares"][..., 0] if f"{key} weight squares" in sums else all_counts
     out = []
     for j in range(all_counts.shape[0]):
         counts, score_sums, outcome_sums = all_counts[j], all_scores[j], all_outcomes[j]
@@ -338,7 +343,8 @@ def reliability(key: str, sums: Sums, edges: np.ndarray) -> list:
         column_edges = edges if edges.ndim == 1 else edges[:, j]
         whole = np.rint(counts)  # counts of rows (sums of ones), or of weights, which stay as they are
         shown = whole.astype(np.int64) if np.array_equal(whole, counts) else counts
-        out.append(ReliabilityBins(column_edges, shown, mean, frequency))
+        squares = None if np.array_equal(all_squares[j], counts) else all_squares[j]
+        out.append(ReliabilityBins(column_edges, shown, mean, frequency, squares))
     return out
 
 

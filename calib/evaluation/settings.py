@@ -30,10 +30,11 @@ MAX_BOOTSTRAP = 100_000
 # The bootstrap sums of the binned metrics hold (bins x classes x resamples) numbers; past this many bytes
 # an evaluation is refused before it reads the data, with the resamples that fit.
 MAX_BINNED_SUMS_BYTES = 2**31
-# Numbers the binned sums keep per bin and resample, for each class and lens: 4 (the states of run_pass hold
-# 4 (K + 1) (n_bins + 1) per resample for K > 2, 8 (n_bins + 1) for K = 2; counted here as 4 (K + 2) (n_bins + 1),
-# a bound a test checks).
-_TERMS_PER_BIN = 4
+# Numbers the binned sums keep per bin and resample, for each class and lens: 5 (gaps, counts, score sums, outcome
+# sums and the squared weights of the frequency intervals' effective sizes; the states of run_pass hold every key
+# over all resamples, the point-only ones too: 5 (K + 1) (n_bins + 1) per resample for K > 2, 10 (n_bins + 1) for
+# K = 2; counted here as 5 (K + 2) (n_bins + 1), a bound a test checks).
+_TERMS_PER_BIN = 5
 
 
 @documented
@@ -185,7 +186,7 @@ class EvaluationSettings:
         >>> EvaluationSettings(n_bins=1000, n_boot=20_000).check_memory(3)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        calib.validation.CalibInputError: 20000 resamples of 1000 bins and 3 classes: ... (n_boot=13407) or ...
+        calib.validation.CalibInputError: 20000 resamples of 1000 bins and 3 classes: ... (n_boot=10725) or ...
         """
         need = self.binned_sums_bytes(n_classes, systems)
         if need <= MAX_BINNED_SUMS_BYTES:
@@ -210,8 +211,8 @@ class EvaluationSettings:
 
         Examples
         --------
-        >>> EvaluationSettings(n_bins=15, n_boot=200).binned_sums_bytes(10)  # 4 x 12 x 16 x 8 bytes x 201
-        1234944
+        >>> EvaluationSettings(n_bins=15, n_boot=200).binned_sums_bytes(10)  # 5 x 12 x 16 x 8 bytes x 201
+        1543680
         """
         return _TERMS_PER_BIN * (n_classes + 2) * (self.n_bins + 1) * 8 * (self.n_boot + 1) * systems
 

@@ -153,9 +153,16 @@ def test_weighted_ece_by_hand(seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_frequency_intervals_read_integer_weights_as_repeated_rows(seed):
+def test_frequency_intervals_of_weights_read_the_bins_effective_sizes_not_repeated_rows(seed):
+    # Weights are not frequencies here (issue 57): n is Kish's effective size (sum w)^2 / sum w^2 per bin
     x, y, w = weighted_rows(seed)
-    weighted = reliability_bins(x, y, n_bins=5, sample_weight=w).frequency_intervals(0.9)
+    bins = reliability_bins(x, y, n_bins=5, sample_weight=w)
+    ids = np.clip(np.searchsorted(np.arange(6) / 5, x, side="left") - 1, 0, 4)  # right-closed bins of k / 5
+    for b in range(5):
+        inside = (ids == b) & (w > 0)
+        expected = w[inside].sum() ** 2 / (w[inside] ** 2).sum() if inside.any() else 0.0
+        assert bins.effective_sizes()[b] == pytest.approx(expected, rel=1e-12)
     repeated = reliability_bins(np.repeat(x, w), np.repeat(y, w), n_bins=5).frequency_intervals(0.9)
-    for a, b in zip(weighted, repeated, strict=True):
-        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    low, high = bins.frequency_intervals(0.9)
+    occupied = bins.occupied
+    assert np.all(high[occupied] - low[occupied] >= repeated[1][occupied] - repeated[0][occupied] - 1e-12)
