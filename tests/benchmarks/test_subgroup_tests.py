@@ -26,3 +26,19 @@ def test_the_readme_shows_the_full_studys_table():
     root = Path(__file__).resolve().parents[2]
     table = (root / "benchmarks" / "subgroup_tests.md").read_text().strip()
     assert table and table in (root / "README.md").read_text()
+
+
+def test_the_search_names_a_crossing_and_the_readme_shows_what_segments_cost(monkeypatch):
+    from pathlib import Path
+
+    from benchmarks import segment_cost
+    from benchmarks.subgroup_tests import CROSSING
+
+    found = replicate(CELLS["crossing only"] | {"rows": 40_000}, 0)
+    assert found["searched"] == CROSSING and found["search p"] < 0.05
+    monkeypatch.setattr(segment_cost, "ROWS", 5_000)
+    wall, cpu = segment_cost.timed(columns=2, search_draws=19)
+    assert wall > 0 and cpu > 0
+    root = Path(__file__).resolve().parents[2]
+    table = (root / "benchmarks" / "segment_cost.md").read_text().strip()
+    assert table and table in (root / "README.md").read_text()
