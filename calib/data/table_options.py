@@ -124,10 +124,29 @@ class TableOptions:
         else:
             check_label_values(self.label_values)
         self._check_weight_column()
+        self._check_group_columns()
         check_scale(self.scale, self.kind)
         check_separators(self.sep, self.decimal)
         if self.format is not None:
             file_format(None, self.format)  # refuses an unknown format naming format= / --format
+
+    def _check_group_columns(self) -> None:
+        """Group columns are named once each, and none is the label column: segments of the outcome itself
+        would each hold one outcome, and every one would look miscalibrated."""
+        columns = self.group_column or ()
+        if len(set(columns)) != len(columns):
+            twice = sorted({c for c in columns if columns.count(c) > 1})
+            raise CalibInputError(
+                f"group_column names {twice} more than once; name each group column once",
+                cli_message=f"--groups names {' '.join(twice)} more than once; name each group column once",
+            )
+        if self.label_column in columns:
+            raise CalibInputError(
+                f"group_column {self.label_column!r} is the label column: a segment of one outcome looks "
+                "miscalibrated whatever the forecasts; group by columns known before the outcome",
+                cli_message=f"--groups {self.label_column} is the label column (--labels): a segment of one outcome "
+                "looks miscalibrated whatever the forecasts; group by columns known before the outcome",
+            )
 
     def _check_weight_column(self) -> None:
         """A weights column is no other column: the labels, ids and groups are read for themselves."""

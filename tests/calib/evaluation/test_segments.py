@@ -182,3 +182,16 @@ def test_a_missing_group_column_and_too_many_segments_are_refused_by_name(tmp_pa
     pd.DataFrame(probs, columns=["no", "yes"]).assign(label=y, A=groups[:, 0]).to_csv(tmp_path / "s.csv", index=False)
     assert main(["evaluate", str(tmp_path / "s.csv"), "--groups", "A", "site", "--quiet"]) == 1
     assert "has no column 'site' (--groups)" in capsys.readouterr().err
+
+
+def test_a_group_column_named_twice_or_the_label_column_is_refused_and_the_advice_runs(tmp_path, capsys):
+    probs, y, groups = _calibrated(1_000, 7)
+    frame = pd.DataFrame(probs, columns=["no", "yes"]).assign(label=np.array(["no", "yes"])[y], A=groups[:, 0])
+    frame.to_csv(tmp_path / "s.csv", index=False)
+    quick = ["--n-boot", "0", "--calibrators", "none", "--quiet"]
+    assert main(["evaluate", str(tmp_path / "s.csv"), "--groups", "A", "A", *quick]) == 1
+    assert "--groups names A more than once; name each group column once" in capsys.readouterr().err
+    assert main(["evaluate", str(tmp_path / "s.csv"), "--groups", "A", "label", *quick]) == 1
+    assert "--groups label is the label column" in capsys.readouterr().err
+    assert main(["evaluate", str(tmp_path / "s.csv"), "--groups", "A", *quick]) == 0
+    assert "worst segment (multicalibration): 5 segments" in capsys.readouterr().out
