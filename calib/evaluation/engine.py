@@ -33,7 +33,7 @@ from calib.evaluation.lens import corp_summary
 from calib.evaluation.metrics import reliability
 from calib.evaluation.passes import resampling_in_words
 from calib.evaluation.results import Comparison, Metric, Summary
-from calib.evaluation.segments import as_group_columns
+from calib.evaluation.segments import as_groups
 from calib.evaluation.settings import EvaluationSettings
 from calib.evaluation.subgroups import group_rows
 from calib.evaluation.weighting import WEIGHTED_RESAMPLING, say_weighted, weighting_of
@@ -157,25 +157,7 @@ def evaluate(
     if layout is not None and isinstance(costs, Mapping):  # anything else is refused below, naming the form
         costs = {key: _in_class_order(matrix, layout.given_order) for key, matrix in costs.items()}
     logp, y = check_inputs(scores, labels, kind, overwrite=overwrite)
-    group_ids = None
-    if groups is not None:
-        if hasattr(groups, "columns") and group_column == "group":  # a DataFrame: its columns name the groups
-            group_column = tuple(str(c) for c in groups.columns)
-        group_ids = np.asarray(groups)
-        if group_ids.ndim == 2 and group_ids.shape[1] == 1:
-            group_ids = group_ids[:, 0]
-        if group_ids.ndim not in (1, 2) or group_ids.shape[0] != y.size:
-            raise CalibInputError(
-                f"groups must hold one group per sample, shape {y.shape} (or ({y.size}, columns) for several group "
-                f"columns); got {group_ids.shape}"
-            )
-        group_column = as_group_columns(group_column, 1 if group_ids.ndim == 1 else group_ids.shape[1])
-        missing = _missing(group_ids).reshape(y.size, -1).any(axis=1)
-        if missing.any():
-            raise CalibInputError(
-                f"groups: {int(missing.sum())} samples have no group (None or NaN; first at row "
-                f"{int(np.flatnonzero(missing)[0])}, counting from 0); fill them in (e.g. with 'unknown') or drop them"
-            )
+    group_ids, group_column = (None, group_column) if groups is None else as_groups(groups, group_column, y.size)
     weights = as_sample_weights(sample_weight, y.size)
     chunks = [(logp, y, group_ids, weights)]
     summary = _evaluate(
@@ -307,15 +289,6 @@ def evaluate_chunks(
         say=progress or (lambda _: None),
         whole_limit=settings.sample_limit,
     )
-
-
-def _missing(values: np.ndarray) -> np.ndarray:
-    """Which values are None or NaN (as pandas' isna, without pandas)."""
-    if values.dtype.kind == "f":
-        return np.isnan(values)
-    if values.dtype.kind != "O":
-        return np.zeros(values.shape, dtype=bool)
-    return np.equal(values, None) | np.not_equal(values, values)  # elementwise on objects: NaN differs from itself
 
 
 def settings_from(settings: EvaluationSettings | None, options: dict) -> EvaluationSettings:

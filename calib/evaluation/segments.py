@@ -68,6 +68,46 @@ def as_group_columns(names, n_columns: int) -> tuple[str, ...]:
     return names
 
 
+def as_groups(groups, names, n: int) -> tuple[np.ndarray, tuple[str, ...]]:
+    """The groups of ``n`` samples as the pass reads them, (n,) for one column or (n, c) for c, and the
+    columns' names (:func:`as_group_columns`; a DataFrame's column names unless ``names`` says otherwise);
+    a sample without a group (None or NaN) is refused with its row.
+
+    Examples
+    --------
+    >>> ids, columns = as_groups(np.array([["a", 1], ["b", 2]], dtype=object), ("site", "ward"), 2)
+    >>> ids.shape, columns
+    ((2, 2), ('site', 'ward'))
+    """
+    if hasattr(groups, "columns") and names == "group":  # a DataFrame: its columns name the groups
+        names = tuple(str(c) for c in groups.columns)
+    ids = np.asarray(groups)
+    if ids.ndim == 2 and ids.shape[1] == 1:
+        ids = ids[:, 0]
+    if ids.ndim not in (1, 2) or ids.shape[0] != n:
+        raise CalibInputError(
+            f"groups must hold one group per sample, shape ({n},) (or ({n}, columns) for several group columns); "
+            f"got {ids.shape}"
+        )
+    columns = as_group_columns(names, 1 if ids.ndim == 1 else ids.shape[1])
+    missing = _missing(ids).reshape(n, -1).any(axis=1)
+    if missing.any():
+        raise CalibInputError(
+            f"groups: {int(missing.sum())} samples have no group (None or NaN; first at row "
+            f"{int(np.flatnonzero(missing)[0])}, counting from 0); fill them in (e.g. with 'unknown') or drop them"
+        )
+    return ids, columns
+
+
+def _missing(values: np.ndarray) -> np.ndarray:
+    """Which values are None or NaN (as pandas' isna, without pandas)."""
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    if values.dtype.kind != "O":
+        return np.zeros(values.shape, dtype=bool)
+    return np.equal(values, None) | np.not_equal(values, values)  # elementwise on objects: NaN differs from itself
+
+
 def block_segments(group_ids: np.ndarray, depth: int) -> Iterator[tuple[tuple, np.ndarray]]:
     """Every segment of a block's rows: (key, the rows in it, ascending), for each column's values and each
     crossing of up to ``depth`` columns; a key is the tuple of its (column index, value) pairs.
