@@ -129,6 +129,7 @@ def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
                     "p_adjusted": row.p_adjusted,
                     "flagged": row.flagged,
                     "tested": row.tested,
+                    **({} if row.tested else {"untested": row.untested}),
                     "error": row.error,
                 }
                 for row in summary.groups
@@ -151,6 +152,7 @@ def search_document(search) -> dict | None:
         "critical": search.critical,
         "searched": search.searched,
         "too_small": search.too_small,
+        "untestable": search.untestable,
         "draws": search.draws,
         "columns": list(search.columns),
         "depth": search.depth,
@@ -282,8 +284,6 @@ def group_lines(summary: Summary) -> list[str]:
         f"    {'group':<20s} {'n':>9s}{weight_head} {ece:>20s} {'S':>8s} {'z':>7s} {'p':>8s} {'p adj.':>8s}",
     ]
     width = max(20, *(len(row.group) for row in summary.groups))
-    minimum = summary.settings.min_segment
-    too_small = f"effective size below {minimum}" if weighted else f"fewer than {minimum} rows"
     lines[1] = lines[1].replace(f"{'group':<20s}", f"{'group':<{width}s}")
     for row in summary.groups:
         flag = "  flagged" if row.flagged else ""
@@ -291,7 +291,7 @@ def group_lines(summary: Summary) -> list[str]:
         test = (
             f"{row.statistic:8.2f} {row.z:7.2f} {row.p_value:8.4f} {row.p_adjusted:8.4f}{flag}"
             if row.tested
-            else f"{'':8s} {row.z:7.2f}  not tested ({too_small})"
+            else f"{'':8s} {row.z:7.2f}  not tested ({row.untested})"
         )
         lines.append(f"    {row.group:<{width}s} {row.n:9d}{weight} {row.metrics[ece].value:20.4f} {test}")
     return lines + search_lines(summary)
@@ -307,15 +307,14 @@ def search_lines(summary: Summary) -> list[str]:
     crossed = f"each value of {', '.join(search.columns)}"
     if depth > 1:
         crossed += f" and their crossings of up to {depth} columns"
-    small = (
-        f"; {search.too_small} smaller {'one' if search.too_small == 1 else 'ones'} not tested"
-        if search.too_small
-        else ""
-    )
+    small = f"; {search.too_small} smaller {_plural(search.too_small, 'one')} not tested" if search.too_small else ""
+    if search.untestable:
+        small += f"; {search.untestable} without an uncertain forecast (every forecast 0 or 1) not tested"
     flagged = [row.group for row in summary.groups if row.flagged]
     found = search.p_value < 0.05
     lines = [
-        f"  worst segment (multicalibration): {search.searched} segments of at least {search.min_segment} rows "
+        f"  worst segment (multicalibration): {search.searched} {_plural(search.searched, 'segment')} of at least "
+        f"{search.min_segment} rows "
         f"searched ({crossed}){small}",
         f"    {search.segment}: n {search.n}, S {search.statistic:.2f}, size-weighted error {search.error:.4f}; "
         f"p = {search.p_value:.4f} after the search ({search.draws} outcome draws from the forecasts; the largest S "
@@ -339,6 +338,10 @@ def search_lines(summary: Summary) -> list[str]:
             "smaller departures, or ones in smaller segments, may remain unseen"
         )
     return lines
+
+
+def _plural(count: int, word: str) -> str:
+    return word if count == 1 else f"{word}s"
 
 
 def corp_lines(corp, n_samples: int) -> list[str]:
@@ -410,7 +413,7 @@ def segment_figure(stem: Path, summary: Summary) -> list[Path]:
                        label=f"5 % after the search ({search.draws} draws)")  # fmt: skip
             ax.legend(fontsize=6, loc="lower right", frameon=False)
         ax.set_xlabel("Cox's statistic S (red: flagged, Holm-adjusted p < 0.05)")
-        worst = f" (worst: {search.segment}, p = {search.p_value:.4f})" if search else ""
+        worst = f"\nworst: {search.segment}, p = {search.p_value:.4f} after the search" if search else ""
         ax.set_title(f"segments of {summary.group_column} by calibration test{worst}", fontsize=8)
         return save_figure(fig, stem)
 

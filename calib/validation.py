@@ -297,7 +297,13 @@ def not_probabilities(arr: np.ndarray, name: str, columns=None) -> CalibInputErr
         )
     problem = f"{name} (kind='probs') must lie in [0, 1]; found values from {lo:.6g} to {hi:.6g}"
     cli_problem = problem.replace("(kind='probs')", "(--kind probs)")
-    sums = row_sums(arr) if np.isfinite(arr).all() else np.full(arr.shape[0], np.nan)
+    if arr.shape[1] == 1 and lo >= 0 and hi <= 100:  # one column (the positive class's): no rows to sum
+        found = "; one column of scores from 0 to 100 reads as percentages"
+        return CalibInputError(
+            f"{problem}{found}, which scale='percent' divides by 100 (or divide the scores by 100)",
+            cli_message=f"{cli_problem}{found}, which --scale percent divides by 100",
+        )
+    sums = row_sums(arr) if np.isfinite(arr).all() and arr.shape[1] > 1 else np.full(arr.shape[0], np.nan)
     if lo >= 0 and hi <= 100 and np.all(np.abs(sums - 100.0) <= 100 * ROUNDING_TOL):
         found = f"; every row sums to 100 ({sums.min():.6g} to {sums.max():.6g}): these are percentages"
         return CalibInputError(

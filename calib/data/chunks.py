@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from calib.data.classes import ClassLayout, two_columns
+from calib.data.classes import ClassLayout
 from calib.data.formats import TEXT_FORMATS, file_format, read_text_table, text_options
 from calib.data.reading import ScoreRows, check_score_arrays, group_values, index_column, table_layout
 from calib.data.table_options import TableOptions
@@ -275,8 +275,8 @@ class _ScoresOf:
                 f"{path}: a score cell in rows {start} to {start + len(frame) - 1} is not a number ({exc}); "
                 "scores must be numbers"
             ) from None
-        if len(self.columns) == 1:
-            scores = two_columns(scores[:, 0], self.kind)
+        if len(self.columns) == 1:  # scaled and checked as the one column it is, then completed to two classes
+            return self.rows.one_column(scores[:, 0], self.columns[0])
         return self.prepared(scores, path)
 
     def prepared(self, scores: np.ndarray, path: Path) -> np.ndarray:

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from calib.data.classes import ClassLayout, resolve_classes
+from calib.data.classes import ClassLayout, resolve_classes, two_columns
 from calib.data.table_options import TableOptions, check_scale
-from calib.validation import CalibInputError, CalibInputWarning, as_labels, renormalized
+from calib.validation import CalibInputError, CalibInputWarning, as_labels, not_probabilities, renormalized
 
 # The column pandas names a CSV's unnamed first column (DataFrame.to_csv writes its index that way).
 _UNNAMED = re.compile(r"^(Unnamed: 0|)$")
@@ -146,6 +146,15 @@ class ScoreRows:
     def scaled(self, scores: np.ndarray) -> np.ndarray:
         """``scores`` divided by 100 when they are percentages."""
         return np.asarray(scores, dtype=np.float64) / 100.0 if self.scale == "percent" else scores
+
+    def one_column(self, column: np.ndarray, name: str) -> np.ndarray:
+        """A table's single score column (the positive class's, ``name``) as two columns: divided by 100 first
+        when it holds percentages, and a probability outside [0, 1] refused as that column's, before the
+        other class's 1 - p is formed from it (which would be out of range too, and named nowhere)."""
+        column = self.scaled(column)
+        if self.kind == "probs" and np.isfinite(column).all() and ((column < 0) | (column > 1)).any():
+            raise not_probabilities(column[:, None], str(self.path), [name])
+        return two_columns(column, self.kind)
 
     def renormalized(self, scores: np.ndarray) -> np.ndarray:
         """``scores`` rescaled to sum to 1 when asked (:func:`calib.validation.renormalized`), the largest

@@ -24,7 +24,6 @@ from pathlib import Path
 import numpy as np
 
 from calib._internal.files import atomic_write
-from calib.data.classes import two_columns
 from calib.data.formats import (
     TEXT_FORMATS,
     file_format,
@@ -442,9 +441,11 @@ def load_table(
     columns = list(layout.columns)
     scores = frame[columns].to_numpy(dtype=np.float64)
     labels = layout.classes_of(frame[label_column]) if has_labels else None
-    if layout.one_column:
-        scores = two_columns(scores[:, 0], options.kind)
-    scores = _prepared(scores, options.kind, options.scale, options.renormalize, path, columns)
+    if layout.one_column:  # scaled and checked as the one column it is, then completed to two classes
+        scores = ScoreRows(path, options.kind, options.scale, False).one_column(scores[:, 0], columns[0])
+        scores = _prepared(scores, options.kind, "unit", False, path)
+    else:
+        scores = _prepared(scores, options.kind, options.scale, options.renormalize, path, columns)
     ids = frame[options.id_column].to_numpy() if options.id_column is not None else index_ids
     place = partial(row_place, path=path)
     groups = None if options.group_column is None else group_values(frame, options.group_column, path, place)

@@ -64,6 +64,8 @@ class GroupRow:
     tested: bool = True
     # Its size-weighted calibration error: its weight share times its ECE of the lens.
     error: float = float("nan")
+    # Why it is not tested ("" when it is): too few rows, or no information in its forecasts.
+    untested: str = ""
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,8 @@ class Multicalibration:
     statistic (its rows ``n``, its size-weighted error ``error`` and ``statistic``), the ``p_value`` of that
     largest statistic after the search (Monte Carlo, over ``draws`` outcome draws from the forecasts), the
     statistic the draws' maxima exceed 5 % of the time (``critical``), the segments ``searched`` (and how many
-    were too small), and the ``largest_error`` over the segments searched with its segment."""
+    were too small, and how many had no uncertain forecast: ``untestable``), and the ``largest_error`` over
+    the segments searched with its segment."""
 
     segment: str
     n: int
@@ -82,6 +85,7 @@ class Multicalibration:
     critical: float
     searched: int
     too_small: int
+    untestable: int
     draws: int
     largest_error: float
     largest_error_segment: str

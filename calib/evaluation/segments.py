@@ -96,16 +96,31 @@ def as_groups(groups, names, n: int) -> tuple[np.ndarray, tuple[str, ...]]:
             f"groups: {int(missing.sum())} samples have no group (None or NaN; first at row "
             f"{int(np.flatnonzero(missing)[0])}, counting from 0); fill them in (e.g. with 'unknown') or drop them"
         )
+    if ids.ndim == 1:
+        return _comparable(ids), columns
+    ids = ids.astype(object)
+    for j in range(ids.shape[1]):
+        ids[:, j] = _comparable(ids[:, j])
     return ids, columns
 
 
 def _missing(values: np.ndarray) -> np.ndarray:
-    """Which values are None or NaN (as pandas' isna, without pandas)."""
-    if values.dtype.kind == "f":
-        return np.isnan(values)
-    if values.dtype.kind != "O":
-        return np.zeros(values.shape, dtype=bool)
-    return np.equal(values, None) | np.not_equal(values, values)  # elementwise on objects: NaN differs from itself
+    """Which values are missing: None, NaN, pandas' NA or NaT (pandas' isna)."""
+    import pandas as pd
+
+    return np.asarray(pd.isna(values), dtype=bool)
+
+
+def _comparable(column: np.ndarray) -> np.ndarray:
+    """A group column whose values sort among themselves: a column of objects mixing kinds (1 and "a", as a
+    hand-typed spreadsheet gives) is read as text, as the readers of files read it."""
+    if column.dtype.kind != "O":
+        return column
+    try:
+        np.unique(column)
+    except TypeError:
+        return column.astype(str).astype(object)
+    return column
 
 
 def block_segments(group_ids: np.ndarray, depth: int) -> Iterator[tuple[tuple, np.ndarray]]:
@@ -229,7 +244,8 @@ def null_statistics(scores: np.ndarray, information: np.ndarray, degrees: np.nda
     with np.errstate(divide="ignore", invalid="ignore"):
         two = (u0 * u0 * i11 - 2.0 * u0 * u1 * i01 + u1 * u1 * i00) / (i00 * i11 - i01 * i01)
         one = u0 * u0 / i00
-    return np.where(degrees[:, None] == 2, two, one)
+    # a segment without information (every forecast 0 or 1) draws its outcomes without error: no evidence
+    return np.nan_to_num(np.where(degrees[:, None] == 2, two, one), nan=0.0)
 
 
 def search_p_value(observed: float, null_maxima: np.ndarray) -> float:

@@ -112,11 +112,14 @@ def check_group_count(by_group: dict) -> None:
     the groups make more than 1000 segments
     """
     if len(by_group) > MAX_GROUPS:
+        crossed = any(len(key) > 1 for key in by_group if isinstance(key, tuple))
+        cross = (" or cross fewer columns (segment_depth=1: each column alone)", " or cross fewer columns "
+                 "(--segment-depth 1: each column alone)") if crossed else ("", "")  # fmt: skip
         raise CalibInputError(
             f"the groups make more than {MAX_GROUPS} segments: choose group columns with fewer values (a segment, "
-            "a site) or bin them first, or cross fewer columns (segment_depth=1: each column alone)",
+            f"a site) or bin them first{cross[0]}",
             cli_message=f"the groups make more than {MAX_GROUPS} segments: choose --groups columns with fewer values "
-            "(a segment, a site) or bin them first, or cross fewer columns (--segment-depth 1: each column alone)",
+            f"(a segment, a site) or bin them first{cross[1]}",
         )
 
 
@@ -177,18 +180,19 @@ def group_rows(
         numerator, variance = state.sums["z numerator"][0, 0], state.sums["z variance"][0, 0]
         z = numerator / np.sqrt(variance) if variance > 0 else float("nan")
         cox = [float(state.sums[name][0, 0]) for name in COX_KEYS]
-        squares = point["group weight squares"]
-        tested = squares > 0 and effective_size(point["group weight"], squares) >= ctx.settings.min_segment
-        statistic, degree, p = cox_statistic(*cox) if tested else (float("nan"), 2, float("nan"))
+        untested = _untested(point, ctx.settings.min_segment)
+        statistic, degree, p = cox_statistic(*cox) if not untested else (float("nan"), 2, float("nan"))
+        if not untested and np.isnan(statistic):
+            untested = NO_INFORMATION
         bins = reliability(lens.bins[0], state.sums, ctx.edges[lens.bins[1]])
         error = point["group weight"] / total * metrics[lens.name].value if total > 0 else float("nan")
         rows.append(GroupRow(segment_name(key, columns), int(point["group rows"]), metrics, statistic, p, p, False,
-                             bins, point["group weight"], float(z), degree, tested, error))  # fmt: skip
+                             bins, point["group weight"], float(z), degree, not untested, error, untested))  # fmt: skip
         information.append(cox[2:])
         degrees.append(degree)
     adjusted = holm([r.p_value for r in rows])
     rows = [dataclasses.replace(r, p_adjusted=a, flagged=bool(a < 0.05)) for r, a in zip(rows, adjusted, strict=True)]
-    searched = [i for i, r in enumerate(rows) if r.tested and np.isfinite(r.statistic)]
+    searched = [i for i, r in enumerate(rows) if r.tested]
     if not searched:
         return rows, None
     null = np.stack([by_group[keys[i]].null for i in searched])
@@ -198,11 +202,26 @@ def group_rows(
     search = Multicalibration(
         segment=rows[worst].group, n=rows[worst].n, error=rows[worst].error, statistic=rows[worst].statistic,
         p_value=search_p_value(rows[worst].statistic, maxima), critical=float(np.quantile(maxima, 0.95)),
-        searched=len(searched), too_small=sum(not r.tested for r in rows), draws=maxima.size,
+        searched=len(searched), too_small=sum(r.untested != NO_INFORMATION for r in rows if not r.tested),
+        untestable=sum(r.untested == NO_INFORMATION for r in rows), draws=maxima.size,
         largest_error=rows[largest].error, largest_error_segment=rows[largest].group, columns=columns,
         depth=ctx.settings.segment_depth, min_segment=ctx.settings.min_segment,
     )  # fmt: skip
     return rows, search
+
+
+# Why a segment large enough is not tested: no forecast in it is uncertain, so no outcome could depart from it
+# by chance (its statistic is 0 / 0; a certain forecast that was wrong is an infinite statistic, and tested).
+NO_INFORMATION = "no information: every forecast is 0 or 1"
+
+
+def _untested(point: dict, minimum: int) -> str:
+    """Why a segment of these sizes is not tested ("" when it is): a Kish effective size below ``minimum``
+    (its rows, without sample weights: then the weights and their squares are the rows)."""
+    rows, weight, squares = point["group rows"], point["group weight"], point["group weight squares"]
+    if squares > 0 and effective_size(weight, squares) >= minimum:
+        return ""
+    return f"fewer than {minimum} rows" if weight == rows == squares else f"effective size below {minimum}"
 
 
 def holm(p_values: list[float]) -> list[float]:

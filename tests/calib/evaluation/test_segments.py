@@ -195,3 +195,33 @@ def test_a_group_column_named_twice_or_the_label_column_is_refused_and_the_advic
     assert "--groups label is the label column" in capsys.readouterr().err
     assert main(["evaluate", str(tmp_path / "s.csv"), "--groups", "A", *quick]) == 0
     assert "worst segment (multicalibration): 5 segments" in capsys.readouterr().out
+
+
+def test_certain_forecasts_are_searched_when_one_was_wrong_and_said_untestable_when_all_were_right():
+    rng = np.random.default_rng(8)
+    n = 2_000
+    p = rng.uniform(0.05, 0.95, n)
+    y = (rng.random(n) < p).astype(int)
+    segment = np.where(np.arange(n) < 300, "certain", "other").astype(object)
+    p[:300] = rng.random(300) < 0.5  # forecasts of exactly 0 or 1, each right
+    y[:300] = p[:300]
+    s = evaluate(np.column_stack([1 - p, p]), y, kind="probs", groups=segment, **FAST)
+    certain = s.groups[0]
+    assert not certain.tested and certain.untested.startswith("no information") and np.isnan(certain.p_value)
+    assert (s.multicalibration.searched, s.multicalibration.untestable, s.multicalibration.too_small) == (1, 1, 0)
+    y[0] = 1 - y[0]  # one certain forecast wrong: infinitely strong evidence, and the search finds it
+    s = evaluate(np.column_stack([1 - p, p]), y, kind="probs", groups=segment, **FAST)
+    assert s.groups[0].tested and s.groups[0].flagged and s.groups[0].statistic == np.inf
+    assert s.multicalibration.segment == "certain" and s.multicalibration.searched == 2
+    assert s.multicalibration.p_value == 1 / (1 + s.multicalibration.draws)
+
+
+def test_groups_with_pandas_missing_values_or_mixed_kinds_are_read_as_the_files_read_them():
+    probs, y, _ = _calibrated(1_000, 9)
+    site = pd.array(np.where(np.arange(1_000) % 2, "north", "south"), dtype="string")
+    site[7] = pd.NA
+    with pytest.raises(CalibInputError, match="1 samples have no group .* first at row 7"):
+        evaluate(probs, y, kind="probs", groups=pd.DataFrame({"site": site}), **FAST)
+    mixed = np.array([12, "A1"] * 500, dtype=object)  # a hand-typed column: numbers and codes
+    s = evaluate(probs, y, kind="probs", groups=mixed, **FAST)
+    assert [row.group for row in s.groups] == ["12", "A1"]
