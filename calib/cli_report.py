@@ -119,6 +119,7 @@ def evaluation_document(file: str, summary: Summary, class_names=None) -> dict:
             "rows": [
                 {
                     "group": row.group,
+                    "values": {column: _plain(value) for column, value in row.values.items()},
                     "n": row.n,
                     **({"weight": row.weight} if summary.weighting else {}),
                     "metrics": metric_records(row.metrics),
@@ -184,6 +185,8 @@ def weights_line(weighting) -> str:
     )
 
 
+# groups.csv's column of each group column's value (empty where a segment is not defined by that column).
+GROUP_PREFIX = "group: "
 # The segments the ranking figure shows, at most (those with the largest statistic).
 RANKED_SEGMENTS = 25
 # The subgroups' test, as the text and the JSON say it.
@@ -340,6 +343,11 @@ def search_lines(summary: Summary) -> list[str]:
     return lines
 
 
+def _plain(value):
+    """A group value as JSON holds it: numbers and text as they are, anything else (a date) as its text."""
+    return value if isinstance(value, (str, int, float, bool)) else str(value)
+
+
 def _plural(count: int, word: str) -> str:
     return word if count == 1 else f"{word}s"
 
@@ -379,8 +387,10 @@ def write_outputs(out: Path, summary: Summary, document: str, progress, class_na
                            sample_weight=summary.lens_weights)  # fmt: skip
     written = [out / "metrics.json", out / "metrics.csv", *figures]
     if summary.group_column:
+        columns = list(dict.fromkeys(c for r in summary.groups for c in r.values))
         rows = [
-            {"group": r.group, "n": r.n, **({"weight": r.weight} if summary.weighting else {}),
+            {"group": r.group, **{f"{GROUP_PREFIX}{c}": r.values.get(c, "") for c in columns}, "n": r.n,
+             **({"weight": r.weight} if summary.weighting else {}),
              "statistic": r.statistic, "degrees": r.degrees, "z": r.z, "p_value": r.p_value, "p_adjusted": r.p_adjusted,
              "flagged": r.flagged, "tested": r.tested, "error": r.error}
             | {name: m.value for name, m in r.metrics.items()}

@@ -66,6 +66,8 @@ class GroupRow:
     error: float = float("nan")
     # Why it is not tested ("" when it is): too few rows, or no information in its forecasts.
     untested: str = ""
+    # Its value of each group column it is defined by (one column, or the crossed ones), by column name.
+    values: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -187,7 +187,8 @@ def group_rows(
         bins = reliability(lens.bins[0], state.sums, ctx.edges[lens.bins[1]])
         error = point["group weight"] / total * metrics[lens.name].value if total > 0 else float("nan")
         rows.append(GroupRow(segment_name(key, columns), int(point["group rows"]), metrics, statistic, p, p, False,
-                             bins, point["group weight"], float(z), degree, not untested, error, untested))  # fmt: skip
+                             bins, point["group weight"], float(z), degree, not untested, error, untested,
+                             {columns[j]: value for j, value in key}))  # fmt: skip
         information.append(cox[2:])
         degrees.append(degree)
     adjusted = holm([r.p_value for r in rows])

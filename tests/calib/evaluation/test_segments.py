@@ -163,7 +163,11 @@ def test_the_command_crosses_its_group_columns_and_reports_the_search(tmp_path, 
     assert search["segment"] == CROSSING and search["p_value"] < 0.05
     assert [row["group"] for row in document["groups"]["rows"]][4] == CROSSING
     assert {"segments.png", "segments.pdf", "groups.csv"} <= {p.name for p in out.iterdir()}
-    assert pd.read_csv(out / "groups.csv")["tested"].all()
+    table = pd.read_csv(out / "groups.csv", keep_default_na=False)
+    assert table["tested"].all()
+    assert table[["group: A", "group: B"]].iloc[4].tolist() == ["a1", "b1"]  # the crossing's values, column by column
+    assert table[["group: A", "group: B"]].iloc[0].tolist() == ["a1", ""]  # A=a1 alone: no value of B
+    assert document["groups"]["rows"][4]["values"] == {"A": "a1", "B": "b1"}
     assert main(["evaluate", str(tmp_path / "s.csv"), "--groups", "A", "B", "--n-boot", "0", "--calibrators",
                  "none", "--quiet"]) == 0  # fmt: skip
     text = capsys.readouterr().out
