@@ -143,9 +143,11 @@ def block_segments(group_ids: np.ndarray, depth: int) -> Iterator[tuple[tuple, n
             for j in subset:
                 code = code * found[j][0].size + found[j][1].reshape(-1)
             codes, inverse = np.unique(code, return_inverse=True)
-            order = np.argsort(inverse.reshape(-1), kind="stable")
-            ends = np.cumsum(np.bincount(inverse.reshape(-1), minlength=codes.size))
-            starts = ends - np.bincount(inverse.reshape(-1), minlength=codes.size)
+            inverse = inverse.reshape(-1)
+            order = np.argsort(inverse, kind="stable")
+            sizes = np.bincount(inverse, minlength=codes.size)
+            ends = np.cumsum(sizes)
+            starts = ends - sizes
             for g, value in enumerate(codes):
                 key, rest = [], int(value)
                 for j in reversed(subset):
