@@ -1,6 +1,6 @@
 """The config's blocks besides an experiment kind's own parameters, declared as dataclasses: a dataset, a
-sweep, an experiment's reference (its published numbers), and the root's keys (checked by
-:mod:`pipeline.config_checks`).
+sweep, an experiment's reference (its published numbers), an own-set protocol's block (the root's keys are
+:class:`pipeline.root.Root`).
 """
 
 from __future__ import annotations
@@ -155,17 +155,33 @@ class Reference:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Plot:
+    """How a sweep's aggregate figure shows its points: the value columns shown (``y``; every one if None),
+    a logarithmic x axis, the y axis's label."""
+
+    y: list[str] | None = None
+    log_x: bool = False
+    ylabel: str = "value"
+
+
+@dataclass(frozen=True, kw_only=True)
 class Sweep:
     """A declared sweep (configs/sweep/, :mod:`pipeline.sweeps`): an experiment and a grid of its keys."""
 
     title: str
     experiment: Any
     grid: dict[str, list[Any]]
-    plot: dict[str, Any] = field(default_factory=dict)
+    plot: Plot = field(default_factory=Plot)
     name: str | None = None
 
 
-ROOT_KEYS = (
-    "paths", "real_data", "zoo", "zoo_dataset", "point", "real_set", "papers", "experiment", "dataset", "sweep",
-    "own",
-)  # fmt: skip
+@dataclass(frozen=True, kw_only=True)
+class OwnProtocol:
+    """What a protocol of configs/experiment/own/ runs on: sets of ``classes`` ("any", "binary": K = 2,
+    "multiclass": K > 2); whether it takes a set's sample ``weights``; the paper's experiment whose rows its
+    table shows first (``beside``); a declaration key the set must give (``needs``)."""
+
+    classes: Literal["any", "binary", "multiclass"]
+    weights: bool = False
+    beside: str | None = None
+    needs: Literal["calibration_file"] | None = None

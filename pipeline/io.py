@@ -12,18 +12,28 @@ from calib._internal.files import atomic_write, checksum_matches, checksum_path
 VALUE_COLUMNS = ["row", "column", "x", "value", "ci_low", "ci_high"]
 
 
-def artifact_stem(results: str | Path, exp) -> Path:
-    """Where the files of experiment ``exp`` (a config) go under the ``results`` folder, without suffix:
-    ``<results>/<folder>/<artifact>``, the folder being the paper's unless the experiment names one.
+def artifact_key(exp) -> str:
+    """An artifact's place under the results folder, without suffix: ``<folder>/<artifact>``, the folder being
+    the paper's unless the experiment (its typed parameters ``exp``) names one (an own set's protocols).
 
-    Example: ``artifact_stem("results", experiment_config("ferrer2024_fig1").experiment)`` is
-    ``results/ferrer2024/fig1``.
+    Example: the key of ``experiment=ferrer2024_fig1`` is ``ferrer2024/fig1``.
     """
-    return Path(results) / (exp.get("folder") or exp.paper) / exp.artifact
+    return f"{exp.results_folder}/{exp.artifact}"
+
+
+def artifact_stem(results: str | Path, exp) -> Path:
+    """Where the files of experiment ``exp`` (its typed parameters) go under the ``results`` folder, without
+    suffix: ``<results>/<folder>/<artifact>`` (:func:`artifact_key`).
+
+    Example: ``artifact_stem("results", root.experiment)`` is ``results/ferrer2024/fig1`` for
+    ``experiment=ferrer2024_fig1``.
+    """
+    return Path(results) / artifact_key(exp)
 
 
 def values_path(results: str | Path, exp) -> Path:
-    """Where the tidy values of experiment ``exp`` (a config) go under the ``results`` folder."""
+    """Where the tidy values of experiment ``exp`` (its typed parameters) go under the ``results`` folder:
+    ``<stem>_values.csv`` beside the artifact's files."""
     stem = artifact_stem(results, exp)
     return stem.with_name(f"{stem.name}_values.csv")
 
@@ -43,21 +53,18 @@ def require_intact(path: Path, what: str) -> Path:
     if not checksum_matches(path):
         raise SystemExit(
             f"{what} {path} does not match its checksum {checksum_path(path).name} (truncated, altered or written "
-            f"by an interrupted run): `snakemake` discards and rebuilds it (or delete it, then `snakemake {path}`)"
+            f"by an interrupted run): make it again with `snakemake --cores 2 --forcerun {path}`"
         )
     return path
 
 
-def discard_corrupt(data_dir: str | Path) -> list[Path]:
-    """Delete every cached ``.npz`` under ``data_dir`` that fails its checksum (and its sidecar); return them.
+def corrupt_files(data_dir: str | Path) -> list[Path]:
+    """Every cached ``.npz`` under ``data_dir`` that fails its sha256 sidecar (truncated, altered, or written by
+    an interrupted run), sorted: the workflow names them with the command that makes them again.
 
-    The workflow calls this before building its DAG, so corrupt cached datasets are rebuilt in the same run.
+    Example: ``corrupt_files("results/data")`` is ``[]`` after a clean build.
     """
-    bad = [p for p in sorted(Path(data_dir).rglob("*.npz")) if not checksum_matches(p)]
-    for path in bad:
-        path.unlink(missing_ok=True)
-        checksum_path(path).unlink(missing_ok=True)
-    return bad
+    return [p for p in sorted(Path(data_dir).rglob("*.npz")) if not checksum_matches(p)]
 
 
 def load_dataset(path: Path) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from pipeline.config_blocks import Reference
+from pipeline.config_blocks import OwnProtocol, Reference
 from pipeline.parameters import ConfigError, message, typed
 
 PAPERS_DIR = Path(__file__).resolve().parent / "papers"
@@ -57,7 +57,8 @@ class Parameters:
     ``results/<folder>/<artifact>`` with ``folder``, as the protocols run on a user's own sets; a sweep's
     experiment may run a kind of no paper and has no artifact), ``title`` heads the figure or table, ``note``
     is added to its caption, ``reference`` says where its published numbers are
-    (:class:`pipeline.config_blocks.Reference`).
+    (:class:`pipeline.config_blocks.Reference`), ``own_protocol`` marks a protocol run on a user's own sets
+    (configs/experiment/own/, :class:`pipeline.config_blocks.OwnProtocol`).
     """
 
     paper: str | None = None
@@ -67,6 +68,12 @@ class Parameters:
     title: str = ""
     note: str | None = None
     reference: Reference | None = None
+    own_protocol: OwnProtocol | None = None
+
+    @property
+    def results_folder(self) -> str:
+        """The folder under the results folder that holds the artifact: ``folder``, else the paper's."""
+        return self.folder or self.paper
 
 
 def papers() -> list[str]:
@@ -85,18 +92,19 @@ def paper_kinds(paper: str | None) -> dict[str, Kind]:
     return {kind.name: kind for kind in module.KINDS}
 
 
-def kind_of(exp) -> Kind:
-    """The kind an experiment config (``paper`` and ``kind``) runs; a config without ``paper`` runs a sweep kind."""
-    return paper_kinds(exp.get("paper"))[exp.kind]
+def kind_of(parameters: Parameters) -> Kind:
+    """The kind typed experiment ``parameters`` run (their ``paper`` and ``kind``); without ``paper``, a sweep kind."""
+    return paper_kinds(parameters.paper)[parameters.kind]
 
 
-def parameters_of(exp: DictConfig, path: str = "experiment", sweep: bool = False) -> Parameters:
-    """The experiment config ``exp`` as its kind's parameters, every key and value checked.
+def parameters_of(exp: DictConfig | dict, path: str = "experiment", sweep: bool = False) -> Parameters:
+    """The experiment config ``exp`` (composed, or a plain mapping) as its kind's parameters, every key and
+    value checked.
 
     ``sweep``: the experiment block of a sweep, which may also run the sweep kinds of no paper (and kinds
     without a renderer, which run only as sweep points).
 
-    Example: ``parameters_of(experiment_config("ferrer2024_fig6").experiment).n_boot`` is an int.
+    Example: ``parameters_of(compose(["experiment=ferrer2024_fig6"])[0].experiment).n_boot`` is an int.
     """
     paper = exp.get("paper")
     if (paper is None and not sweep) or (paper is not None and paper not in papers()):

@@ -1,34 +1,35 @@
 """Posterior sets of the user's own, declared by config files and run under the papers' protocols.
 
-A set is one file, ``configs/real_systems/own/<name>.yaml`` (:class:`OwnSet`): the posteriors file (CSV, TSV,
-Parquet, Feather, .npz, or .npy with ``labels_file``), read as ``calib evaluate`` reads it, and optionally a
-held-out ``calibration_file`` and the file's ``sha256``. The workflow checks every declaration before any
-work (:func:`check`), writes the set as ``<data>/real/own/<name>.npz`` (and ``own/<name>/calibration.npz``,
-:func:`materialize`), and runs each protocol of ``configs/own_protocol/`` whose ``own_protocol.classes``
-fits the set's number of classes into ``results/own/<name>/`` (:func:`applies`; a set with sample weights,
-only under the protocols that declare ``own_protocol.weights: true``).
+A set is one file, ``configs/own/<name>.yaml`` (:class:`OwnSet`), an option of the config group ``own``: the
+posteriors file (CSV, TSV, Parquet, Feather, .npz, or .npy with ``labels_file``), read as ``calib evaluate``
+reads it, and optionally a held-out ``calibration_file`` and the file's ``sha256``. A protocol is an
+experiment of ``configs/experiment/own/``, run on a set with ``experiment=own/<protocol> own=<name>``. The
+workflow checks every declaration before any work (:func:`shape`), writes the set as
+``<data>/real/own/<name>.npz`` (and ``own/<name>/calibration.npz``, ``python -m pipeline.steps.fetch
+real_set=own/<name> own=<name>``), and runs each protocol whose ``own_protocol.classes`` fits the set's number
+of classes into ``results/own/<name>/`` (:func:`applies`; a set with sample weights, only under the protocols
+that declare ``own_protocol.weights: true``).
 
 A declaration's relative paths are read from the repository's folder; absolute ones as they are.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import sys
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from calib._internal.files import atomic_write, sha256_file
+from calib._internal.files import sha256_file
 from calib.data.formats import FORMATS, file_format
 from calib.data.real import PosteriorSet, load_posteriors, load_table
 from calib.data.table_options import TableOptions
 from calib.validation import CalibInputError, CalibInputWarning
-from pipeline.config import CACHE_DIR, CONFIG_DIR, OWN_SETS, own_set_config, own_set_names
-from pipeline.parameters import ConfigError, message, typed
+from pipeline.config import CONFIG_DIR, OWN_SETS, own_set_names
+from pipeline.config_blocks import OwnProtocol
+from pipeline.parameters import ConfigError, typed
 
 REPOSITORY = CONFIG_DIR.parent
 PREFIX = "own/"  # real-set names of own sets: own/<name>, own/<name>/calibration
@@ -52,7 +53,7 @@ class Sha256:
 
 @dataclass(frozen=True, kw_only=True)
 class OwnSet:
-    """One own posterior set, as ``configs/real_systems/own/<name>.yaml`` declares it.
+    """One own posterior set, as ``configs/own/<name>.yaml`` declares it.
 
     ``file``: the posteriors (relative to the repository, or absolute); ``kind``: what its scores hold;
     ``labels``: the label column of a table (``calib evaluate --labels``); ``class_columns``: the score
@@ -118,22 +119,18 @@ def declaration_file(name: str) -> str:
 
 
 def real_set_names() -> list[str]:
-    """The real-set names of every declared own set (``own/<name>``, and ``own/<name>/calibration`` for those
-    with a calibration file), as experiments and sweeps name them."""
-    names = []
-    for name in own_set_names():
-        names.append(f"{PREFIX}{name}")
-        if own_set_config(name).get("calibration_file"):
-            names.append(f"{PREFIX}{name}/{CALIBRATION}")
-    return names
+    """The real-set names an own set may have (``own/<name>``, and ``own/<name>/calibration``: its calibration
+    split, which :func:`load` refuses for a set that declares no ``calibration_file``), as experiments and
+    sweeps name them."""
+    return [f"{PREFIX}{name}{split}" for name in own_set_names() for split in ("", f"/{CALIBRATION}")]
 
 
-def declared(name: str) -> OwnSet:
-    """The declaration of own set ``name``, every key and value checked (a :class:`ConfigError` naming the
-    config file and key otherwise)."""
+def declared_in(node, name: str) -> OwnSet:
+    """The declaration of own set ``name`` (its composed config ``node``), every key and value checked (a
+    :class:`ConfigError` naming the config file and key otherwise)."""
     where = declaration_file(name)
     try:
-        return typed(OwnSet, own_set_config(name), where)
+        return typed(OwnSet, node, where)
     except ConfigError as exc:
         raise ConfigError(str(exc).replace(f"{where}.", f"{where}: key ", 1)) from None
 
@@ -147,15 +144,16 @@ def error(name: str, key: str, problem: str) -> ConfigError:
     return ConfigError(f"config error at {declaration_file(name)}: key {key}: {problem}")
 
 
-def load(name: str, split: str = "test") -> PosteriorSet:
-    """The own set ``name`` (``split`` "test": its ``file``; "calibration": its ``calibration_file``), read as
+def load(name: str, spec: OwnSet, split: str = "test") -> PosteriorSet:
+    """The own set ``name`` declared by ``spec`` (``split`` "test": its ``file``; "calibration": its
+    ``calibration_file``), read as
     ``calib evaluate`` reads it and checked: the file exists, has the declared ``sha256``, and its scores and
     labels are valid posteriors of its classes; a :class:`ConfigError` naming the config file and key
     otherwise.
 
-    Example: ``load("mine").n_classes`` is the number of classes of ``configs/real_systems/own/mine.yaml``'s file.
+    Example: ``load("mine", root.own.declaration).n_classes`` is the number of classes of
+    ``configs/own/mine.yaml``'s file (``root``: :func:`pipeline.root.typed_root` of a config with ``own=mine``).
     """
-    spec = declared(name)
     key, labels_key = ("file", "labels_file") if split == "test" else ("calibration_file", "calibration_labels_file")
     given, labels_file = getattr(spec, key), getattr(spec, labels_key)
     if given is None:
@@ -221,27 +219,16 @@ def _declaration_words(problem) -> str:
     return re.sub(r"--([a-z][a-z-]*)", lambda m: m.group(1).replace("-", "_") + ":", text)
 
 
-def check(name: str) -> dict:
-    """The shape of own set ``name`` (``n_classes``, ``n_samples``, ``classes``, ``calibration``, and
-    ``weighted``: whether it declares sample weights), after :func:`load` checked its files; kept in
-    ``.snakemake/calib/own/`` while the declaration and the files it names are unchanged (size and
-    modification time), so a workflow run reads each file once.
-    """
-    spec = declared(name)
-    weighted = {"weighted": spec.weights is not None or spec.weights_file is not None}  # the declaration says it
-    named = (spec.file, spec.labels_file, spec.calibration_file, spec.calibration_labels_file, spec.weights_file)
-    files = [resolve(f) for f in named if f]
-    stamp = json.dumps([asdict(spec), [(str(f), *_stat(f)) for f in files]], sort_keys=True)
-    path = CACHE_DIR / "own" / f"{name}-{hashlib.sha256(stamp.encode()).hexdigest()[:20]}.json"
-    try:
-        return json.loads(path.read_text()) | weighted
-    except (OSError, ValueError):
-        pass
-    pset = load(name)
-    shape = {"n_classes": pset.n_classes, "n_samples": pset.n_samples, "classes": list(pset.class_names or ())}
-    shape["calibration"] = spec.calibration_file is not None
-    if shape["calibration"]:
-        held_out = load(name, CALIBRATION)
+def shape(name: str, spec: OwnSet) -> dict:
+    """The shape of own set ``name`` declared by ``spec`` (``n_classes``, ``n_samples``, ``classes``,
+    ``calibration``, and ``weighted``: whether it declares sample weights), after :func:`load` checked its
+    files (both splits, which must hold the same classes)."""
+    pset = load(name, spec)
+    found = {"n_classes": pset.n_classes, "n_samples": pset.n_samples, "classes": list(pset.class_names or ())}
+    found["calibration"] = spec.calibration_file is not None
+    found["weighted"] = spec.weights is not None or spec.weights_file is not None
+    if found["calibration"]:
+        held_out = load(name, spec, CALIBRATION)
         if (held_out.n_classes, held_out.class_names) != (pset.n_classes, pset.class_names):
             raise error(
                 name,
@@ -249,47 +236,20 @@ def check(name: str) -> dict:
                 f"its classes {held_out.class_names or held_out.n_classes} are not the file's "
                 f"{pset.class_names or pset.n_classes}: both splits must hold the same classes",
             )
-    for stale in path.parent.glob(f"{name}-*.json"):
-        stale.unlink(missing_ok=True)
-    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(shape)))
-    return shape | weighted
+    return found
 
 
-def _stat(path: Path) -> tuple[int, int]:
-    try:
-        stat = path.stat()
-    except OSError:
-        return (-1, -1)
-    return (stat.st_size, stat.st_mtime_ns)
+def fits(protocol: OwnProtocol, shape: dict) -> bool:
+    """Whether a protocol for ``protocol.classes`` ("any", "binary": K = 2, "multiclass": K > 2) fits a set of
+    ``shape``."""
+    return protocol.classes == "any" or (protocol.classes == "binary") == (shape["n_classes"] == 2)
 
 
-def check_classes(classes, protocol: str) -> None:
-    """A protocol's ``own_protocol.classes`` is one of :data:`CLASSES` (a misspelling would otherwise read as
-    "multiclass"); a :class:`ConfigError` naming its file otherwise."""
-    if classes not in CLASSES:
-        where = f"configs/own_protocol/{protocol}.yaml: own_protocol.classes"
-        raise ConfigError(message(where, f"{classes!r} is not a known name", CLASSES, classes))
-
-
-def check_weights(weights, protocol: str) -> None:
-    """A protocol's ``own_protocol.weights`` is true or false (a string "no" would otherwise read as true); a
-    :class:`ConfigError` naming its file otherwise."""
-    if not isinstance(weights, bool):
-        where = f"configs/own_protocol/{protocol}.yaml: own_protocol.weights"
-        told = "must be true (the protocol passes a set's sample weights to all it computes) or false"
-        raise ConfigError(f"config error at {where}: {told}; got {weights!r}")
-
-
-def fits(classes: str, shape: dict) -> bool:
-    """Whether a protocol for ``classes`` ("any", "binary": K = 2, "multiclass": K > 2) fits a set of ``shape``."""
-    return classes == "any" or (classes == "binary") == (shape["n_classes"] == 2)
-
-
-def applies(classes: str, weights: bool, shape: dict) -> bool:
-    """Whether a protocol for ``classes`` that takes sample weights (``weights``: its ``own_protocol.weights``)
-    runs on a set of ``shape``: its classes fit, and a set with weights runs only under a protocol that takes
-    them, never unweighted in silence (issue 56); :func:`refusal` says why otherwise."""
-    return fits(classes, shape) and (weights or not shape["weighted"])
+def applies(protocol: OwnProtocol, shape: dict) -> bool:
+    """Whether ``protocol`` runs on a set of ``shape``: its classes fit, and a set with sample weights runs only
+    under a protocol that takes them (``protocol.weights``), never unweighted in silence (issue 56);
+    :func:`refusal` says why otherwise."""
+    return fits(protocol, shape) and (protocol.weights or not shape["weighted"])
 
 
 def refusal(name: str, protocol: str) -> str:

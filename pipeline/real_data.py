@@ -17,14 +17,15 @@ import os
 import urllib.error
 import urllib.request
 from pathlib import Path
-
-from omegaconf import DictConfig
+from typing import TYPE_CHECKING
 
 from calib.data.registry import REAL_SETS, RealSet, upstream_url
 
+if TYPE_CHECKING:
+    from pipeline.root import Root
+
 ENV_MIRROR = "CALIB_REAL_DATA"
 ENV_URL = "CALIB_REAL_DATA_URL"
-DOWNLOAD_MODES = ("auto", True, False)
 HOW_TO_PROVIDE = (
     f"set the environment variable {ENV_MIRROR} (or real_data.mirror in configs/config.yaml) to a directory "
     "laid out like ../shared/real_posteriors, or let the machine reach the upstream repositories: with "
@@ -35,58 +36,48 @@ HOW_TO_PROVIDE = (
 PROBE_SECONDS = 10.0
 
 
-def mirror_dir(cfg: DictConfig) -> Path | None:
+def mirror_dir(root: Root) -> Path | None:
     """The mirror directory in effect (environment first), or None."""
-    value = os.environ.get(ENV_MIRROR) or cfg.real_data.get("mirror")
+    value = os.environ.get(ENV_MIRROR) or root.real_data.mirror
     return Path(value) if value else None
 
 
-def url_template(cfg: DictConfig) -> str:
+def url_template(root: Root) -> str:
     """The download address template in effect (environment first): ``{repo}``, ``{commit}``, ``{path}``."""
-    return os.environ.get(ENV_URL) or cfg.real_data.url
+    return os.environ.get(ENV_URL) or root.real_data.url
 
 
-def download_mode(cfg: DictConfig):
-    """``real_data.download`` as "auto", True or False; anything else stops with the allowed values."""
-    mode = cfg.real_data.download
-    if isinstance(mode, str) and mode.lower() in ("auto", "true", "false"):
-        mode = {"auto": "auto", "true": True, "false": False}[mode.lower()]
-    if mode not in DOWNLOAD_MODES or (mode != "auto" and not isinstance(mode, bool)):
-        raise SystemExit(f"real_data.download must be auto, true or false; got {mode!r}")
-    return mode
-
-
-def locate_options(cfg: DictConfig) -> dict:
+def locate_options(root: Root) -> dict:
     """Keyword arguments of :func:`calib.data.registry.locate` from the config."""
-    rd = cfg.real_data
+    rd = root.real_data
     return {
-        "mirror": mirror_dir(cfg),
+        "mirror": mirror_dir(root),
         "cache": Path(rd.cache),
-        "download": download_mode(cfg) is not False,
-        "url": url_template(cfg),
+        "download": root.real_data.download is not False,
+        "url": url_template(root),
         "timeout": float(rd.timeout_seconds),
     }
 
 
-def obtainable(cfg: DictConfig, name: str) -> bool:
+def obtainable(root: Root, name: str) -> bool:
     """Whether registered set ``name`` can be materialized: it is materialized already, or its files are in
     the mirror or the download cache, or downloads are on (``auto``: and the upstream answers)."""
     entry: RealSet = REAL_SETS[name]
     if entry.unavailable:
         return False
-    if real_set_path(cfg.paths.data, name).is_file():
+    if real_set_path(root.paths.data, name).is_file():
         return True
-    mirror = mirror_dir(cfg)
+    mirror = mirror_dir(root)
     local = [mirror / f for f in entry.files] if mirror is not None else []
     if local and all(p.is_file() for p in local):
         return True
-    mode = download_mode(cfg)
+    mode = root.real_data.download
     if mode is False:
         return False
-    if mode is True or all((Path(cfg.real_data.cache) / f).is_file() for f in entry.files):
+    if mode is True or all((Path(root.real_data.cache) / f).is_file() for f in entry.files):
         return True
-    probe = upstream_url(_family_file(entry.family), url_template(cfg))  # one probe per upstream repository
-    return upstream_answers(probe, float(cfg.real_data.timeout_seconds))
+    probe = upstream_url(_family_file(entry.family), url_template(root))  # one probe per upstream repository
+    return upstream_answers(probe, float(root.real_data.timeout_seconds))
 
 
 def _family_file(family: str) -> str:

@@ -16,7 +16,7 @@ from calib.data.synthetic import SYSTEMS
 from calib.data.zoo import SPLITS, zoo_names
 from calib.validation import Choice, Integer
 from pipeline import own_sets
-from pipeline.config import dataset_names
+from pipeline.config import group_options
 from pipeline.io import load_dataset, require_intact
 from pipeline.parameters import Invalid
 from pipeline.real_data import real_set_path
@@ -31,6 +31,13 @@ def posterior_sets() -> tuple[str, ...]:
 
 
 RealSet = Annotated[str, Choice(posterior_sets)]
+
+
+def dataset_names() -> list[str]:
+    """Every synthetic dataset config, sorted by name (configs/dataset/*.yaml)."""
+    return group_options("dataset")
+
+
 SyntheticDataset = Annotated[str, Choice(dataset_names)]
 SyntheticSystem = Annotated[str, Choice(SYSTEMS)]
 

@@ -1,31 +1,23 @@
-"""What the workflow builds, derived from the configs (the Snakefile repeats no path or parameter)."""
+"""What the workflow builds, derived from the typed configs (the Snakefile repeats no path or parameter).
+
+Every job is a composition (:func:`pipeline.config.listed_jobs`, :func:`pipeline.config.compositions`) typed
+once (:func:`pipeline.root.typed_root`); an :class:`Experiment` is that typed root with the overrides that
+compose it (its command by hand) and the config files it is composed from.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
+import functools
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from omegaconf import DictConfig, ListConfig
-
-import calib.data.registry
-import calib.validation
 from calib.data.registry import REAL_SETS
-from pipeline.config import CACHE_DIR, CONFIG_DIR, OWN_PROTOCOLS, experiment_config, experiment_files, experiment_names
-from pipeline.io import atomic_write
-from pipeline.kinds import PAPERS_DIR, kind_of, parameters_of
-from pipeline.own_sets import check_classes, check_weights
-
-# Besides configs/, the experiment list depends only on the pipeline's modules (the kinds and their parameters),
-# the registry of real sets and the checking rules.
-_LIST_SOURCES = (
-    *sorted(Path(__file__).parent.glob("*.py")),
-    *sorted(PAPERS_DIR.glob("*.py")),
-    Path(calib.data.registry.__file__),
-    Path(calib.validation.__file__),
-)
+from pipeline.config import CACHE_DIR, OWN_PROTOCOLS, compositions, listed_jobs, own_set_names
+from pipeline.io import artifact_key, artifact_stem
+from pipeline.kinds import Kind, Parameters, kind_of
+from pipeline.root import Own, Root, typed_root
 
 FIGURE_SUFFIXES = (".pdf", ".png")
 TABLE_SUFFIXES = (".csv", ".md", ".tex")
@@ -33,138 +25,177 @@ TABLE_SUFFIXES = (".csv", ".md", ".tex")
 
 @dataclass(frozen=True)
 class Experiment:
-    """One experiment as the workflow sees it."""
+    """One experiment as the workflow builds it: the Hydra ``overrides`` that compose it, its typed ``root``,
+    and the config files (``configs``) it is composed from (editing any of them rebuilds it)."""
 
-    name: str
-    paper: str
-    artifact: str
-    datasets: tuple[str, ...]
-    is_table: bool
-    real_sets: tuple[str, ...] = ()
-    configs: tuple[str, ...] = ()
-    caption: str = ""
-    job: str = ""
-    folder: str = ""  # results/<folder>/<artifact>: the paper's, or own/<set> for an own set's protocol
-    # An own set's protocol: the set, the classes it runs on, whether it takes sample weights, the experiment it
-    # sits beside (its own_protocol block).
-    own_set: str = ""
-    classes: str = "any"
-    weights: bool = False
-    beside: str = ""
+    overrides: tuple[str, ...]
+    root: Root
+    configs: tuple[str, ...]
+
+    @property
+    def parameters(self) -> Parameters:
+        return self.root.experiment
+
+    @property
+    def kind(self) -> Kind:
+        return kind_of(self.parameters)
+
+    @property
+    def name(self) -> str:
+        """The experiment's config: ``<paper>_<artifact>``, or ``own/<protocol>`` for an own set's protocol."""
+        return self.root.names["experiment"]
+
+    @property
+    def key(self) -> str:
+        """``<folder>/<artifact>``: its files' place under the results folder (:func:`pipeline.io.artifact_key`)."""
+        return artifact_key(self.parameters)
+
+    @property
+    def command(self) -> str:
+        """The overrides of ``python -m pipeline.steps.artifact`` that build it by hand."""
+        return shlex.join(self.overrides)
+
+    @property
+    def paper(self) -> str:
+        return self.parameters.paper
+
+    @property
+    def artifact(self) -> str:
+        return self.parameters.artifact
+
+    @property
+    def folder(self) -> str:
+        return self.parameters.results_folder
+
+    @property
+    def datasets(self) -> tuple[str, ...]:
+        return tuple(getattr(self.parameters, "datasets", None) or ())
+
+    @property
+    def real_sets(self) -> tuple[str, ...]:
+        return tuple(real_sets(self.parameters))
+
+    @property
+    def is_table(self) -> bool:
+        return self.kind.is_table
 
     @property
     def suffixes(self) -> tuple[str, ...]:
         return TABLE_SUFFIXES if self.is_table else FIGURE_SUFFIXES
 
+    @property
+    def job(self) -> str:
+        """The artifact job that builds it (:func:`jobs`)."""
+        return self.key if self.kind.own_job else self.folder
 
-def load_experiment(name: str) -> DictConfig:
-    """The composed config of one experiment, checked by typing it (:func:`pipeline.kinds.parameters_of`);
-    its file name must be ``<paper>_<artifact>`` (an own set's protocol: ``own_<set>_<artifact>``)."""
-    cfg = experiment_config(name)
-    exp = cfg.experiment
-    own = cfg.get("own")
-    if own is not None:
-        parameters_of(exp, f"configs/{OWN_PROTOCOLS}/{exp.artifact}.yaml (run on own set {own.name})")
-        check_classes(own.classes, exp.artifact)
-        check_weights(own.get("weights", False), exp.artifact)
-        if name != f"own_{own.name}_{exp.artifact}":
-            raise ValueError(f"configs/{OWN_PROTOCOLS}/{exp.artifact}.yaml must set artifact: <its file name>")
-        return cfg
-    parameters_of(exp, f"experiment {name}")
-    if name != f"{exp.paper}_{exp.artifact}":
-        raise ValueError(
-            f"configs/experiment/{name}.yaml must be named <paper>_<artifact> = {exp.paper}_{exp.artifact}"
-        )
-    return cfg
+    @property
+    def own(self) -> Own | None:
+        return self.root.own
+
+    @property
+    def own_set(self) -> str:
+        """The own set it runs on ("" for a paper's experiment)."""
+        return self.own.name if self.own is not None else ""
+
+    @property
+    def beside(self) -> str:
+        """The paper's experiment whose rows an own set's table shows first ("" if none)."""
+        protocol = self.parameters.own_protocol
+        return (protocol.beside or "") if protocol is not None else ""
 
 
-def real_sets(node) -> list[str]:
-    """Every real posterior set an experiment config names (values of ``set`` keys, at any depth).
+def real_sets(parameters) -> list[str]:
+    """Every real posterior set typed experiment ``parameters`` name (``set`` and ``sets`` fields, at any depth),
+    sorted.
 
     Sets the registry marks unavailable are left out: they are listed in tables, never computed.
     """
     found = []
-    if isinstance(node, DictConfig):
-        for key, value in node.items():
-            if key == "set" and isinstance(value, str):
-                found.append(value)
-            else:
-                found += real_sets(value)
-    elif isinstance(node, ListConfig):
-        for item in node:
-            found += real_sets(item)
+
+    def named(key: str, item) -> None:
+        if key == "set" and isinstance(item, str):
+            found.append(item)
+        elif key == "sets" and isinstance(item, list | tuple) and all(isinstance(s, str) for s in item):
+            found.extend(item)
+        else:
+            walk(item)
+
+    def walk(value) -> None:
+        if dataclasses.is_dataclass(value):
+            for f in dataclasses.fields(value):
+                item = getattr(value, f.name)
+                named(f.name, item)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                named(key, item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                walk(item)
+
+    walk(parameters)
     return sorted({s for s in found if s not in REAL_SETS or not REAL_SETS[s].unavailable})
 
 
-def caption(exp: DictConfig, sets: tuple[str, ...]) -> str:
+def artifact_files(results: str | Path, exp: Experiment) -> list[Path]:
+    """The figure files (.pdf, .png) or table files (.csv, .md, .tex) of ``exp`` under ``results``."""
+    stem = artifact_stem(results, exp.parameters)
+    return [Path(f"{stem}{suffix}") for suffix in exp.suffixes]
+
+
+def caption_path(exp: Parameters) -> Path:
+    """The file of the HTML report's caption of experiment ``exp`` (typed parameters): a report caption is a
+    file, one per artifact, ``.snakemake/calib/captions/<folder>/<artifact>.rst``, written by the step that
+    renders the artifact (:mod:`pipeline.steps.render`)."""
+    return CACHE_DIR / "captions" / f"{artifact_key(exp)}.rst"
+
+
+def caption(exp: Parameters) -> str:
     """What an artifact shows (its title), where its data come from, and the note of its config."""
     text = f"**{exp.paper} / {exp.artifact}**: {exp.title}."
+    sets = real_sets(exp)
     if sets:
         text += " Real posterior sets: " + ", ".join(f"``{s}``" for s in sets) + "."
-    if "reference" in exp:
+    if exp.reference is not None:
         text += " Its published numbers are compared in the reproduction report."
-    if "note" in exp:
+    if exp.note is not None:
         text += f" {exp.note}"
     return text
 
 
+@functools.cache  # once per process: the configs do not change under a running workflow or step
 def experiments() -> list[Experiment]:
-    """Every configured experiment.
-
-    Composing ~170 configs and importing every paper's module takes a few seconds, which every
-    ``snakemake`` call would pay before building its DAG; the list is therefore cached in
-    ``.snakemake/calib/``, keyed by the sha256 of every config file and of the modules that derive it.
-    A missing, stale or unreadable cache is simply recomputed; the cache is written atomically.
+    """Every listed experiment (:func:`pipeline.config.listed_jobs`), typed, in the order listed; an own set's
+    protocol only where the set gives what it ``needs``. A config whose name does not say its paper and
+    artifact stops with the name it must have.
     """
-    path = CACHE_DIR / f"experiments-{_list_key()}.json"
-    try:
-        return [
-            Experiment(**{k: tuple(v) if isinstance(v, list) else v for k, v in row.items()})
-            for row in json.loads(path.read_text())
-        ]
-    except (OSError, ValueError, TypeError):
-        pass
-    out = composed_experiments()
-    for stale in CACHE_DIR.glob("experiments-*.json"):
-        stale.unlink(missing_ok=True)
-    atomic_write(path, lambda tmp: tmp.write_text(json.dumps([dataclasses.asdict(e) for e in out])))
-    return out
-
-
-def _list_key() -> str:
-    """sha256 of the config files (paths and bytes) and of the modules the experiment list comes from."""
-    digest = hashlib.sha256()
-    named = [(str(f.relative_to(CONFIG_DIR)), f) for f in sorted(CONFIG_DIR.rglob("*.yaml"))]
-    for name, file in named + [(f.name, f) for f in _LIST_SOURCES]:
-        digest.update(name.encode() + b"\0" + file.read_bytes() + b"\0")
-    return digest.hexdigest()[:20]
-
-
-def composed_experiments() -> list[Experiment]:
-    """Every configured experiment, composed afresh."""
     out = []
-    for name in experiment_names():
-        cfg = load_experiment(name)
-        exp, own = cfg.experiment, cfg.get("own") or {}
-        kind = kind_of(exp)
-        datasets = tuple(exp.get("datasets", []))
-        configs = tuple(experiment_files(name))
-        sets = tuple(real_sets(exp))
-        folder = exp.get("folder") or exp.paper
-        job = f"{folder}/{exp.artifact}" if kind.own_job else folder
-        own = (
-            {"own_set": own.name, "classes": own.classes, "weights": own.get("weights", False)}
-            | {"beside": own.get("beside") or ""}
-            if own
-            else {}
-        )
-        out.append(
-            Experiment(
-                name, exp.paper, exp.artifact, datasets, kind.is_table, sets, configs, caption(exp, sets), job, folder,
-                **own,
+    for composition in compositions(listed_jobs()):
+        root = typed_root(composition.composed(), composition.choices)
+        exp, name = root.experiment, root.names["experiment"]
+        if root.own is None and name != f"{exp.paper}_{exp.artifact}":
+            raise SystemExit(
+                f"configs/experiment/{name}.yaml must be named <paper>_<artifact> = {exp.paper}_{exp.artifact}"
             )
-        )  # fmt: skip
+        if root.own is not None and name != f"own/{exp.artifact}":
+            raise SystemExit(f"configs/{OWN_PROTOCOLS}/{name.removeprefix('own/')}.yaml must set artifact: <its name>")
+        needs = exp.own_protocol.needs if exp.own_protocol is not None else None
+        if root.own is not None and needs and not getattr(root.own.declaration, needs):
+            continue
+        out.append(Experiment(composition.overrides, root, composition.files))
     return out
+
+
+@functools.cache
+def own_sets() -> dict[str, Own]:
+    """Every own set (``configs/own/<name>.yaml``) by name, its declaration typed (composed with ``own=<name>``)."""
+    jobs = [(f"own={name}",) for name in own_set_names()]
+    return {c.choices["own"]: typed_root(c.composed(), c.choices).own for c in compositions(jobs)}
+
+
+def settings(results: str) -> Root:
+    """The root config with ``paths.results=<results>`` and nothing selected, typed (the workflow's settings)."""
+    (composition,) = compositions([(f"paths.results={results}",)])
+    return typed_root(composition.composed(), composition.choices)
 
 
 def jobs(experiments: list[Experiment]) -> dict[str, list[Experiment]]:

@@ -1,8 +1,8 @@
 # The artifact jobs (pipeline.targets.jobs): one job per paper builds its artifacts one after another in one
 # process, and each artifact of a costly kind (own_job) has a job of its own. A job runs
-# `python -m pipeline.steps.batch`; `python -m pipeline.steps.artifact experiment=<paper>_<artifact>` builds
-# one artifact by hand, with the same bytes. Each figure and table carries its own caption in the HTML report
-# (written by common.smk under .snakemake/calib/captions/).
+# `python -m pipeline.steps.batch` with each experiment's Hydra overrides; `python -m pipeline.steps.artifact
+# <overrides>` (the command the job's log prints for each) builds one artifact by hand, with the same bytes.
+# Each figure and table carries its own caption in the HTML report (written where it is rendered).
 
 
 for job, members in JOBS.items():
@@ -16,7 +16,7 @@ for job, members in JOBS.items():
         output:
             artifact_outputs(members),
         params:
-            experiments=[e.name for e in members],
+            experiments=[e.command for e in members],
             results=results_folder(depth=1 + members[0].folder.count("/")),
         priority: rule_priority(rule_name(job))
         log:
@@ -30,4 +30,4 @@ for job, members in JOBS.items():
             mem_mb=rule_memory_mb(rule_name(job)),
             runtime=30,
         shell:
-            "python -m pipeline.steps.batch --results {params.results} {params.experiments} > {log} 2>&1"
+            "python -m pipeline.steps.batch --results {params.results} {params.experiments:q} > {log} 2>&1"

@@ -13,14 +13,14 @@ from calib.bibliography import cite, load_bibliography
 from calib.data.registry import REAL_SETS
 from calib.data.zoo import DATASETS as ZOO_DATASETS, MODELS as ZOO_MODELS, SPLITS as ZOO_SPLITS
 from pipeline.cluster_failures import explain_memory_kills
-from pipeline.config import compose_config, own_set_names
-from pipeline.io import discard_corrupt, write_if_changed
+from pipeline.config import group_options, remember
+from pipeline.io import corrupt_files, values_path
 from pipeline.job_costs import input_priorities, rule_memory_mb, rule_priority
-from pipeline.own_sets import applies, check as check_own_set, declaration_file, declared as own_declaration, fits, refusal, resolve
+from pipeline.own_sets import applies, declaration_file, fits, refusal, resolve, shape as own_shape
 from pipeline.own_sets import real_set_names as own_real_sets
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.sweeps import load_sweep, points, sweep_names
-from pipeline.targets import CACHE_DIR, experiments, jobs, rule_name
+from pipeline.targets import artifact_files, caption_path, experiments, jobs, own_sets, real_sets, rule_name, settings
 
 
 RESULTS = config["results"]
@@ -37,19 +37,28 @@ CODE = sorted(str(p) for folder in ("calib", "pipeline") for p in Path(".").glob
 # One file stands for all the code: jobs depend on it rather than on ~90 modules each (fewer files for the
 # scheduler to stat), and it records which code built the results.
 CODE_STAMP = f"{RESULTS}/code.sha256"
-SETTINGS = compose_config([f"paths.results={RESULTS}"])
-for corrupt in discard_corrupt(f"{RESULTS}/data") if workflow.is_main_process else ():  # rebuilt in this run
-    print(f"calib-repro: {corrupt} failed its sha256 check (truncated or altered); rebuilding it", file=sys.stderr)
-# The user's own posterior sets (configs/real_systems/own/): each declaration and file checked before any work.
-OWN_SETS = {name: check_own_set(name) for name in own_set_names()}
+SETTINGS = settings(RESULTS)
+# Reading the workflow writes and deletes nothing: a cached data set that fails its sha256 check is named with
+# the command that makes it again (and what was made from it); a job that reads it stops with the same advice.
+CORRUPT = [str(p) for p in corrupt_files(f"{RESULTS}/data")] if workflow.is_main_process else []
+if CORRUPT:
+    print(
+        f"calib-repro: {', '.join(CORRUPT)} failed the sha256 check (truncated, altered, or written by an interrupted "
+        f"run); make them again with: snakemake --cores 2 --forcerun {' '.join(CORRUPT)}",
+        file=sys.stderr,
+    )
+# The user's own posterior sets (configs/own/): each declaration and file checked before any work.
+OWN = own_sets()
+OWN_SHAPES = {name: own_shape(name, own.declaration) for name, own in OWN.items()}
 ALL_EXPERIMENTS = {
-    f"{e.folder}/{e.artifact}": e
+    e.key: e
     for e in experiments()
     # a protocol runs where the set's classes fit, on a set with sample weights only if it takes them
-    if not e.own_set or applies(e.classes, e.weights, OWN_SETS[e.own_set])
+    if not e.own_set or applies(e.parameters.own_protocol, OWN_SHAPES[e.own_set])
 }
 for e in experiments() if workflow.is_main_process else ():  # said here, and in the own report
-    if e.own_set and fits(e.classes, OWN_SETS[e.own_set]) and not applies(e.classes, e.weights, OWN_SETS[e.own_set]):
+    shape = OWN_SHAPES.get(e.own_set)
+    if shape and fits(e.parameters.own_protocol, shape) and not applies(e.parameters.own_protocol, shape):
         print(f"calib-repro: {refusal(e.own_set, e.artifact)}", file=sys.stderr)
 MISSING = {
     key: [s for s in e.real_sets if s in REAL_SETS and not obtainable(SETTINGS, s)] for key, e in ALL_EXPERIMENTS.items()
@@ -62,21 +71,22 @@ if any(MISSING.values()):
         file=sys.stderr,
     )
 EXPERIMENTS = {key: e for key, e in ALL_EXPERIMENTS.items() if not MISSING[key]}
-OWN_ARTIFACTS = [f"{RESULTS}/{key}{suffix}" for key, e in EXPERIMENTS.items() if e.own_set for suffix in e.suffixes]
-BUILT_BY_NAME = {e.name: e for e in EXPERIMENTS.values()}
-TABLES = [key for key, e in EXPERIMENTS.items() if e.is_table]
-ARTIFACTS = [f"{RESULTS}/{key}{suffix}" for key, e in EXPERIMENTS.items() for suffix in e.suffixes]
+OWN_ARTIFACTS = [str(f) for e in EXPERIMENTS.values() if e.own_set for f in artifact_files(RESULTS, e)]
+BUILT_BY_NAME = {e.name: e for e in EXPERIMENTS.values() if not e.own_set}
+ARTIFACTS = [str(f) for e in EXPERIMENTS.values() for f in artifact_files(RESULTS, e)]
+VALUES = [str(values_path(RESULTS, e.parameters)) for e in EXPERIMENTS.values()]
+TABLES = [str(f) for e in EXPERIMENTS.values() if e.is_table for f in artifact_files(RESULTS, e) if f.suffix == ".md"]
 JOBS = jobs(list(EXPERIMENTS.values()))
-# The HTML report's caption of each artifact: a file per artifact (a report caption is a file), rewritten only
-# when its text changes.
-CAPTIONS = {
-    e.name: str(write_if_changed(CACHE_DIR / "captions" / f"{e.name}.rst", e.caption).resolve())
-    for e in EXPERIMENTS.values()
-}
 PAPER_TITLES = {paper: f"{cite(paper)}, {load_bibliography()[paper].title}" for paper in SETTINGS.papers}
 FETCHABLE = [name for name, entry in REAL_SETS.items() if not entry.unavailable]
-DATASETS = sorted(p.stem for p in Path("configs/dataset").glob("*.yaml"))
+DATASETS = group_options("dataset")
 SWEEPS = {name: load_sweep(name) for name in sweep_names()}
+
+
+# The compositions read above are kept for the next reading (pipeline.config): written when a run starts (and its
+# cluster jobs read the workflow again), never by a dry run.
+onstart:
+    remember()
 
 
 wildcard_constraints:
@@ -92,7 +102,7 @@ def experiment_inputs(exp):
     """The config files, synthetic datasets and real posterior sets an experiment reads."""
     data = [f"{RESULTS}/data/{d}.npz" for d in exp.datasets] + [f"{RESULTS}/data/real/{s}.npz" for s in exp.real_sets]
     beside = BUILT_BY_NAME.get(exp.beside)  # an own set's table shows its rows beside a paper's, when built here
-    joined = [f"{RESULTS}/{beside.folder}/{beside.artifact}_values.csv"] if beside else []
+    joined = [str(values_path(RESULTS, beside.parameters))] if beside else []
     return list(exp.configs) + data + joined
 
 
@@ -122,14 +132,14 @@ def paper_title(exp):
 def own_set_files(wildcards):
     """The declaration of an own set and the files it names (editing any of them rebuilds the set)."""
     name, _, split = wildcards.own_set.partition("/")
-    spec = own_declaration(name)
+    spec = OWN[name].declaration
     named = (spec.calibration_file, spec.calibration_labels_file) if split else (spec.file, spec.labels_file)
     return [declaration_file(name), *(str(resolve(f)) for f in named if f)]
 
 
 def sweep_sets(wildcards):
     """The real posterior sets a sweep's experiment reads."""
-    return [f"{RESULTS}/data/real/{s}.npz" for s in SWEEPS[wildcards.sweep].experiment.get("sets", [])]
+    return [f"{RESULTS}/data/real/{s}.npz" for s in real_sets(SWEEPS[wildcards.sweep].experiment)]
 
 
 def sweep_points(wildcards):
@@ -138,14 +148,14 @@ def sweep_points(wildcards):
 
 
 def artifact_outputs(members):
-    """Every file a job writes: each member's values CSV, then its figure or table files marked for the report."""
+    """Every file a job writes: each member's values CSV, then its figure or table files marked for the report
+    (the table's CSV or the figure's PNG), each with its caption (written where the artifact is rendered)."""
     out = []
     for e in members:
-        stem = f"{RESULTS}/{e.folder}/{e.artifact}"
-        shown = f"{stem}.csv" if e.is_table else f"{stem}.png"
-        out.append(f"{stem}_values.csv")
+        out.append(str(values_path(RESULTS, e.parameters)))
         section = "Tables" if e.is_table else "Figures"
-        for path in (f"{stem}{suffix}" for suffix in e.suffixes):
-            marked = report(path, caption=CAPTIONS[e.name], category=paper_title(e), subcategory=section)
-            out.append(marked if path == shown else path)
+        caption = str(caption_path(e.parameters))
+        for path in map(str, artifact_files(RESULTS, e)):
+            shown = path.endswith(".csv" if e.is_table else ".png")
+            out.append(report(path, caption=caption, category=paper_title(e), subcategory=section) if shown else path)
     return out

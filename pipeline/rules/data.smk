@@ -92,8 +92,8 @@ rule zoo:
         "python -m pipeline.steps.zoo zoo_dataset={wildcards.zoo_dataset} paths.results={params.results} > {log} 2>&1"
 
 
-# An own set (configs/real_systems/own/<name>.yaml, own_set=<name>) read from the file it declares, or its
-# calibration split (own_set=<name>/calibration) from its calibration_file.
+# An own set (configs/own/<name>.yaml, own_set=<name>) read from the file it declares, or its calibration split
+# (own_set=<name>/calibration) from its calibration_file.
 rule own_set:
     input:
         own_set_files,
@@ -103,6 +103,7 @@ rule own_set:
         lambda wildcards: start_priority(f"{RESULTS}/data/real/own/{wildcards.own_set}.npz")
     params:
         results=lambda wildcards, output: Path(output[0]).parents[3 + wildcards.own_set.count("/")],
+        own=lambda wildcards: wildcards.own_set.partition("/")[0],
     log:
         "logs/own_set/{own_set}.log",
     conda:
@@ -112,6 +113,7 @@ rule own_set:
         mem_mb=rule_memory_mb("fetch"),
         runtime=10,
     shell:
-        "python -m pipeline.steps.fetch real_set=own/{wildcards.own_set} paths.results={params.results} > {log} 2>&1"
+        "python -m pipeline.steps.fetch real_set=own/{wildcards.own_set} own={params.own} paths.results={params.results}"
+        " > {log} 2>&1"
         " || (cat {log} >&2; exit 1)"
 

@@ -3,8 +3,8 @@
 
 rule report:
     input:
-        [f"{RESULTS}/{key}_values.csv" for key in EXPERIMENTS],
-        [f"{RESULTS}/{key}.md" for key in TABLES],
+        VALUES,
+        TABLES,
         CODE_STAMP,
         references="configs/reference",
     output:

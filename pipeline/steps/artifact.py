@@ -8,39 +8,33 @@ and any file already rendered are removed, so no later run mistakes them for a f
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
-from omegaconf import DictConfig
-
-from pipeline.config_checks import check_config
 from pipeline.io import artifact_stem
-from pipeline.kinds import Parameters, kind_of, parameters_of
+from pipeline.kinds import kind_of
+from pipeline.root import Root
 from pipeline.steps.command_line import step
 from pipeline.steps.evaluate import evaluate
 from pipeline.steps.render import render
 from pipeline.targets import FIGURE_SUFFIXES, TABLE_SUFFIXES
 
 
-def build(cfg: DictConfig, parameters: Parameters | None = None) -> None:
-    """Evaluate, then render (with the experiment's ``parameters``, typed once here if not given); on any
-    failure or interruption, remove what this job wrote."""
-    parameters = parameters_of(cfg.experiment) if parameters is None else parameters
-    values = evaluate(cfg, parameters)
+def build(root: Root) -> None:
+    """Evaluate, then render the experiment ``root`` selects; on any failure or interruption, remove what this
+    job wrote."""
+    values = evaluate(root)
     try:
-        render(cfg, parameters)
+        render(root)
     except BaseException:
-        exp = cfg.experiment
-        stem = artifact_stem(cfg.paths.results, exp)
+        exp = root.experiment
+        stem = artifact_stem(root.paths.results, exp)
         for suffix in TABLE_SUFFIXES if kind_of(exp).is_table else FIGURE_SUFFIXES:
             Path(f"{stem}{suffix}").unlink(missing_ok=True)
         values.unlink(missing_ok=True)
         raise
 
 
-@step
-def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
-    build(cfg, check_config(cfg))
+main = step(build)
 
 
 if __name__ == "__main__":

@@ -1,43 +1,44 @@
 """Step: build several experiments one after another in one process (the workflow's artifact jobs).
 
-``python -m pipeline.steps.batch --results <folder> <paper>_<artifact> [...]`` builds each named
-experiment exactly as ``python -m pipeline.steps.artifact experiment=<paper>_<artifact>`` does
-(evaluate, then render; the same bytes), in the order given. Python, the libraries and matplotlib
-start once for all of them, and each config is read from the cache of composed experiments
-(``pipeline.config.experiment_config``). The first experiment that fails stops the step: its own
-files are removed (``pipeline.steps.artifact.build``) and Snakemake discards the job's other
-outputs, so a rerun builds the whole job again.
+``python -m pipeline.steps.batch --results <folder> 'experiment=<paper>_<artifact>' ['experiment=own/<p> own=<s>'
+...]`` builds each experiment, given by its Hydra overrides, exactly as ``python -m pipeline.steps.artifact
+<overrides> paths.results=<folder>`` does (the same composition, :func:`pipeline.config.compose`, the same
+task, the same bytes), in the order given, and prints that command for each. Python, the libraries and
+matplotlib start once for all of them. The first experiment that fails stops the step: its own files are
+removed (``pipeline.steps.artifact.build``) and Snakemake discards the job's other outputs, so a rerun builds
+the whole job again.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
+import shlex
 import time
 
-from pipeline.config import experiment_config, experiment_names
-from pipeline.config_checks import check_config
-from pipeline.parameters import ConfigError
+from pipeline.config import compose
+from pipeline.root import typed_root
 from pipeline.steps.artifact import build
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", required=True, help="the results folder (paths.results)")
-    parser.add_argument("experiments", nargs="+", metavar="experiment", help="<paper>_<artifact> config names")
+    parser.add_argument(
+        "experiments", nargs="+", metavar="overrides", help="an experiment's Hydra overrides, in one argument each"
+    )
     args = parser.parse_args(argv)
-    unknown = sorted(set(args.experiments) - set(experiment_names()))
-    if unknown:
-        parser.error(f"no config configs/experiment/<name>.yaml for {unknown}; see `ls configs/experiment`")
-    for name in args.experiments:
+    from hydra.errors import HydraException
+
+    for given in args.experiments:
         start = time.perf_counter()
-        cfg = experiment_config(name, results=args.results)
+        overrides = [*shlex.split(given), f"paths.results={args.results}"]
+        print(f"batch: python -m pipeline.steps.artifact {shlex.join(overrides)}", flush=True)
         try:
-            parameters = check_config(cfg)
-        except ConfigError as exc:
-            sys.exit(f"batch: configs/experiment/{name}.yaml: {exc}")
-        build(cfg, parameters)
-        print(f"batch: built {name} in {time.perf_counter() - start:.1f} s", flush=True)
+            root = typed_root(*compose(overrides))
+        except HydraException as exc:
+            parser.error(f"{given}: {exc}")
+        build(root)
+        print(f"batch: built {given} in {time.perf_counter() - start:.1f} s", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,32 +1,29 @@
 """Step: the report's section on the user's own posterior sets, alone (``results/own/report.md``).
 
 ``snakemake own`` builds it; the full report (``pipeline.steps.report``) carries the same section. For each
-set declared in ``configs/real_systems/own/``: its shape, then each protocol run on it (its table, or the
+set declared in ``configs/own/``: its shape, then each protocol run on it (its table, or the
 path of its figure), the protocols that do not apply to its number of classes, and a line for each protocol
 that cannot take the set's sample weights (:func:`pipeline.own_sets.refusal`), which is not run on it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
-from omegaconf import DictConfig
-
 from pipeline import own_sets
-from pipeline.config import experiment_config
-from pipeline.config_checks import check_config
+from pipeline.config import OWN_PROTOCOLS
 from pipeline.io import artifact_stem, write_text
+from pipeline.root import Root
 from pipeline.steps.command_line import step
 from pipeline.targets import experiments
 
 TITLE = "Your own posterior sets"
 
 
-def own_section(cfg: DictConfig, level: int = 2) -> list[str]:
+def own_section(root: Root, level: int = 2) -> list[str]:
     """The Markdown lines of the section, its heading at ``level``; empty when no set is declared.
 
-    Example: with ``configs/real_systems/own/mine.yaml`` declared and built, the section lists
+    Example: with ``configs/own/mine.yaml`` declared and built, the section lists
     ``results/own/mine/table2.md``'s table under "mine".
     """
     listed = [e for e in experiments() if e.own_set]
@@ -37,29 +34,31 @@ def own_section(cfg: DictConfig, level: int = 2) -> list[str]:
     lines = [
         f"{head} {TITLE}",
         "",
-        f"Each set declared in `configs/{own_sets.OWN_SETS}/`, under every protocol of `configs/own_protocol/` "
+        f"Each set declared in `configs/{own_sets.OWN_SETS}/`, under every protocol of `configs/{OWN_PROTOCOLS}/` "
         'that applies to its number of classes (README: "Your own posterior sets").',
         "",
     ]
     for name in names:
-        shape = own_sets.check(name)
-        label = experiment_config(next(e.name for e in listed if e.own_set == name)).own.label
+        own = next(e.own for e in listed if e.own_set == name)
+        shape, label = own_sets.shape(name, own.declaration), own.label
         classes = ", ".join(shape["classes"]) or str(shape["n_classes"])
         lines += [f"{head}# {label} (`{own_sets.declaration_file(name)}`)", ""]
         lines += [f"{shape['n_samples']} samples, {shape['n_classes']} classes ({classes}).", ""]
         mine = [e for e in listed if e.own_set == name]
-        skipped = [e.artifact for e in mine if not own_sets.fits(e.classes, shape)]
+        skipped = [e.artifact for e in mine if not own_sets.fits(e.parameters.own_protocol, shape)]
         if skipped:
             lines += [f"Not run (for sets of another number of classes): {', '.join(skipped)}.", ""]
         refused = [
-            e.artifact for e in mine if e.artifact not in skipped and not own_sets.applies(e.classes, e.weights, shape)
+            e.artifact
+            for e in mine
+            if e.artifact not in skipped and not own_sets.applies(e.parameters.own_protocol, shape)
         ]
         lines += [line for artifact in refused for line in (own_sets.refusal(name, artifact) + ".", "")]
         for e in mine:
             if e.artifact in skipped or e.artifact in refused:
                 continue
-            exp = experiment_config(e.name, results=cfg.paths.results).experiment
-            stem = artifact_stem(cfg.paths.results, exp)
+            exp = e.parameters
+            stem = artifact_stem(root.paths.results, exp)
             lines += [f"{head}## {e.artifact}: {exp.title}", ""]
             table = Path(f"{stem}.md")
             if e.is_table and table.exists():
@@ -72,10 +71,9 @@ def own_section(cfg: DictConfig, level: int = 2) -> list[str]:
 
 
 @step
-def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
-    check_config(cfg)
-    lines = own_section(cfg, level=1) or [f"# {TITLE}", "", f"No set is declared in configs/{own_sets.OWN_SETS}/."]
-    path = write_text(Path(cfg.paths.results) / "own" / "report.md", "\n".join(lines) + "\n")
+def main(root: Root) -> None:
+    lines = own_section(root, level=1) or [f"# {TITLE}", "", f"No set is declared in configs/{own_sets.OWN_SETS}/."]
+    path = write_text(root.results / "own" / "report.md", "\n".join(lines) + "\n")
     print(f"own_report: wrote {path}")
 
 

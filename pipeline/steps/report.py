@@ -14,16 +14,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf
 
 from calib.bibliography import reference
 from calib.data.registry import REAL_SETS
 from pipeline.claims import CLAIM_COLUMNS, claims_table
-from pipeline.config import experiment_config, experiment_names
-from pipeline.config_checks import check_config
 from pipeline.io import artifact_stem, read_values, values_path, write_csv, write_text
+from pipeline.kinds import Parameters
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.references import REPORT_COLUMNS, compare, consults_other_experiments
+from pipeline.root import Root
 from pipeline.statuses import NON_VERDICTS, STATUSES, VERDICTS
 from pipeline.steps.command_line import step
 from pipeline.steps.own_report import own_section
@@ -38,38 +37,22 @@ def _fmt(value: float) -> str:
     return "" if pd.isna(value) and not isinstance(value, float) else "nan" if pd.isna(value) else f"{value:.6g}"
 
 
-def _values(cfg: DictConfig, exp: DictConfig) -> tuple[pd.DataFrame | None, str]:
+def _values(root: Root, exp: Parameters) -> tuple[pd.DataFrame | None, str]:
     """Our values of ``exp``, or None and why they are missing (real sets this machine cannot obtain)."""
-    path = values_path(Path(cfg.paths.results), exp)
+    path = values_path(root.results, exp)
     if path.exists():
         return read_values(path), ""
-    missing = [s for s in real_sets(exp) if s in REAL_SETS and not obtainable(cfg, s)]
+    missing = [s for s in real_sets(exp) if s in REAL_SETS and not obtainable(root, s)]
     if not missing:
         raise SystemExit(f"{path} is missing: build it with `snakemake {path}`")
     return None, f"the real posterior sets {missing} are not available here; {HOW_TO_PROVIDE}"
 
 
-def _name(exp: DictConfig) -> str:
+def _name(exp: Parameters) -> str:
     return f"{exp.paper}_{exp.artifact}"
 
 
-def _experiment_configs() -> list[DictConfig]:
-    """Every experiment's config, composed for reading: not checked again (:func:`pipeline.targets.experiments`,
-    which the workflow and :func:`build` call, checks every config whenever one changed), and not in struct
-    mode, since the comparisons look up many keys a config may lack (each an exception in struct mode)."""
-    out = []
-    for name in experiment_names():
-        cfg = experiment_config(name)
-        if cfg.get("own") is not None:  # an own set's protocol: its own section (pipeline.steps.own_report)
-            continue
-        exp = cfg.experiment
-        OmegaConf.set_struct(exp, False)
-        OmegaConf.set_readonly(exp, True)
-        out.append(exp)
-    return out
-
-
-def comparisons(cfg: DictConfig, experiments: list[DictConfig], loaded: Mapping | None = None) -> pd.DataFrame:
+def comparisons(root: Root, experiments: list[Parameters], loaded: Mapping | None = None) -> pd.DataFrame:
     """Every published cell of every experiment, compared.
 
     ``loaded`` maps each experiment's ``<paper>_<artifact>`` to :func:`_values` of it (read here when not
@@ -77,9 +60,9 @@ def comparisons(cfg: DictConfig, experiments: list[DictConfig], loaded: Mapping 
     experiments that declare one are compared again once every verdict is known.
     """
     loaded = loaded or {}
-    inputs = {_name(e): (e, *(loaded.get(_name(e)) or _values(cfg, e))) for e in experiments if "reference" in e}
+    inputs = {_name(e): (e, *(loaded.get(_name(e)) or _values(root, e))) for e in experiments if e.reference}
     verdicts: dict = {}
-    references = Path(cfg.paths.references)
+    references = Path(root.paths.references)
     frames = {
         name: compare(exp, values, references, verdicts, missing=why) for name, (exp, values, why) in inputs.items()
     }
@@ -127,14 +110,14 @@ def _claims_section(claims: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _artifact_section(cfg: DictConfig, exp: DictConfig, frame: pd.DataFrame, values, why: str, is_table: bool):
-    results = Path(cfg.paths.results)
+def _artifact_section(root: Root, exp: Parameters, frame: pd.DataFrame, values, why: str, is_table: bool):
+    results = root.results
     lines = [f"### {exp.artifact}: {exp.title}", ""]
-    if "note" in exp:
+    if exp.note is not None:
         lines += [f"Note: {exp.note}", ""]
     if values is None:
         lines += [f"Not built: {why}.", ""]
-    if "reference" in exp:
+    if exp.reference is not None:
         mine = frame[(frame.paper == exp.paper) & (frame.artifact == exp.artifact)]
         counts = mine.status.value_counts()
         lines += [", ".join(f"{s}: {counts[s]}" for s in STATUSES if s in counts), ""]
@@ -152,14 +135,15 @@ def _artifact_section(cfg: DictConfig, exp: DictConfig, frame: pd.DataFrame, val
     return lines
 
 
-def build(cfg: DictConfig) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+def build(root: Root) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """The cell-by-cell comparison, the claims table and the Markdown report."""
-    experiments = _experiment_configs()
-    loaded = {_name(e): _values(cfg, e) for e in experiments}
-    tables = {e.name for e in listed_experiments() if e.is_table}
-    frame = comparisons(cfg, experiments, loaded)
-    claims = claims_table(cfg, experiments)
-    papers = list(cfg.papers)
+    papers_experiments = [e for e in listed_experiments() if e.own is None]  # own sets: their own section
+    experiments = [e.parameters for e in papers_experiments]
+    loaded = {_name(e): _values(root, e) for e in experiments}
+    tables = {e.name for e in papers_experiments if e.is_table}
+    frame = comparisons(root, experiments, loaded)
+    claims = claims_table(root.results, experiments)
+    papers = list(root.papers)
     counts = summary(frame, papers)
     lines = [
         "# Reproduction report",
@@ -177,24 +161,23 @@ def build(cfg: DictConfig) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     lines += [_table(missed), ""] if len(missed) else ["None.", ""]
     lines += ["## The papers' claims on our data", ""]
     lines += _claims_section(claims) if len(claims) else ["No claims are checked.", ""]
-    for paper in cfg.papers:
+    for paper in root.papers:
         lines += [f"## {paper}: {reference(paper)}", ""]
         mine = [e for e in experiments if e.paper == paper]
         if not mine:
             lines += ["No experiments of this paper are configured yet.", ""]
         for exp in mine:
-            lines += _artifact_section(cfg, exp, frame, *loaded[_name(exp)], is_table=_name(exp) in tables)
-    lines += own_section(cfg)
+            lines += _artifact_section(root, exp, frame, *loaded[_name(exp)], is_table=_name(exp) in tables)
+    lines += own_section(root)
     return frame, claims, "\n".join(lines)
 
 
 @step
-def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
-    check_config(cfg)
-    frame, claims, text = build(cfg)
-    results = Path(cfg.paths.results)
+def main(root: Root) -> None:
+    frame, claims, text = build(root)
+    results = root.results
     write_csv(results / "reproduction.csv", frame)
-    write_csv(results / "reproduction_summary.csv", summary(frame, list(cfg.papers)))
+    write_csv(results / "reproduction_summary.csv", summary(frame, list(root.papers)))
     write_csv(results / "reproduction_misses.csv", misses(frame))
     write_csv(results / "claims.csv", claims.reindex(columns=CLAIM_COLUMNS))
     write_text(results / "report.md", text)

@@ -5,29 +5,24 @@ Writes ``<paths.data>/real/zoo/<dataset>/<model>/<split>.npz``, the layout of ma
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from omegaconf import DictConfig
-
 from calib.data.real import save_posterior_set
 from calib.data.zoo import DATASETS, MODELS, zoo_posteriors
-from pipeline.config_checks import check_config
 from pipeline.io import atomic_write
 from pipeline.real_data import real_set_path
+from pipeline.root import Root
 from pipeline.steps.command_line import step
 
 
 @step
-def main(cfg: DictConfig, choices: Mapping[str, str]) -> None:
-    check_config(cfg)
-    dataset = cfg.get("zoo_dataset")
+def main(root: Root) -> None:
+    dataset = root.zoo_dataset
     if dataset not in DATASETS:
         raise SystemExit(f"zoo needs zoo_dataset=<one of {sorted(DATASETS)}>; got {dataset!r}")
     for model in MODELS:
-        sets = zoo_posteriors(dataset, model, seed=cfg.zoo.seed, fractions=tuple(cfg.zoo.fractions))
+        sets = zoo_posteriors(dataset, model, seed=root.zoo.seed, fractions=tuple(root.zoo.fractions))
         for pset in sets.values():
             path = atomic_write(
-                real_set_path(cfg.paths.data, pset.name), lambda tmp, p=pset: save_posterior_set(tmp, p), checksum=True
+                real_set_path(root.paths.data, pset.name), lambda tmp, p=pset: save_posterior_set(tmp, p), checksum=True
             )
         print(
             f"zoo: {dataset} / {model}: wrote {path.parent} "
