@@ -79,18 +79,6 @@ def root_choices(choices) -> dict[str, str]:
     return {g: o for g, o in choices.items() if o is not None and "/" not in g and "@" not in g}
 
 
-def config_files(overrides: list[str] | tuple[str, ...]) -> list[str]:
-    """The config files (relative to the repository) Hydra composes ``overrides`` from, nested defaults
-    included, as Hydra lists them: editing any of them changes the composition."""
-    from hydra.core.global_hydra import GlobalHydra
-    from hydra.types import RunMode
-
-    _initialize()
-    defaults = GlobalHydra.instance().config_loader().compute_defaults_list("config", list(overrides), RunMode.RUN)
-    paths = (f"{d.config_path}.yaml" for d in defaults.defaults if d.config_path is not None)
-    return sorted({f"configs/{p}" for p in paths if (CONFIG_DIR / p).is_file()})  # not Hydra's own configs
-
-
 def _initialize() -> None:
     """Hydra's search path set to configs/ (inside a Hydra app, the app's is kept: the same folder)."""
     from hydra import initialize_config_dir
@@ -132,18 +120,16 @@ def listed_jobs() -> list[tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class Composition:
-    """What :func:`compose` gave for ``overrides`` (``config`` as a plain container), and :func:`config_files`."""
+    """What :func:`compose` gave for ``overrides``: the config (a plain container) and the choices."""
 
     overrides: tuple[str, ...]
     config: dict
     choices: dict[str, str]
-    files: tuple[str, ...]
 
-    def composed(self) -> DictConfig:
-        """The config again as Hydra's (struct mode)."""
-        cfg = OmegaConf.create(self.config)
-        OmegaConf.set_struct(cfg, True)
-        return cfg
+    @property
+    def digest(self) -> str:
+        """sha256 of the config: what the workflow records of a job's config, to run it again when it changes."""
+        return hashlib.sha256(json.dumps(self.config, sort_keys=True).encode()).hexdigest()
 
 
 def compositions(jobs: list[tuple[str, ...]]) -> list[Composition]:
@@ -176,7 +162,7 @@ def remember() -> Path | None:
     for stale in CACHE_DIR.glob("compositions-*.json"):
         if stale != path:
             stale.unlink(missing_ok=True)
-    rows = {key: [list(c.overrides), c.config, c.choices, list(c.files)] for key, c in known.items()}
+    rows = {key: [list(c.overrides), c.config, c.choices] for key, c in known.items()}
     return atomic_write(path, lambda tmp: tmp.write_text(json.dumps(rows)))
 
 
@@ -184,16 +170,17 @@ def _compose_all(jobs: list[tuple[str, ...]]) -> list[Composition]:
     out = []
     for job in jobs:
         cfg, choices = compose(job)
-        out.append(Composition(tuple(job), OmegaConf.to_container(cfg), choices, tuple(config_files(job))))
+        out.append(Composition(tuple(job), OmegaConf.to_container(cfg), choices))
     return out
 
 
 @functools.cache  # one dictionary per process, which compositions() fills and remember() writes
 def _known() -> dict[str, Composition]:
-    return {
-        key: Composition(tuple(o), config, choices, tuple(f))
-        for key, (o, config, choices, f) in _read(_cache_path()).items()
-    }
+    try:
+        rows = _read(_cache_path()).items()
+        return {key: Composition(tuple(o), config, choices) for key, (o, config, choices) in rows}
+    except (TypeError, ValueError, AttributeError):  # not what remember() writes: composed again
+        return {}
 
 
 def _read(path: Path) -> dict:

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-
-from omegaconf import DictConfig
 
 from pipeline.config_blocks import OwnProtocol, Reference
 from pipeline.parameters import ConfigError, message, typed
@@ -97,14 +95,14 @@ def kind_of(parameters: Parameters) -> Kind:
     return paper_kinds(parameters.paper)[parameters.kind]
 
 
-def parameters_of(exp: DictConfig | dict, path: str = "experiment", sweep: bool = False) -> Parameters:
-    """The experiment config ``exp`` (composed, or a plain mapping) as its kind's parameters, every key and
-    value checked.
+def parameters_of(exp: Mapping, path: str = "experiment", sweep: bool = False) -> Parameters:
+    """The experiment block ``exp`` of a composed config (plain, :func:`pipeline.root.typed_root`) as its kind's
+    parameters, every key and value checked.
 
     ``sweep``: the experiment block of a sweep, which may also run the sweep kinds of no paper (and kinds
     without a renderer, which run only as sweep points).
 
-    Example: ``parameters_of(compose(["experiment=ferrer2024_fig6"])[0].experiment).n_boot`` is an int.
+    Example: ``parameters_of({"paper": "ferrer2024", "kind": "fig1", ...})`` is the kind's dataclass.
     """
     paper = exp.get("paper")
     if (paper is None and not sweep) or (paper is not None and paper not in papers()):

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from calib.validation import Integer
 from pipeline.config_blocks import Dataset, Sweep
-from pipeline.config_checks import check_sweep
 from pipeline.kinds import Parameters, parameters_of
 from pipeline.own_sets import OwnSet, declared_in
-from pipeline.parameters import ConfigError, Fraction, Positive, Seed, message, typed
+from pipeline.parameters import ConfigError, Fraction, Positive, Seed, check_value, field_type, message, typed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,39 +106,83 @@ _SELECTED = ("experiment", "dataset", "sweep", "own", "own_set")  # typed apart 
 _ROOT_KEYS = tuple(f.name for f in dataclasses.fields(Root) if f.name != "names") + ("own_set",)
 
 
-def typed_root(cfg: DictConfig, choices: Mapping[str, str]) -> Root:
+def typed_root(cfg: DictConfig | dict, choices: Mapping[str, str]) -> Root:
     """The composed config ``cfg`` as a :class:`Root`, every key and value checked.
 
     Parameters
     ----------
-    cfg : DictConfig
-        The root config Hydra composed (:func:`pipeline.config.compose`, or a Hydra app's).
+    cfg : DictConfig or dict
+        The root config Hydra composed (:func:`pipeline.config.compose`, or a Hydra app's), or the plain
+        container of a resolved one (:class:`pipeline.config.Composition`).
     choices : mapping
         The option chosen for each root group (``{"experiment": "ferrer2024_fig1"}``).
 
     Raises
     ------
     ConfigError
-        For an unknown or missing key, or a value its declaration does not allow.
+        For an unknown or missing key, a value its declaration does not allow, or one that does not resolve.
 
     Example: ``typed_root(*compose(["experiment=ferrer2024_fig6"])).experiment.n_boot`` is an int.
     """
-    OmegaConf.resolve(cfg)  # now, while Hydra's state is this config's (a task may compose another later)
+    cfg = _plain(cfg) if isinstance(cfg, DictConfig) else cfg
     for key in cfg:
         if key not in _ROOT_KEYS:
             raise ConfigError(message(f"config.{key}", "unknown key", _ROOT_KEYS, key))
-    settings = typed(Root, {k: cfg[k] for k in cfg if k not in _SELECTED}, "config")
+    settings = typed(Root, {k: v for k, v in cfg.items() if k not in _SELECTED}, "config")
     names = {group: choices[group] for group in ("experiment", "dataset", "sweep", "own") if group in choices}
     selected: dict = {"names": names}
     if cfg.get("experiment") is not None:
         where = names.get("experiment", "experiment")
-        selected["experiment"] = parameters_of(cfg.experiment, f"experiment {where}")
+        selected["experiment"] = parameters_of(cfg["experiment"], f"experiment {where}")
     if cfg.get("dataset") is not None:
-        selected["dataset"] = typed(Dataset, cfg.dataset, "dataset")
+        selected["dataset"] = typed(Dataset, cfg["dataset"], "dataset")
     if cfg.get("sweep") is not None:
-        check_sweep(cfg.sweep, "sweep")
-        selected["sweep"] = dataclasses.replace(typed(Sweep, cfg.sweep, "sweep"), name=names["sweep"])
+        sweep = typed(Sweep, cfg["sweep"], "sweep")
+        _check_grid(sweep, "sweep")
+        selected["sweep"] = dataclasses.replace(sweep, name=names["sweep"])
     if cfg.get("own") is not None:
-        own = typed(OwnNames, cfg.own_set, "own_set")
-        selected["own"] = Own(**dataclasses.asdict(own), declaration=declared_in(cfg.own, own.name))
+        own = typed(OwnNames, cfg["own_set"], "own_set")
+        selected["own"] = Own(**dataclasses.asdict(own), declaration=declared_in(cfg["own"], own.name))
     return dataclasses.replace(settings, **selected)
+
+
+def _plain(cfg: DictConfig) -> dict:
+    """``cfg`` resolved as plain Python, now, while Hydra's state is this config's (a task may compose another
+    later); a value left ``???`` or one that does not resolve stops with its key."""
+    try:
+        return OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    except MissingMandatoryValue as exc:
+        raise ConfigError(message(exc.full_key, "is ??? (a value to give): give it one")) from None
+    except OmegaConfBaseException as exc:
+        where = getattr(exc, "full_key", None) or "config"
+        raise ConfigError(message(where, f"cannot be resolved: {str(exc).splitlines()[0]}")) from None
+
+
+def _check_grid(sweep: Sweep, path: str) -> None:
+    """A sweep's experiment (a sweep kind or an experiment kind) and every grid value, each checked against the
+    type of the experiment's key it sets."""
+    exp = sweep.experiment
+    parameters = parameters_of(exp, f"{path}: experiment", sweep=True)
+    for key, values in sweep.grid.items():
+        hint = field_type(type(parameters), key)
+        if hint is None or _lookup(exp, key) is _ABSENT:
+            known = [f"{k}.{sub}" for k, v in exp.items() if isinstance(v, dict) for sub in v]
+            known += [k for k, v in exp.items() if not isinstance(v, dict)]
+            raise ConfigError(message(f"{path}: grid.{key}", "is not a key of the sweep's experiment", known, key))
+        if len(values) == 0:
+            raise ConfigError(message(f"{path}: grid.{key}", f"must be a non-empty list of values; got {values!r}"))
+        for i, value in enumerate(values):
+            check_value(hint, value, f"{path}: grid.{key}[{i}]")
+
+
+_ABSENT = object()
+
+
+def _lookup(block: dict, dotted: str):
+    """The value at ``dotted`` (``generator.prior1``) in the nested mapping ``block``, or :data:`_ABSENT`."""
+    node = block
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return _ABSENT
+        node = node[part]
+    return node

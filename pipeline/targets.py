@@ -2,7 +2,7 @@
 
 Every job is a composition (:func:`pipeline.config.listed_jobs`, :func:`pipeline.config.compositions`) typed
 once (:func:`pipeline.root.typed_root`); an :class:`Experiment` is that typed root with the overrides that
-compose it (its command by hand) and the config files it is composed from.
+compose it (its command by hand) and the digest of its composed config.
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ TABLE_SUFFIXES = (".csv", ".md", ".tex")
 @dataclass(frozen=True)
 class Experiment:
     """One experiment as the workflow builds it: the Hydra ``overrides`` that compose it, its typed ``root``,
-    and the config files (``configs``) it is composed from (editing any of them rebuilds it)."""
+    and the sha256 of its composed config (``digest``: a job runs again when it changes, whichever file
+    changed it)."""
 
     overrides: tuple[str, ...]
     root: Root
-    configs: tuple[str, ...]
+    digest: str
 
     @property
     def parameters(self) -> Parameters:
@@ -170,7 +171,7 @@ def experiments() -> list[Experiment]:
     """
     out = []
     for composition in compositions(listed_jobs()):
-        root = typed_root(composition.composed(), composition.choices)
+        root = typed_root(composition.config, composition.choices)
         exp, name = root.experiment, root.names["experiment"]
         if root.own is None and name != f"{exp.paper}_{exp.artifact}":
             raise SystemExit(
@@ -181,7 +182,7 @@ def experiments() -> list[Experiment]:
         needs = exp.own_protocol.needs if exp.own_protocol is not None else None
         if root.own is not None and needs and not getattr(root.own.declaration, needs):
             continue
-        out.append(Experiment(composition.overrides, root, composition.files))
+        out.append(Experiment(composition.overrides, root, composition.digest))
     return out
 
 
@@ -189,13 +190,13 @@ def experiments() -> list[Experiment]:
 def own_sets() -> dict[str, Own]:
     """Every own set (``configs/own/<name>.yaml``) by name, its declaration typed (composed with ``own=<name>``)."""
     jobs = [(f"own={name}",) for name in own_set_names()]
-    return {c.choices["own"]: typed_root(c.composed(), c.choices).own for c in compositions(jobs)}
+    return {c.choices["own"]: typed_root(c.config, c.choices).own for c in compositions(jobs)}
 
 
 def settings(results: str) -> Root:
     """The root config with ``paths.results=<results>`` and nothing selected, typed (the workflow's settings)."""
     (composition,) = compositions([(f"paths.results={results}",)])
-    return typed_root(composition.composed(), composition.choices)
+    return typed_root(composition.config, composition.choices)
 
 
 def jobs(experiments: list[Experiment]) -> dict[str, list[Experiment]]:

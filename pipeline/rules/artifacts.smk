@@ -17,6 +17,8 @@ for job, members in JOBS.items():
             artifact_outputs(members),
         params:
             experiments=[e.command for e in members],
+            # each member's composed config (its sha256): a change reruns the job (Snakemake's params trigger)
+            configs=[e.digest for e in members],
             results=results_folder(depth=1 + members[0].folder.count("/")),
         priority: rule_priority(rule_name(job))
         log:

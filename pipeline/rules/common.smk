@@ -99,11 +99,11 @@ wildcard_constraints:
 
 
 def experiment_inputs(exp):
-    """The config files, synthetic datasets and real posterior sets an experiment reads."""
+    """The synthetic datasets and real posterior sets an experiment reads (its config is a param of its job)."""
     data = [f"{RESULTS}/data/{d}.npz" for d in exp.datasets] + [f"{RESULTS}/data/real/{s}.npz" for s in exp.real_sets]
     beside = BUILT_BY_NAME.get(exp.beside)  # an own set's table shows its rows beside a paper's, when built here
     joined = [str(values_path(RESULTS, beside.parameters))] if beside else []
-    return list(exp.configs) + data + joined
+    return data + joined
 
 
 # The longest artifact jobs start first, and each file they read (a data set, the code stamp) is made before
