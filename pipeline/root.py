@@ -22,6 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from calib.validation import Integer
+from pipeline.config import compose
 from pipeline.config_blocks import Dataset, Sweep
 from pipeline.kinds import Parameters, parameters_of
 from pipeline.own_sets import OwnSet, declared_in
@@ -144,6 +145,14 @@ def typed_root(cfg: DictConfig | dict, choices: Mapping[str, str]) -> Root:
         own = typed(OwnNames, cfg["own_set"], "own_set")
         selected["own"] = Own(**dataclasses.asdict(own), declaration=declared_in(cfg["own"], own.name))
     return dataclasses.replace(settings, **selected)
+
+
+def root_of(overrides: list[str] | tuple[str, ...] = ()) -> Root:
+    """The root config composed with ``overrides`` (:func:`pipeline.config.compose`), typed.
+
+    Example: ``root_of(["dataset=ferrer2024_k2_n400"]).dataset.n_samples`` is 400.
+    """
+    return typed_root(*compose(overrides))
 
 
 def _plain(cfg: DictConfig) -> dict:

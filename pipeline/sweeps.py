@@ -24,11 +24,11 @@ import numpy as np
 import pandas as pd
 
 from calib.plots.style import figure_style, save_figure, subplots
-from pipeline.config import compose, group_options
+from pipeline.config import group_options
 from pipeline.config_blocks import Sweep
 from pipeline.io import values_frame, write_csv
 from pipeline.kinds import kind_of, parameters_of
-from pipeline.root import typed_root
+from pipeline.root import root_of
 from pipeline.sources import DataSources
 
 
@@ -41,7 +41,7 @@ def load_sweep(name: str) -> Sweep:
     """A declared sweep (``sweep=<name>``), composed and typed, for the Snakefile."""
     if name not in sweep_names():
         raise SystemExit(f"sweep {name!r} is not declared; known sweeps: {sweep_names()} (configs/sweep/)")
-    return typed_root(*compose([f"sweep={name}"])).sweep
+    return root_of([f"sweep={name}"]).sweep
 
 
 def points(sweep: Sweep) -> list[dict]:

@@ -34,7 +34,6 @@ from calib.scoring.risk_curves import bayes_risk_curve
 from calib.scoring.scores import brier, brier_losses, cross_entropy, semi_empirical_cross_entropy
 from calib.validation import CalibInputError, Choice
 from pipeline.companions import UPSTREAM
-from pipeline.config import compose
 from pipeline.config_blocks import Grid
 from pipeline.io import write_table
 from pipeline.kinds import Kind, Parameters
@@ -47,7 +46,7 @@ from pipeline.named_metrics import (
     compute,
 )
 from pipeline.parameters import Count, Fraction, Seed
-from pipeline.root import typed_root
+from pipeline.root import root_of
 from pipeline.sources import DataSources, RealSet, RealSystem, SyntheticDataset, SyntheticSystem, system_set
 
 PERCENT_PREFIXES = ("RCL", "ECE")
@@ -300,7 +299,7 @@ def semi_empirical_table(exp: SemiEmpiricalTable, data: DataSources) -> list[dic
     records = []
     for dataset in exp.datasets:
         labels, systems, extras = data.dataset(dataset)
-        nominal_n = typed_root(*compose([f"dataset={dataset}"])).dataset.n_samples  # paper mode may drop a sample
+        nominal_n = root_of([f"dataset={dataset}"]).dataset.n_samples  # paper mode may drop a sample
         for system in exp.systems:
             logp = systems[system]
             folds = _authors_folds(exp, extras, system)

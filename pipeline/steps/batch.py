@@ -15,8 +15,7 @@ import argparse
 import shlex
 import time
 
-from pipeline.config import compose
-from pipeline.root import typed_root
+from pipeline.root import root_of
 from pipeline.steps.artifact import build
 
 
@@ -34,7 +33,7 @@ def main(argv: list[str] | None = None) -> None:
         overrides = [*shlex.split(given), f"paths.results={args.results}"]
         print(f"batch: python -m pipeline.steps.artifact {shlex.join(overrides)}", flush=True)
         try:
-            root = typed_root(*compose(overrides))
+            root = root_of(overrides)
         except HydraException as exc:
             parser.error(f"{given}: {exc}")
         build(root)

@@ -12,10 +12,9 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline import own_sets
-from pipeline.config import compose
 from pipeline.io import artifact_stem, values_path, write_if_changed
 from pipeline.kinds import kind_of
-from pipeline.root import Root, typed_root
+from pipeline.root import Root, root_of
 from pipeline.steps.command_line import step
 from pipeline.steps.evaluate import experiment_of
 from pipeline.targets import caption, caption_path
@@ -46,7 +45,7 @@ def _beside(root: Root, values: pd.DataFrame):
     name = parameters.own_protocol.beside if parameters.own_protocol is not None else None
     if not name:
         return values, parameters
-    theirs = typed_root(*compose([f"experiment={name}", f"paths.results={root.paths.results}"])).experiment
+    theirs = root_of([f"experiment={name}", f"paths.results={root.paths.results}"]).experiment
     path = values_path(root.paths.results, theirs)
     if not path.exists():
         return values, parameters
