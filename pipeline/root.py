@@ -138,9 +138,10 @@ def typed_root(cfg: DictConfig | dict, choices: Mapping[str, str]) -> Root:
     if cfg.get("dataset") is not None:
         selected["dataset"] = typed(Dataset, cfg["dataset"], "dataset")
     if cfg.get("sweep") is not None:
-        sweep = typed(Sweep, cfg["sweep"], "sweep")
-        _check_grid(sweep, "sweep")
-        selected["sweep"] = dataclasses.replace(sweep, name=names["sweep"])
+        where = f"sweep {names.get('sweep', '')}".strip()
+        sweep = typed(Sweep, cfg["sweep"], where)
+        _check_grid(sweep, where)
+        selected["sweep"] = dataclasses.replace(sweep, name=names.get("sweep"))
     if cfg.get("own") is not None:
         own = typed(OwnNames, cfg["own_set"], "own_set")
         selected["own"] = Own(**dataclasses.asdict(own), declaration=declared_in(cfg["own"], own.name))
