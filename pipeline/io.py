@@ -13,13 +13,14 @@ VALUE_COLUMNS = ["row", "column", "x", "value", "ci_low", "ci_high"]
 
 
 def artifact_stem(results: str | Path, exp) -> Path:
-    """Where the files of experiment ``exp`` (a config) go under the ``results`` folder, without suffix:
-    ``<results>/<folder>/<artifact>``, the folder being the paper's unless the experiment names one.
+    """Where the files of experiment ``exp`` (a config, or its typed parameters) go under the ``results``
+    folder, without suffix: ``<results>/<folder>/<artifact>``, the folder being the paper's unless the
+    experiment names one.
 
     Example: ``artifact_stem("results", experiment_config("ferrer2024_fig1").experiment)`` is
     ``results/ferrer2024/fig1``.
     """
-    return Path(results) / (exp.get("folder") or exp.paper) / exp.artifact
+    return Path(results) / (getattr(exp, "folder", None) or exp.paper) / exp.artifact
 
 
 def values_path(results: str | Path, exp) -> Path:
