@@ -22,6 +22,7 @@ from pipeline.claims import CLAIM_COLUMNS, claims_table
 from pipeline.config import experiment_config, experiment_names
 from pipeline.config_checks import check_config
 from pipeline.io import artifact_stem, read_values, values_path, write_csv, write_text
+from pipeline.kinds import Parameters, parameters_of
 from pipeline.real_data import HOW_TO_PROVIDE, obtainable
 from pipeline.references import REPORT_COLUMNS, compare, consults_other_experiments
 from pipeline.statuses import NON_VERDICTS, STATUSES, VERDICTS
@@ -69,15 +70,15 @@ def _experiment_configs() -> list[DictConfig]:
     return out
 
 
-def comparisons(cfg: DictConfig, experiments: list[DictConfig], loaded: Mapping | None = None) -> pd.DataFrame:
-    """Every published cell of every experiment, compared.
+def comparisons(cfg: DictConfig, experiments: list[Parameters], loaded: Mapping | None = None) -> pd.DataFrame:
+    """Every published cell of every experiment (typed: :func:`pipeline.kinds.parameters_of`), compared.
 
     ``loaded`` maps each experiment's ``<paper>_<artifact>`` to :func:`_values` of it (read here when not
     given). A ``reading`` check consults the verdicts of another experiment, which may come later: the
     experiments that declare one are compared again once every verdict is known.
     """
     loaded = loaded or {}
-    inputs = {_name(e): (e, *(loaded.get(_name(e)) or _values(cfg, e))) for e in experiments if "reference" in e}
+    inputs = {_name(e): (e, *(loaded.get(_name(e)) or _values(cfg, e))) for e in experiments if e.reference is not None}
     verdicts: dict = {}
     references = Path(cfg.paths.references)
     frames = {
@@ -157,7 +158,8 @@ def build(cfg: DictConfig) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     experiments = _experiment_configs()
     loaded = {_name(e): _values(cfg, e) for e in experiments}
     tables = {e.name for e in listed_experiments() if e.is_table}
-    frame = comparisons(cfg, experiments, loaded)
+    typed = [parameters_of(e) for e in experiments]
+    frame = comparisons(cfg, typed, loaded)
     claims = claims_table(cfg, experiments)
     papers = list(cfg.papers)
     counts = summary(frame, papers)
