@@ -160,7 +160,7 @@ def build(cfg: DictConfig) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     tables = {e.name for e in listed_experiments() if e.is_table}
     typed = [parameters_of(e) for e in experiments]
     frame = comparisons(cfg, typed, loaded)
-    claims = claims_table(cfg, experiments)
+    claims = claims_table(Path(cfg.paths.results), typed)
     papers = list(cfg.papers)
     counts = summary(frame, papers)
     lines = [

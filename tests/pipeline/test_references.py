@@ -10,9 +10,11 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from pipeline.claims import CLAIM_COLUMNS, claims_table
 from pipeline.companions import monte_carlo_records
 from pipeline.config import experiment_config
 from pipeline.config_blocks import Reference
+from pipeline.io import values_path
 from pipeline.kinds import Parameters, parameters_of
 from pipeline.parameters import typed
 from pipeline.references import (
@@ -438,3 +440,20 @@ def test_a_configured_experiment_is_compared_from_its_typed_parameters(tmp_path)
 
 def test_an_experiment_without_a_reference_block_consults_no_other():
     assert not consults_other_experiments(Parameters(paper="p000", kind="figure", artifact="fig1"))
+
+
+# ---------------------------------------------------------------------------------------------- claims
+
+
+def test_claims_are_checked_on_the_typed_experiments_whose_values_were_built(tmp_path):
+    fig17, fig18 = _parameters("silvafilho2023_fig17"), _parameters("silvafilho2023_fig18")
+    cells = {"NLL raw": 0.5, "NLL calibrated": 0.4, "accuracy raw": 0.9, "accuracy calibrated": 0.9}
+    values = pd.DataFrame({"row": "all", "column": list(cells), "x": np.nan, "value": list(cells.values())})
+    path = values_path(tmp_path, fig17)
+    path.parent.mkdir(parents=True)
+    values.to_csv(path, index=False)  # fig18's values are not built: its claims are left out
+    table = claims_table(tmp_path, [fig17, fig18])
+    assert list(table.columns) == CLAIM_COLUMNS
+    assert set(table.artifact) == {"fig17"} and set(table.holds) == {"yes"}
+    assert set(table.claim) == {"the multiclass calibrator improves the MLP's log-loss",
+                                "temperature scaling keeps the accuracy"}  # fmt: skip
