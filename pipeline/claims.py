@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 
 from pipeline.io import read_values, values_path
+from pipeline.kinds import Parameters
 
 CLAIM_COLUMNS = ["paper", "artifact", "claim", "source", "holds"]
 
@@ -208,9 +208,33 @@ CLAIMS: list[Claim] = [_reassessing_claim(text, rule) for text, rule in REASSESS
 CLAIMS += SURVEY + VAICENAVICIUS
 
 
-def claims_table(cfg: DictConfig, experiments: list[DictConfig]) -> pd.DataFrame:
-    """One line per (claim, built artifact it applies to): whether the claim holds on our values."""
-    results = Path(cfg.paths.results)
+def claims_table(results: Path, experiments: list[Parameters]) -> pd.DataFrame:
+    """One line per (claim, built artifact it applies to): whether the claim holds on our values.
+
+    Parameters
+    ----------
+    results : Path
+        The results folder (``paths.results``), where each artifact's tidy values are read
+        (:func:`pipeline.io.values_path`).
+    experiments : list of Parameters
+        The experiments' typed parameters (:func:`pipeline.kinds.parameters_of`); a claim is checked on each
+        one whose ``paper`` and ``artifact`` it applies to. An artifact whose values (or the values of another
+        artifact its claim reads) were not built here is left out.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns :data:`CLAIM_COLUMNS`; ``holds`` is ``"yes"`` or ``"no"``.
+
+    Examples
+    --------
+    No experiment of a paper with claims: no line.
+
+    >>> exp = Parameters(paper="p000", kind="table", artifact="table1")
+    >>> claims_table(Path("results"), [exp]).empty
+    True
+    """
+    results = Path(results)
     by_name = {(e.paper, e.artifact): e for e in experiments}
     cache: dict[tuple[str, str], pd.DataFrame] = {}
 

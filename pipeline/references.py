@@ -21,7 +21,9 @@ evaluator's companion cell ``"<column> [sd]"``, :mod:`pipeline.companions`), plu
 of printed inputs, the spread that the inputs' own rounding gives (``"<column> [input rounding]"``).
 ``tolerance_basis`` says which.
 
-The ``reference`` block of an experiment config:
+The ``reference`` block of an experiment config, read here as its typed form
+(:class:`pipeline.config_blocks.Reference`, the ``reference`` of the experiment's
+:class:`pipeline.kinds.Parameters`, from :func:`pipeline.kinds.parameters_of`):
 
 ``file``, ``layout`` (``wide``: one row per ``row`` value, one column per metric, ``row`` may list
 several key columns joined by spaces; ``long``: one value per line, ``column`` a template over the
@@ -36,7 +38,7 @@ listed as informational lines whose ``reading`` names that value), ``repeats`` (
 of}``: the paper prints the same number at ``of``, "<experiment> <row> / <column>", where it is
 counted), ``not_printed`` (``{row, column, source}``) and ``fitted`` (what was fitted to this
 file's cells: a ``reading`` check on them is then no evidence). Patterns are fnmatch patterns; the
-first matching rule of a list wins.
+first matching rule of a list wins; a rule without ``row`` or ``column`` matches every one (``"*"``).
 """
 
 from __future__ import annotations
@@ -47,12 +49,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fnmatch import fnmatch
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 
 from pipeline.companions import INPUT_ROUNDING, SD, SHARE_INF, SHARE_NAN, companion
+from pipeline.config_blocks import Reference
+from pipeline.kinds import Parameters
 from pipeline.statuses import VERDICTS
 
 REPORT_COLUMNS = [
@@ -83,13 +87,36 @@ def half_unit(printed: str) -> float:
     return 0.5 * 10.0 ** int(exponent)
 
 
-def published_cells(ref: DictConfig, reference_dir: Path) -> pd.DataFrame:
-    """The published values as (row, column, published, printed): the number and its printed text."""
+def published_cells(ref: Reference, reference_dir: Path) -> pd.DataFrame:
+    """The published values as (row, column, published, printed): the number and its printed text.
+
+    Parameters
+    ----------
+    ref : Reference
+        An experiment's typed reference block (``parameters_of(exp).reference``): its ``file``, ``layout``,
+        ``row`` (and, for the ``long`` layout, ``column`` and ``value``) and ``skip_values``.
+    reference_dir : Path
+        The folder of the published files (``paths.references``, configs/reference/).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One line per printed number; placeholders (``skip_values``) are left out.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "t.csv").write_text("system,ECE\\nA,0.60\\nB,-\\n")
+    >>> ref = Reference(file="t.csv", layout="wide", row="system", skip_values=["-"])
+    >>> published_cells(ref, folder).values.tolist()
+    [['A', 'ECE', 0.6, '0.60']]
+    """
     path = Path(reference_dir) / ref.file
     if not path.exists():
         raise FileNotFoundError(f"reference file {path} is missing; it ships with the project under configs/reference/")
     keys = [ref.row] if isinstance(ref.row, str) else list(ref.row)
-    skip = list(ref.get("skip_values", []))
+    skip = list(ref.skip_values)
     text = pd.read_csv(path, dtype=str, keep_default_na=False)
     if ref.layout == "wide":
         long = text.melt(id_vars=keys, var_name="column", value_name="printed")
@@ -113,15 +140,24 @@ def published_cells(ref: DictConfig, reference_dir: Path) -> pd.DataFrame:
     )
 
 
-def _first_match(rules, row: str, column: str):
-    for rule in rules or []:
-        if fnmatch(row, str(rule.get("row", "*"))) and fnmatch(column, str(rule.get("column", "*"))):
+def _matches(rule: Any, row: str, column: str) -> bool:
+    """Whether a rule of a :class:`Reference` list (a dataclass with ``row`` and ``column``) matches a cell;
+    a pattern left out (None) is ``"*"``."""
+    return fnmatch(row, str("*" if rule.row is None else rule.row)) and fnmatch(
+        column, str("*" if rule.column is None else rule.column)
+    )
+
+
+def _first_match(rules: list, row: str, column: str) -> Any:
+    """The first rule of ``rules`` (a list of a :class:`Reference`, e.g. its ``cells``) matching the cell, or None."""
+    for rule in rules:
+        if _matches(rule, row, column):
             return rule
     return None
 
 
-def _is_percent(ref: DictConfig, column: str) -> bool:
-    return any(fnmatch(column, p) for p in ref.get("percent_columns", []))
+def _is_percent(ref: Reference, column: str) -> bool:
+    return any(fnmatch(column, p) for p in ref.percent_columns)
 
 
 @dataclass(frozen=True)
@@ -133,12 +169,32 @@ class Tolerance:
     basis: str
 
 
-def tolerance_for(ref: DictConfig, row: str, column: str, printed: str, ours: pd.Series) -> Tolerance:
-    """The derived tolerance of one cell (see the module docstring); ``ours`` holds our values and companions."""
+def tolerance_for(ref: Reference, row: str, column: str, printed: str, ours: pd.Series) -> Tolerance:
+    """The derived tolerance of one cell (see the module docstring).
+
+    Parameters
+    ----------
+    ref : Reference
+        The experiment's typed reference block: its ``exact``, ``decimals`` and ``percent_columns`` are read.
+    row, column : str
+        The published cell.
+    printed : str
+        The cell's number as printed.
+    ours : pandas.Series
+        Our values and their companions, indexed by (row, column).
+
+    Examples
+    --------
+    >>> ref = Reference(file="t.csv", layout="wide", row="system", percent_columns=["ECE"])
+    >>> ours = pd.Series({("A", "ECE [sd]"): 0.002})
+    >>> tol = tolerance_for(ref, "A", "ECE", "1.2", ours)  # in percent: 0.05 + 3 * 0.2
+    >>> round(float(tol.value), 6), tol.basis
+    (0.65, "half a unit of the printed digit ('1.2'): 0.05 + 3 sd over seeds (0.2)")
+    """
     scale = 100.0 if _is_percent(ref, column) else 1.0
-    if _first_match(ref.get("exact"), row, column) is not None:
+    if _first_match(ref.exact, row, column) is not None:
         return Tolerance(EXACT_TOLERANCE, EXACT_TOLERANCE, "the paper states the value exactly: float64 rounding")
-    rule = _first_match(ref.get("decimals"), row, column)
+    rule = _first_match(ref.decimals, row, column)
     if rule is not None:
         half, printed_as = 0.5 * 10.0 ** -int(rule.decimals), f"{int(rule.decimals)} decimals"
     else:
@@ -196,9 +252,9 @@ class Cell:
     reference_dir: Path
 
 
-def _check_rerun(check: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
+def _check_rerun(check: dict, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
     """Our computation rerun the way upstream runs it (e.g. float32 L-BFGS fits) gives the published value."""
-    name = check.rerun
+    name = check["rerun"]
     rerun = companion(cell.column, f"[{name}]")
     value = ours.get((cell.row, rerun), np.nan) * cell.scale
     sd = ours.get((cell.row, companion(rerun, SD)), np.nan) * cell.scale
@@ -210,46 +266,51 @@ def _check_rerun(check: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict)
     return holds, f"the {name} rerun gives {_fmt(value)} (tolerance {tol:.3g})"
 
 
-def _check_reading(check: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
+def _check_reading(check: dict, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
     """The same published cell passes in another reading of the artifact (another experiment), whose
     constants were not fitted to these cells (a fitted reading lands on them by construction)."""
-    other = verdicts.get((check.reading, cell.row, cell.column))
+    reading = check["reading"]
+    other = verdicts.get((reading, cell.row, cell.column))
     if other is None:
-        return False, f"experiment {check.reading} has no verdict on this cell"
+        return False, f"experiment {reading} has no verdict on this cell"
     holds, value = other
-    measured = f"{check.reading} gives {_fmt(value)}, {'within' if holds else 'outside'} its tolerance"
-    fitted = verdicts.get((FITTED, check.reading))
+    measured = f"{reading} gives {_fmt(value)}, {'within' if holds else 'outside'} its tolerance"
+    fitted = verdicts.get((FITTED, reading))
     if fitted is not None:
         return False, f"{measured}, but its constants were fitted to these cells ({fitted}): no evidence of a cause"
     return holds, measured
 
 
-def _check_recorded(check: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
+def _check_recorded(check: dict, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
     """The authors' own code, rerun as written, gave the printed number: its recorded output (a CSV beside
     the published file, keyed by its leading text columns as the published file is) lands within half a
     unit of the printed digit."""
-    rows = pd.read_csv(cell.reference_dir / check.recorded, dtype=str, keep_default_na=False)
+    recorded = check["recorded"]
+    rows = pd.read_csv(cell.reference_dir / recorded, dtype=str, keep_default_na=False)
     numeric = [pd.to_numeric(rows[c], errors="coerce").notna().all() for c in rows.columns]
     keys = list(rows.columns[: numeric.index(True)])
     rows.index = rows[keys].agg(" ".join, axis=1)
     if cell.row not in rows.index or cell.column not in rows.columns:
-        return False, f"{check.recorded} has no value for this cell"
+        return False, f"{recorded} has no value for this cell"
     value = float(rows.loc[cell.row, cell.column])
     holds = within(cell.published, value, cell.tolerance.half)
-    return holds, f"their code gave {_fmt(value)} ({check.recorded})"
+    return holds, f"their code gave {_fmt(value)} ({recorded})"
 
 
-def _check_difference(check: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
+def _check_difference(check: dict, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[bool, str]:
     """The paper printed the difference of two printed (rounded) cells of the same row, not the rounded
     difference: ours of ``total`` and ``minus``, each rounded to the cell's printed digits, subtract to it."""
     digits = -Decimal(cell.printed.strip()).as_tuple().exponent
-    total = round(_our_value(ours, cell.row, check.difference.total, cell.scale), digits)
-    minus = round(_our_value(ours, cell.row, check.difference.minus, cell.scale), digits)
+    parts = check["difference"]
+    total = round(_our_value(ours, cell.row, parts["total"], cell.scale), digits)
+    minus = round(_our_value(ours, cell.row, parts["minus"], cell.scale), digits)
     holds = math.isclose(total - minus, cell.published, abs_tol=1e-9)
     return holds, f"ours rounded to {digits} decimals: {total:g} - {minus:g} = {total - minus:.{digits}f}"
 
 
-CHECKS: dict[str, Callable[[DictConfig, Cell, pd.Series, dict], tuple[bool, str]]] = {
+# Each check takes the deviation's ``check`` (a one-key mapping, e.g. ``{"rerun": "upstream"}``), the cell, our
+# values and the verdicts so far.
+CHECKS: dict[str, Callable[[dict, Cell, pd.Series, dict], tuple[bool, str]]] = {
     "rerun": _check_rerun,
     "reading": _check_reading,
     "difference": _check_difference,
@@ -259,12 +320,14 @@ CHECKS: dict[str, Callable[[DictConfig, Cell, pd.Series, dict], tuple[bool, str]
 FITTED = "fitted"
 
 
-def consults_other_experiments(exp: DictConfig) -> bool:
-    """Whether a ``reading`` check of ``exp`` looks up the verdicts of another experiment."""
-    return any(_check_kind(rule.check) == "reading" for rule in exp.reference.get("deviations", []))
+def consults_other_experiments(exp: Parameters) -> bool:
+    """Whether a ``reading`` check of ``exp`` (an experiment's typed parameters) looks up the verdicts of another
+    experiment; an experiment without a reference block consults none."""
+    ref = exp.reference
+    return ref is not None and any(_check_kind(rule.check) == "reading" for rule in ref.deviations)
 
 
-def _check_kind(check) -> str:
+def _check_kind(check: str | dict) -> str:
     if isinstance(check, str):
         return check
     (kind,) = [k for k in check if k in CHECKS]
@@ -280,7 +343,7 @@ def _our_value(ours: pd.Series, row: str, column: str, scale: float) -> float:
 
 
 def compare(
-    exp: DictConfig,
+    exp: Parameters,
     values: pd.DataFrame | None,
     reference_dir: Path,
     verdicts: dict | None = None,
@@ -289,25 +352,52 @@ def compare(
 ) -> pd.DataFrame:
     """One line per published cell of ``exp``: ours, difference, derived tolerance, status and cause.
 
-    ``verdicts`` maps (experiment, row, column) to (within tolerance, ours) for the experiments compared so
-    far; it is updated with this one's, so a ``reading`` check can consult another reading. ``values`` is
-    None when the artifact could not be built here; ``missing`` says why, and its undeclared cells are
-    ``not-run-here`` with that cause.
+    Parameters
+    ----------
+    exp : Parameters
+        The experiment's typed parameters (:func:`pipeline.kinds.parameters_of`); its ``paper``, ``artifact``
+        and ``reference`` (which must be given) are read.
+    values : pandas.DataFrame or None
+        Our tidy values (``row``, ``column``, ``x``, ``value``; curve points, with ``x``, are not cells), or None
+        when the artifact could not be built here.
+    reference_dir : Path
+        The folder of the published files.
+    verdicts : dict, optional
+        Maps (experiment, row, column) to (within tolerance, ours) for the experiments compared so far; it is
+        updated with this one's, so a ``reading`` check can consult another reading.
+    missing : str
+        Why ``values`` is None: the undeclared cells are then ``not-run-here`` with this cause.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The lines, with the columns :data:`REPORT_COLUMNS`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "t.csv").write_text("system,NCE\\nA,0.500\\n")
+    >>> ref = Reference(file="t.csv", layout="wide", row="system")
+    >>> exp = Parameters(paper="p000", kind="table", artifact="table1", reference=ref)
+    >>> values = pd.DataFrame({"row": ["A"], "column": ["NCE"], "x": [np.nan], "value": [0.5004]})
+    >>> compare(exp, values, folder)[["row", "column", "status", "tolerance"]].values.tolist()
+    [['A', 'NCE', 'pass', 0.0005]]
     """
     ref = exp.reference
     verdicts = {} if verdicts is None else verdicts
     name = f"{exp.paper}_{exp.artifact}"
-    if ref.get("fitted"):
+    if ref.fitted:
         verdicts[(FITTED, name)] = ref.fitted
     if values is None:
         values = pd.DataFrame({"row": [], "column": [], "x": [], "value": []})
     ours = values[values.x.isna()].set_index(["row", "column"]).value
-    primary = ref.get("reading", "primary") == "primary"
+    primary = ref.reading == "primary"
     lines = []
     for cell in published_cells(ref, reference_dir).itertuples(index=False):
         scale = 100.0 if _is_percent(ref, cell.column) else 1.0
         value = _our_value(ours, cell.row, cell.column, scale)
-        declared = _first_match(ref.get("cells"), cell.row, cell.column)
+        declared = _first_match(ref.cells, cell.row, cell.column)
         compared = declared is None or declared.status in ("informational", "input")  # shown with a tolerance
         tol = None
         if compared and (cell.row, cell.column) in ours.index:
@@ -337,16 +427,16 @@ def compare(
     return pd.DataFrame(lines, columns=REPORT_COLUMNS)
 
 
-def _reading(ref: DictConfig, primary: bool, row: str, column: str) -> tuple[str, str]:
+def _reading(ref: Reference, primary: bool, row: str, column: str) -> tuple[str, str]:
     """What a published cell's line is, as the ``reading`` column and the cause says it: "primary"
     (counted), a second reading, a repeat of a number printed elsewhere in the paper (counted there) or
     a number the paper does not print."""
     if not primary:
         return ref.reading_cause, f"second reading: {ref.reading_cause}"
-    repeat = _first_match(ref.get("repeats"), row, column)
+    repeat = _first_match(ref.repeats, row, column)
     if repeat is not None:
         return f"repeat of {repeat.of}", f"repeats the number printed at {repeat.of} (counted there)"
-    unprinted = _first_match(ref.get("not_printed"), row, column)
+    unprinted = _first_match(ref.not_printed, row, column)
     if unprinted is not None:
         return "not printed", f"not printed in the paper: {unprinted.source}"
     return "primary", ""
@@ -359,7 +449,7 @@ def _no_power(tol: Tolerance, published: float, inside: bool, cause: str) -> str
     return said + f"({abs(published):.3g}); ours is {where} it" + (f" ({cause})" if cause else "")
 
 
-def _line(exp: DictConfig, cell, value: float, tol: Tolerance | None, status: str, cause: str, reading: str) -> list:
+def _line(exp: Parameters, cell, value: float, tol: Tolerance | None, status: str, cause: str, reading: str) -> list:
     with np.errstate(invalid="ignore"):
         diff = value - cell.published
     return [
@@ -368,15 +458,15 @@ def _line(exp: DictConfig, cell, value: float, tol: Tolerance | None, status: st
     ]  # fmt: skip
 
 
-def _second_readings(exp: DictConfig, cell, ours: pd.Series, scale: float) -> list[list]:
+def _second_readings(exp: Parameters, cell, ours: pd.Series, scale: float) -> list[list]:
     """Informational lines for the same published cell against our value in another reading.
 
     A rule ``{row, column, ours, cause}`` names our value by a template over the cell's ``column``
     (e.g. ``"{column} exact"``); a reading with no value for this cell adds no line.
     """
     lines = []
-    for rule in exp.reference.get("second_readings", []):
-        if not (fnmatch(cell.row, str(rule.get("row", "*"))) and fnmatch(cell.column, str(rule.get("column", "*")))):
+    for rule in exp.reference.second_readings:
+        if not _matches(rule, cell.row, cell.column):
             continue
         column = rule.ours.format(column=cell.column)
         if (cell.row, column) not in ours.index:
@@ -389,9 +479,9 @@ def _second_readings(exp: DictConfig, cell, ours: pd.Series, scale: float) -> li
     return lines
 
 
-def _explain(ref: DictConfig, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[str, str]:
+def _explain(ref: Reference, cell: Cell, ours: pd.Series, verdicts: dict) -> tuple[str, str]:
     """``deviation`` with the cause and its measurement when a declared cause's check holds, else ``fail``."""
-    rule = _first_match(ref.get("deviations"), cell.row, cell.column)
+    rule = _first_match(ref.deviations, cell.row, cell.column)
     if rule is None:
         return "fail", "no verified cause"
     holds, measured = CHECKS[_check_kind(rule.check)](rule.check, cell, ours, verdicts)

@@ -14,6 +14,7 @@ import pytest
 from omegaconf import DictConfig, ListConfig
 
 from pipeline.config import experiment_names
+from pipeline.kinds import parameters_of
 from pipeline.references import _first_match, published_cells
 from pipeline.targets import load_experiment
 
@@ -75,10 +76,11 @@ WITH_REFERENCE = [n for n in experiment_names() if "reference" in load_experimen
 @pytest.mark.parametrize("name", WITH_REFERENCE)
 def test_experiment_parameters_hold_no_published_result(name):
     exp = load_experiment(name).experiment
-    cells = published_cells(exp.reference, ROOT / "configs" / "reference")
+    ref = parameters_of(exp).reference  # typed: the comparing step reads it so
+    cells = published_cells(ref, ROOT / "configs" / "reference")
     inputs, results = set(), set()
     for c in cells.itertuples(index=False):
-        declared = _first_match(exp.reference.get("cells"), c.row, c.column)
+        declared = _first_match(ref.cells, c.row, c.column)
         (inputs if getattr(declared, "status", None) == "input" else results).add(float(c.published))
 
     def matches(value, numbers):

@@ -3,24 +3,45 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from pipeline.claims import CLAIM_COLUMNS, claims_table
 from pipeline.companions import monte_carlo_records
+from pipeline.config import experiment_config
+from pipeline.config_blocks import Reference
+from pipeline.io import values_path
+from pipeline.kinds import Parameters, parameters_of
+from pipeline.parameters import typed
 from pipeline.references import (
     EXACT_TOLERANCE,
     K_SD,
     REPORT_COLUMNS,
     compare,
+    consults_other_experiments,
     half_unit,
     published_cells,
     tolerance_for,
 )
 from pipeline.statuses import STATUSES
 from pipeline.steps.report import comparisons, misses, summary
+
+REFERENCES = Path(__file__).resolve().parents[2] / "configs" / "reference"
+
+
+def _parameters(name: str) -> Parameters:
+    """The typed parameters of a configured experiment, as the workflow composes and types them."""
+    return parameters_of(experiment_config(name).experiment)
+
+
+def _reference(**block) -> Reference:
+    """A reference block as its config would declare it (rules as mappings), typed; ``file`` and ``layout``
+    default to a wide ``t.csv``."""
+    return typed(Reference, {"file": "t.csv", "layout": "wide", **block}, "reference")
 
 
 def _write(tmp_path, name: str, text: str):
@@ -55,7 +76,7 @@ S1 big,cal,0.300,,inf
 
 
 def test_wide_layout_keeps_the_printed_text(tmp_path):
-    ref = OmegaConf.create({"file": "t.csv", "layout": "wide", "row": ["system", "posteriors"], "skip_values": [""]})
+    ref = _reference(row=["system", "posteriors"], skip_values=[""])
     frame = published_cells(ref, _write(tmp_path, "t.csv", WIDE))
     assert list(frame.columns) == ["row", "column", "published", "printed"]
     assert set(frame.row) == {"S1 big raw", "S1 big cal", "10 raw"}  # a numeric-looking key stays text
@@ -79,10 +100,7 @@ affcalxv,mcs,2000,-
 
 
 def test_long_layout_with_a_column_template(tmp_path):
-    ref = OmegaConf.create(
-        {"file": "t.csv", "layout": "long", "row": "reference", "column": "{system} N={N}", "value": "percent",
-         "skip_values": ["-"]}
-    )  # fmt: skip
+    ref = _reference(layout="long", row="reference", column="{system} N={N}", value="percent", skip_values=["-"])
     frame = published_cells(ref, _write(tmp_path, "t.csv", LONG))
     assert frame.row.tolist() == ["true", "true", "affcalxv"]
     assert frame.column.tolist() == ["cal N=200", "mcs N=2000", "cal N=200"]
@@ -90,7 +108,7 @@ def test_long_layout_with_a_column_template(tmp_path):
 
 
 def test_missing_reference_file(tmp_path):
-    ref = OmegaConf.create({"file": "absent.csv", "layout": "wide", "row": "system"})
+    ref = _reference(file="absent.csv", row="system")
     with pytest.raises(FileNotFoundError, match=r"absent\.csv"):
         published_cells(ref, tmp_path)
 
@@ -103,21 +121,21 @@ def _ours(cells: dict) -> pd.Series:
 
 
 def test_tolerance_is_half_a_unit_of_the_printed_digit():
-    ref = OmegaConf.create({"percent_columns": ["ECE"]})
+    ref = _reference(percent_columns=["ECE"])
     tol = tolerance_for(ref, "a", "NCE", "0.512", _ours({}))
     assert tol.value == pytest.approx(0.0005) and "'0.512'" in tol.basis
     assert tolerance_for(ref, "a", "ECE", "12.5", _ours({})).value == pytest.approx(0.05)
 
 
 def test_decimals_rule_and_exact_rule():
-    ref = OmegaConf.create({"decimals": [{"column": "NCE", "decimals": 3}], "exact": [{"row": "perfect"}]})
+    ref = _reference(decimals=[{"column": "NCE", "decimals": 3}], exact=[{"row": "perfect"}])
     assert tolerance_for(ref, "a", "NCE", "0.5", _ours({})).value == pytest.approx(0.0005)
     exact = tolerance_for(ref, "perfect", "eta", "0", _ours({}))
     assert exact.value == EXACT_TOLERANCE and "exactly" in exact.basis
 
 
 def test_monte_carlo_cells_add_k_sd_in_printed_units():
-    ref = OmegaConf.create({"percent_columns": ["ECE"]})
+    ref = _reference(percent_columns=["ECE"])
     ours = _ours({("a", "ECE [sd]"): 0.002, ("a", "NCE [sd]"): 0.01})
     assert tolerance_for(ref, "a", "ECE", "1.2", ours).value == pytest.approx(0.05 + K_SD * 0.2)
     tol = tolerance_for(ref, "a", "NCE", "0.50", ours)
@@ -125,7 +143,7 @@ def test_monte_carlo_cells_add_k_sd_in_printed_units():
 
 
 def test_input_rounding_widens_the_tolerance():
-    ref = OmegaConf.create({"percent_columns": ["*"]})
+    ref = _reference(percent_columns=["*"])
     tol = tolerance_for(ref, "MRR", "NLL", "144.66", _ours({("MRR", "NLL [input rounding]"): 0.0004}))
     assert tol.value == pytest.approx(0.005 + 0.04) and "inputs' rounding" in tol.basis
 
@@ -160,10 +178,10 @@ OURS = {
 }
 
 
-def _experiment(**reference):
+def _experiment(artifact: str = "table9", **reference) -> Parameters:
+    """The typed parameters of an experiment of a paper p000 with a reference block (``reference`` keys
+    replace the block's)."""
     block = {
-        "file": "t.csv",
-        "layout": "wide",
         "row": ["system", "posteriors"],
         "skip_values": [""],
         "percent_columns": ["ECE*"],
@@ -173,7 +191,7 @@ def _experiment(**reference):
         ],
     }
     block.update(reference)
-    return OmegaConf.create({"paper": "p000", "artifact": "table9", "reference": block})
+    return Parameters(paper="p000", kind="table", artifact=artifact, reference=_reference(**block))
 
 
 def _values(ours: dict) -> pd.DataFrame:
@@ -298,10 +316,8 @@ def test_a_reading_fitted_to_the_same_cells_is_no_evidence(tmp_path):
     _write(tmp_path, "t.csv", DEVIATING)
     for fitted, expected in ((None, "deviation"), ("its constants were chosen to match this table", "fail")):
         verdicts: dict = {}
-        reference = {**_experiment(cells=[]).reference, "reading": "second", "reading_cause": "another generator"}
-        if fitted:
-            reference["fitted"] = fitted
-        other = OmegaConf.create({"paper": "p000", "artifact": "table9b", "reference": reference})
+        second = {"reading": "second", "reading_cause": "another generator"} | ({"fitted": fitted} if fitted else {})
+        other = _experiment("table9b", cells=[], **second)
         compare(other, _values({("A raw", "NCE"): 0.5002}), tmp_path, verdicts)
         exp = _experiment(cells=[], deviations=[{"cause": "the generator", "check": {"reading": "p000_table9b"}}])
         line = compare(exp, _values({("A raw", "NCE"): 0.9}), tmp_path, verdicts).set_index("column").loc["NCE"]
@@ -340,10 +356,7 @@ def test_a_repeated_printed_number_and_an_unprinted_one_are_not_counted(tmp_path
 def test_reading_check_consults_the_other_reading(tmp_path):
     _write(tmp_path, "t.csv", DEVIATING)
     verdicts: dict = {}
-    other = OmegaConf.create(
-        {"paper": "p000", "artifact": "table9b", "reference": {**_experiment(cells=[]).reference, "reading": "second",
-                                                                "reading_cause": "the other generator"}}
-    )  # fmt: skip
+    other = _experiment("table9b", cells=[], reading="second", reading_cause="the other generator")
     second = compare(other, _values({("A raw", "NCE"): 0.5002}), tmp_path, verdicts)
     assert set(second.status) == {"informational"}  # a second reading is never a verdict
     assert second[second.column == "NCE"].cause.item() == "second reading: the other generator; pass"
@@ -359,10 +372,7 @@ def test_the_report_resolves_a_reading_check_on_an_experiment_compared_after_it(
     primary = _experiment(
         cells=[], deviations=[{"cause": "the text's generator", "check": {"reading": "p000_table9b"}}]
     )
-    other = OmegaConf.create(
-        {"paper": "p000", "artifact": "table9b", "reference": {**_experiment(cells=[]).reference, "reading": "second",
-                                                                "reading_cause": "the other generator"}}
-    )  # fmt: skip
+    other = _experiment("table9b", cells=[], reading="second", reading_cause="the other generator")
     cfg = OmegaConf.create({"paths": {"results": str(tmp_path), "references": str(tmp_path)}})
     loaded = {
         "p000_table9": (_values({("A raw", "NCE"): 0.9}), ""),
@@ -411,3 +421,39 @@ def test_summary_counts_each_published_number_once(tmp_path):
     assert counts.loc["p000", "published"] == 13 and counts.loc["p001", "published"] == 0
     assert counts.loc["p000", list(STATUSES)].sum() == 13
     assert set(misses(frame).status) == {"fail"}
+
+
+# ---------------------------------------------------------------------------------------------- typed configs
+
+
+def test_a_configured_experiment_is_compared_from_its_typed_parameters(tmp_path):
+    exp = _parameters("ferrer2024_table2")
+    ref = exp.reference
+    assert isinstance(ref, Reference) and all(not isinstance(rule.check, str) for rule in ref.deviations)
+    cells = published_cells(ref, REFERENCES)
+    assert len(cells) > 0 and not cells.duplicated(["row", "column"]).any()
+    frame = compare(exp, None, REFERENCES, missing="not built in this test")
+    assert len(frame) >= len(cells) and set(frame.paper) == {"ferrer2024"} and set(frame.artifact) == {"table2"}
+    assert not consults_other_experiments(exp)
+    assert consults_other_experiments(_parameters("ecd2025_table1_logit"))  # a `reading` check on ecd2025_table1
+
+
+def test_an_experiment_without_a_reference_block_consults_no_other():
+    assert not consults_other_experiments(Parameters(paper="p000", kind="figure", artifact="fig1"))
+
+
+# ---------------------------------------------------------------------------------------------- claims
+
+
+def test_claims_are_checked_on_the_typed_experiments_whose_values_were_built(tmp_path):
+    fig17, fig18 = _parameters("silvafilho2023_fig17"), _parameters("silvafilho2023_fig18")
+    cells = {"NLL raw": 0.5, "NLL calibrated": 0.4, "accuracy raw": 0.9, "accuracy calibrated": 0.9}
+    values = pd.DataFrame({"row": "all", "column": list(cells), "x": np.nan, "value": list(cells.values())})
+    path = values_path(tmp_path, fig17)
+    path.parent.mkdir(parents=True)
+    values.to_csv(path, index=False)  # fig18's values are not built: its claims are left out
+    table = claims_table(tmp_path, [fig17, fig18])
+    assert list(table.columns) == CLAIM_COLUMNS
+    assert set(table.artifact) == {"fig17"} and set(table.holds) == {"yes"}
+    assert set(table.claim) == {"the multiclass calibrator improves the MLP's log-loss",
+                                "temperature scaling keeps the accuracy"}  # fmt: skip

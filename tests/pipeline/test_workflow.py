@@ -24,6 +24,7 @@ from upstream_server import closed_port_url
 from pipeline.claims import REASSESSING
 from pipeline.config import experiment_names
 from pipeline.job_costs import JOBSTEP_MB, costs_from_benchmarks, rule_memory_mb
+from pipeline.kinds import Parameters, parameters_of
 from pipeline.references import half_unit, published_cells
 from pipeline.statuses import STATUSES, VERDICTS
 from pipeline.targets import load_experiment
@@ -33,6 +34,11 @@ ROOT = Path(__file__).resolve().parents[2]
 # and benchmark files under logs/. (The crash-safety tests, in another worker, build ferrer2024_fig8 only,
 # which no test here rebuilds.)
 pytestmark = pytest.mark.xdist_group("workflow")
+
+
+def _parameters(name: str) -> Parameters:
+    """An experiment's typed parameters, as the report compares them."""
+    return parameters_of(load_experiment(name).experiment)
 
 
 def _snakemake(results: Path, *extra: str, mirror: str | None = None, expect_ok: bool = True) -> str:
@@ -104,8 +110,8 @@ def test_each_published_number_is_counted_once(results):
     primary = report[report.reading == "primary"]
     published = {}
     for name in experiment_names():
-        exp = load_experiment(name).experiment
-        if "reference" in exp and exp.reference.get("reading", "primary") == "primary":
+        exp = _parameters(name)
+        if exp.reference is not None and exp.reference.reading == "primary":
             cells = published_cells(exp.reference, ROOT / "configs" / "reference")
             for cell in cells.itertuples(index=False):
                 key = (exp.reference.file, cell.row, cell.column)
@@ -150,8 +156,8 @@ def test_no_deterministic_cell_passes_beyond_half_a_unit_of_its_printed_digit(re
     judged = report[report.status.isin(VERDICTS)]
     assert (judged.tolerance_basis.fillna("") != "").all()
     for name in experiment_names():
-        exp = load_experiment(name).experiment
-        if "reference" not in exp:
+        exp = _parameters(name)
+        if exp.reference is None:
             continue
         printed = {
             (c.row, c.column): half_unit(c.printed)
