@@ -22,7 +22,7 @@ from pipeline.root import typed_root
 
 REPOSITORY = CONFIG_DIR.parent
 # The modules that compose a config or type it: the only ones that may hold a composed config.
-TYPING = {"config.py", "root.py", "parameters.py"}
+TYPING = {"config.py", "root.py", "parameters.py", "kinds.py"}
 
 
 def _run(*args: str, cwd: Path = REPOSITORY) -> subprocess.CompletedProcess:
