@@ -12,6 +12,7 @@ A wrong config stops with one line naming the key path, the problem, what is all
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from calib.validation import Integer
 from pipeline.config_blocks import Dataset, Sweep
@@ -123,7 +125,10 @@ def typed_root(cfg: DictConfig, choices: Mapping[str, str]) -> Root:
 
     Example: ``typed_root(*compose(["experiment=ferrer2024_fig6"])).experiment.n_boot`` is an int.
     """
-    OmegaConf.resolve(cfg)  # now, while Hydra's state is this config's (a task may compose another later)
+    # now, while Hydra's state is this config's (a task may compose another later); an interpolation that does
+    # not resolve is left for typed() below, which names its key ("cannot be resolved")
+    with contextlib.suppress(OmegaConfBaseException):
+        OmegaConf.resolve(cfg)
     for key in cfg:
         if key not in _ROOT_KEYS:
             raise ConfigError(message(f"config.{key}", "unknown key", _ROOT_KEYS, key))
