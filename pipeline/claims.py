@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 
 from pipeline.io import read_values, values_path
 
@@ -208,9 +207,10 @@ CLAIMS: list[Claim] = [_reassessing_claim(text, rule) for text, rule in REASSESS
 CLAIMS += SURVEY + VAICENAVICIUS
 
 
-def claims_table(cfg: DictConfig, experiments: list[DictConfig]) -> pd.DataFrame:
-    """One line per (claim, built artifact it applies to): whether the claim holds on our values."""
-    results = Path(cfg.paths.results)
+def claims_table(results: str | Path, experiments: list) -> pd.DataFrame:
+    """One line per (claim, built artifact it applies to) of ``experiments`` (typed parameters) whose values are
+    under the ``results`` folder: whether the claim holds on our values."""
+    results = Path(results)
     by_name = {(e.paper, e.artifact): e for e in experiments}
     cache: dict[tuple[str, str], pd.DataFrame] = {}
 
