@@ -22,11 +22,10 @@ from support import BUILD_STEP_RULES, artifact_rules, given_build
 from upstream_server import closed_port_url
 
 from pipeline.claims import REASSESSING
-from pipeline.config import experiment_names
+from pipeline.config import compositions, listed_jobs
 from pipeline.job_costs import JOBSTEP_MB, costs_from_benchmarks, rule_memory_mb
 from pipeline.references import half_unit, published_cells
 from pipeline.statuses import STATUSES, VERDICTS
-from pipeline.targets import load_experiment
 
 ROOT = Path(__file__).resolve().parents[2]
 # These tests run in one pytest-xdist worker, one after the other: runs of the same job would share its log
@@ -99,13 +98,17 @@ def test_readme_states_the_summary(results):
     assert (held, total) == (int(per_table.sum()), len(per_table))
 
 
+def _composed() -> list:
+    """Every listed experiment's composed block, as the workflow composes it."""
+    return [c.composed().experiment for c in compositions(listed_jobs())]
+
+
 def test_each_published_number_is_counted_once(results):
     report = pd.read_csv(results / "reproduction.csv", keep_default_na=False, na_values=[""])
     primary = report[report.reading == "primary"]
     published = {}
-    for name in experiment_names():
-        exp = load_experiment(name).experiment
-        if "reference" in exp and exp.reference.get("reading", "primary") == "primary":
+    for exp in _composed():
+        if exp.get("reference") is not None and exp.reference.get("reading", "primary") == "primary":
             cells = published_cells(exp.reference, ROOT / "configs" / "reference")
             for cell in cells.itertuples(index=False):
                 key = (exp.reference.file, cell.row, cell.column)
@@ -149,9 +152,8 @@ def test_no_deterministic_cell_passes_beyond_half_a_unit_of_its_printed_digit(re
     report = pd.read_csv(results / "reproduction.csv", keep_default_na=False, na_values=[""])
     judged = report[report.status.isin(VERDICTS)]
     assert (judged.tolerance_basis.fillna("") != "").all()
-    for name in experiment_names():
-        exp = load_experiment(name).experiment
-        if "reference" not in exp:
+    for exp in _composed():
+        if exp.get("reference") is None:
             continue
         printed = {
             (c.row, c.column): half_unit(c.printed)
