@@ -10,10 +10,12 @@ numbers are listed with the authors' figure to compare by eye.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
+from omegaconf import DictConfig, OmegaConf
 
 from calib.bibliography import reference
 from calib.data.registry import REAL_SETS
@@ -52,6 +54,22 @@ def _name(exp: Parameters) -> str:
     return f"{exp.paper}_{exp.artifact}"
 
 
+def _as_config(exp: Parameters) -> DictConfig:
+    """Typed parameters ``exp`` as the config :mod:`pipeline.references` reads (``.get`` on its blocks), a field
+    left unset (None) absent, as it was in the file."""
+
+    def plain(value):
+        if dataclasses.is_dataclass(value):
+            value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        if isinstance(value, Mapping):
+            return {k: plain(v) for k, v in value.items() if v is not None}
+        if isinstance(value, list | tuple):
+            return [plain(v) for v in value]
+        return value
+
+    return OmegaConf.create(plain(exp))
+
+
 def comparisons(root: Root, experiments: list[Parameters], loaded: Mapping | None = None) -> pd.DataFrame:
     """Every published cell of every experiment, compared.
 
@@ -60,7 +78,9 @@ def comparisons(root: Root, experiments: list[Parameters], loaded: Mapping | Non
     experiments that declare one are compared again once every verdict is known.
     """
     loaded = loaded or {}
-    inputs = {_name(e): (e, *(loaded.get(_name(e)) or _values(root, e))) for e in experiments if e.reference}
+    inputs = {
+        _name(e): (_as_config(e), *(loaded.get(_name(e)) or _values(root, e))) for e in experiments if e.reference
+    }
     verdicts: dict = {}
     references = Path(root.paths.references)
     frames = {
