@@ -10,8 +10,8 @@ result, :func:`compositions` keeps them in memory, reads them from one file in `
 is keyed by the sha256 of every config file, of Hydra's version and of this module; a missing, stale or
 unreadable one is composed again.
 
-A leaf: it imports nothing of the pipeline, so any module may import it. Hydra is imported by the functions
-that compose.
+It imports only the pipeline's config errors (:mod:`pipeline.parameters`), so any module may import it. Hydra
+is imported by the functions that compose.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from calib._internal.files import atomic_write
+from pipeline.parameters import ConfigError, message
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 CACHE_DIR = CONFIG_DIR.parent / ".snakemake" / "calib"
@@ -63,14 +64,49 @@ def compose(overrides: list[str] | tuple[str, ...] = ()) -> tuple[DictConfig, di
     cfg = hydra_compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
     running = HydraConfig.instance().cfg  # a Hydra app's, when composing inside one: given back after
     HydraConfig.instance().set_config(cfg)  # what a Hydra app sets: the ${hydra:...} resolver reads it
-    choices = root_choices(cfg.hydra.runtime.choices)
-    OmegaConf.set_struct(cfg, False)
-    del cfg["hydra"]
-    OmegaConf.resolve(cfg)
-    OmegaConf.set_struct(cfg, True)
-    if running is not None:
-        HydraConfig.instance().cfg = running
+    try:
+        choices = root_choices(cfg.hydra.runtime.choices)
+        OmegaConf.set_struct(cfg, False)
+        del cfg["hydra"]
+        OmegaConf.set_struct(cfg, True)
+        resolve(cfg)
+    finally:
+        if running is not None:
+            HydraConfig.instance().cfg = running
     return cfg, choices
+
+
+def resolve(cfg: DictConfig) -> dict:
+    """Resolve every interpolation of the composed ``cfg`` in place, now (``${hydra:...}`` reads Hydra's state
+    of this composition), and return it as plain Python; one that does not resolve stops with its key.
+
+    Example: with ``experiment.title=${nowhere}`` it stops with ``config error at experiment.title: cannot be
+    resolved: ...``.
+    """
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        OmegaConf.resolve(cfg)
+    except OmegaConfBaseException as exc:
+        where = _unresolved(cfg, "") or "config"
+        raise ConfigError(message(where, f"cannot be resolved: {str(exc).splitlines()[0]}")) from None
+    return OmegaConf.to_container(cfg)
+
+
+def _unresolved(node, path: str) -> str | None:
+    """The first key under ``node`` (a config block at ``path``) whose value does not resolve, or None."""
+    from omegaconf import ListConfig
+    from omegaconf.errors import OmegaConfBaseException
+
+    for key in node.keys() if isinstance(node, DictConfig) else range(len(node)):
+        where = f"{path}.{key}" if path else str(key)
+        try:
+            value = node[key]
+        except OmegaConfBaseException:
+            return where
+        if isinstance(value, DictConfig | ListConfig) and (found := _unresolved(value, where)):
+            return found
+    return None
 
 
 def root_choices(choices) -> dict[str, str]:

@@ -97,7 +97,8 @@ def typed(cls: type, node, path: str):
     declared = hints(cls)
     values = {}
     for name, field in fields.items():
-        if isinstance(node, DictConfig) and OmegaConf.is_missing(node, name):
+        missing = OmegaConf.is_missing(node, name) if isinstance(node, DictConfig) else node.get(name) == "???"
+        if missing:  # OmegaConf's mark of a value to give, in a config or its plain copy
             raise ConfigError(message(f"{path}.{name}", "is ??? (a value to give): give it one"))
         if name in node:
             try:

@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
 
-from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
+from omegaconf import DictConfig
 
 from calib.validation import Integer
-from pipeline.config import compose
+from pipeline.config import compose, resolve
 from pipeline.config_blocks import Dataset, Sweep
 from pipeline.kinds import Parameters, parameters_of
 from pipeline.own_sets import OwnSet, declared_in
@@ -125,7 +124,7 @@ def typed_root(cfg: DictConfig | dict, choices: Mapping[str, str]) -> Root:
 
     Example: ``typed_root(*compose(["experiment=ferrer2024_fig6"])).experiment.n_boot`` is an int.
     """
-    cfg = _plain(cfg) if isinstance(cfg, DictConfig) else cfg
+    cfg = resolve(cfg) if isinstance(cfg, DictConfig) else cfg  # now, while Hydra's state is this config's
     for key in cfg:
         if key not in _ROOT_KEYS:
             raise ConfigError(message(f"config.{key}", "unknown key", _ROOT_KEYS, key))
@@ -154,18 +153,6 @@ def root_of(overrides: list[str] | tuple[str, ...] = ()) -> Root:
     Example: ``root_of(["dataset=ferrer2024_k2_n400"]).dataset.n_samples`` is 400.
     """
     return typed_root(*compose(overrides))
-
-
-def _plain(cfg: DictConfig) -> dict:
-    """``cfg`` resolved as plain Python, now, while Hydra's state is this config's (a task may compose another
-    later); a value left ``???`` or one that does not resolve stops with its key."""
-    try:
-        return OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-    except MissingMandatoryValue as exc:
-        raise ConfigError(message(exc.full_key, "is ??? (a value to give): give it one")) from None
-    except OmegaConfBaseException as exc:
-        where = getattr(exc, "full_key", None) or "config"
-        raise ConfigError(message(where, f"cannot be resolved: {str(exc).splitlines()[0]}")) from None
 
 
 def _check_grid(sweep: Sweep, path: str) -> None:

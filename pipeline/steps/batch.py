@@ -28,14 +28,16 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     from hydra.errors import HydraException
 
-    for given in args.experiments:
-        start = time.perf_counter()
+    roots = []
+    for given in args.experiments:  # every one composed and typed first: a wrong one stops before any work
         overrides = [*shlex.split(given), f"paths.results={args.results}"]
-        print(f"batch: python -m pipeline.steps.artifact {shlex.join(overrides)}", flush=True)
         try:
-            root = root_of(overrides)
+            roots.append((given, overrides, root_of(overrides)))
         except HydraException as exc:
             parser.error(f"{given}: {exc}")
+    for given, overrides, root in roots:
+        start = time.perf_counter()
+        print(f"batch: python -m pipeline.steps.artifact {shlex.join(overrides)}", flush=True)
         build(root)
         print(f"batch: built {given} in {time.perf_counter() - start:.1f} s", flush=True)
 

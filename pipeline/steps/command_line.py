@@ -31,6 +31,7 @@ def step(task: Task) -> Callable[[list[str] | None], None]:
     @functools.wraps(task)
     def main(argv: list[str] | None = None) -> None:
         import hydra
+        from hydra.core.global_hydra import GlobalHydra
         from hydra.core.hydra_config import HydraConfig
 
         @functools.wraps(task)  # Hydra names the app (``--help``, its logs) after the task's module
@@ -39,6 +40,7 @@ def step(task: Task) -> Callable[[list[str] | None], None]:
 
         if argv is not None:
             sys.argv = [sys.argv[0], *argv]  # a Hydra app reads its overrides from sys.argv
+        GlobalHydra.instance().clear()  # an app sets Hydra up itself (a composition may have, in this process)
         hydra.main(version_base=None, config_path=str(CONFIG_DIR), config_name="config")(app)()
 
     return main

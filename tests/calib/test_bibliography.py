@@ -18,7 +18,8 @@ import pytest
 
 import calib.bibliography
 from calib.bibliography import cite, load_bibliography, reference
-from pipeline.config import compose_config
+from pipeline.config import compose
+from pipeline.root import typed_root
 
 ROOT = Path(__file__).resolve().parents[2]
 BIBLIOGRAPHY = ROOT / "calib" / "bibliography.toml"
@@ -73,7 +74,7 @@ def test_an_incomplete_entry_is_reported(table, problem):
 
 
 def test_the_papers_ids_are_bibliography_keys_and_cite_as_documented():
-    assert tuple(compose_config().papers) == PAPER_IDS
+    assert tuple(compose()[0].papers) == PAPER_IDS
     assert set(PAPER_IDS) <= set(load_bibliography())
     assert cite("ferrer2024") == "Ferrer & Ramos (2024)"
     assert cite("vaicenavicius2019") == "Vaicenavicius et al. (2019)"
@@ -96,8 +97,8 @@ def test_the_readme_lists_the_papers_as_the_bibliography_gives_them():
 def test_the_report_headings_come_from_the_bibliography(monkeypatch):
     import pipeline.steps.report as report
 
-    monkeypatch.setattr(report, "experiment_names", lambda: [])  # headings only: no artifact is read
-    _, _, text = report.build(compose_config())
+    monkeypatch.setattr(report, "listed_experiments", lambda: [])  # headings only: no artifact is read
+    _, _, text = report.build(typed_root(*compose()))
     headings = [line for line in text.splitlines() if line.startswith("## ") and ": " in line]
     assert headings == [f"## {key}: {reference(key)}" for key in PAPER_IDS]
 
@@ -168,7 +169,7 @@ def test_data_paths_and_author_year_citations_are_allowed(line):
 
 
 def test_the_real_posteriors_data_path_is_still_configured():
-    assert compose_config().real_data.mirror == "../shared/real_posteriors"
+    assert compose()[0].real_data.mirror == "../shared/real_posteriors"
 
 
 # --- (c) every "Source:" of a calib docstring names works of the bibliography --------------------

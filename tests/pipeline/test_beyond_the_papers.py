@@ -14,10 +14,10 @@ import pipeline.papers.dimitriadis2021 as beyond
 from calib.calibration_errors.binned import BinnedCalibrationError
 from calib.calibration_errors.corp import corp_decomposition
 from calib.data.real import PosteriorSet
+from pipeline.config import compose
 from pipeline.io import values_frame
-from pipeline.kinds import parameters_of
+from pipeline.root import typed_root
 from pipeline.sources import RealSystem
-from pipeline.targets import load_experiment
 
 SETS = {"sharp": 3.0, "soft": 0.5, "fair": 1.0}
 
@@ -35,7 +35,7 @@ class FakeSources:
 
 def _experiment(name: str):
     """The experiment's parameters with the fake systems (and 49 resamples where it resamples)."""
-    params = parameters_of(load_experiment(name).experiment)
+    params = typed_root(*compose([f"experiment={name}"])).experiment
     systems = [RealSystem(label=label, set=label) for label in SETS]
     changes = {"systems": systems} if hasattr(params, "systems") else {"system": systems[1]}
     if hasattr(params, "n_resamples"):

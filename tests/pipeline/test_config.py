@@ -1,52 +1,57 @@
-"""pipeline.config: every config is Hydra's composition; the cache of composed experiments holds exactly it."""
+"""pipeline.config: every config is Hydra's composition; the workflow's jobs from the listed experiments."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 
 import pytest
+from hydra.errors import MissingConfigException
 from omegaconf import OmegaConf
 
 from pipeline import config
-from pipeline.config import compose, compose_config, experiment_config, experiment_files, experiment_names
+from pipeline.config import compose
 from pipeline.targets import experiments, jobs
 
 
-@pytest.mark.parametrize("name", experiment_names(own=False))
-def test_each_cached_experiment_is_what_hydra_composes_for_it_alone(name):
-    cached = experiment_config(name, results="/tmp/elsewhere")
-    hydra = compose_config([f"experiment={name}", "paths.results=/tmp/elsewhere"])
-    assert OmegaConf.to_yaml(cached) == OmegaConf.to_yaml(hydra)  # values, their types, key order, interpolations
-    assert OmegaConf.is_struct(cached) and OmegaConf.is_struct(hydra)
-    assert cached.paths.data == hydra.paths.data == "/tmp/elsewhere/data"
+def test_a_jobs_digest_follows_its_composed_config():
+    """A job reruns when its composition changes, whichever file changed it (here a value nested two includes
+    deep, metric_options/ferrer2024.yaml's under ferrer2024_table2's), and only then."""
+    plain = compose(["experiment=ferrer2024_table2"])[0]
+    again = compose(["experiment=ferrer2024_table2"])[0]
+    changed = compose(["experiment=ferrer2024_table2", "experiment.options.n_folds=3"])[0]
+    digest = [config.Composition((), OmegaConf.to_container(c), {}).digest for c in (plain, again, changed)]
+    assert digest[0] == digest[1] != digest[2]
 
 
-def test_the_files_of_an_experiment_are_those_its_defaults_choose_nested_ones_included():
-    assert experiment_files("ferrer2024_table2") == [
-        "configs/experiment/ferrer2024_table2.yaml",
-        "configs/metric_options/ferrer2024.yaml",  # included by metric_options/ferrer2024_table2.yaml
-        "configs/metric_options/ferrer2024_table2.yaml",
-        "configs/real_systems/ferrer2024.yaml",
-    ]
-
-
-def test_a_stale_or_broken_cache_is_composed_again(tmp_path, monkeypatch):
+def test_a_damaged_cache_is_composed_again_and_a_changed_config_names_another(tmp_path, monkeypatch):
+    """The cache of compositions is read only when it is what remember() wrote for these configs."""
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path)
-    monkeypatch.setattr(config, "experiment_names", lambda: ["ferrer2024_fig1", "ecd2025_fig2"])
-    compose = config.composed_experiments.__wrapped__  # without the per-process memo
-    first = compose()
-    (cached,) = tmp_path.glob("configs-*.json")
-    cached.write_text("{truncated")
-    assert compose() == first
-    monkeypatch.setattr(config, "_configs_key", lambda: "other")
-    assert compose() == first
-    assert [p.name for p in tmp_path.glob("configs-*.json")] == ["configs-other.json"]
+    config._known.cache_clear()
+    job = ("experiment=ferrer2024_fig1",)
+    (composition,) = config.compositions([job])
+    path = config.remember()
+    assert path is not None and path.parent == tmp_path and config.remember() is None  # nothing new
+    config._known.cache_clear()
+    assert config.compositions([job]) == [composition]  # read back
+    path.write_text('{"experiment=ferrer2024_fig1": [1, 2]}')  # not what remember() writes
+    config._known.cache_clear()
+    assert config.compositions([job]) == [composition]  # composed again
+    configs = tmp_path / "configs"
+    shutil.copytree(config.CONFIG_DIR, configs)
+    monkeypatch.setattr(config, "CONFIG_DIR", configs)
+    before = config._cache_path()
+    (configs / "experiment" / "ferrer2024_fig1.yaml").write_text(
+        (configs / "experiment" / "ferrer2024_fig1.yaml").read_text() + "# edited\n"
+    )
+    assert config._cache_path() != before
+    config._known.cache_clear()
 
 
 def test_an_unknown_experiment_names_the_missing_file():
-    with pytest.raises(FileNotFoundError, match="no_such_paper_fig1.yaml does not exist"):
-        experiment_config("no_such_paper_fig1")
+    with pytest.raises(MissingConfigException, match="Could not find 'experiment/no_such_paper_fig1'"):
+        compose(["experiment=no_such_paper_fig1"])
 
 
 def test_compose_returns_the_root_groups_the_command_line_chose():
@@ -65,7 +70,9 @@ def test_each_experiment_is_in_exactly_one_job_and_costly_kinds_have_their_own()
 
 
 def test_the_batch_step_refuses_an_unknown_experiment_before_building_anything(tmp_path):
-    cmd = [sys.executable, "-m", "pipeline.steps.batch", "--results", str(tmp_path), "ferrer2024_fig1", "nope_fig9"]
+    given = ["experiment=ferrer2024_fig1", "experiment=nope_fig9"]
+    cmd = [sys.executable, "-m", "pipeline.steps.batch", "--results", str(tmp_path), *given]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=config.CONFIG_DIR.parent)
-    assert done.returncode == 2 and "['nope_fig9']" in done.stderr and "ls configs/experiment" in done.stderr
+    assert done.returncode == 2 and "experiment=nope_fig9: " in done.stderr
+    assert "Could not find 'experiment/nope_fig9'" in done.stderr
     assert not list(tmp_path.iterdir())

@@ -12,26 +12,27 @@ import pytest
 from omegaconf import OmegaConf, open_dict
 
 from pipeline import named_metrics
-from pipeline.config import compose_config
-from pipeline.config_checks import check_config, check_sweep
+from pipeline.config import compose
 from pipeline.papers.dimitriadis2021 import CorpRankings
 from pipeline.parameters import ConfigError, Count, typed
+from pipeline.root import typed_root
 from pipeline.sweeps import load_sweep, sweep_names
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _experiment(name: str, **changes):
-    cfg = compose_config([f"experiment={name}"])
+    """The composed root config of ``experiment=<name>`` with ``changes``, and its choices."""
+    cfg, choices = compose([f"experiment={name}"])
     with open_dict(cfg):
         for key, value in changes.items():
             OmegaConf.update(cfg, key, value, force_add=True)
-    return cfg
+    return cfg, choices
 
 
-def _error(cfg) -> str:
+def _error(composed) -> str:
     with pytest.raises(ConfigError) as caught:
-        check_config(cfg)
+        typed_root(*composed)
     return str(caught.value)
 
 
@@ -55,7 +56,7 @@ def test_every_listed_metric_name_computes_and_others_do_not():
 
 def test_an_unknown_experiment_key_is_named_with_the_allowed_keys_and_the_closest():
     text = _error(_experiment("ferrer2024_fig8", **{"experiment.n_bots": 10}))
-    assert "experiment.n_bots: unknown key" in text
+    assert "experiment ferrer2024_fig8.n_bots: unknown key" in text
     assert "allowed: alpha, artifact, calibration" in text and "Did you mean 'n_boot'?" in text
 
 
@@ -76,7 +77,9 @@ def test_a_kind_of_another_paper_is_refused():
 
 def test_an_unknown_paper_lists_the_papers():
     text = _error(_experiment("ferrer2024_fig8", **{"experiment.paper": "ferrer2042"}))
-    assert "experiment.paper: unknown paper 'ferrer2042'" in text and "Did you mean 'ferrer2024'?" in text
+    assert (
+        "experiment ferrer2024_fig8.paper: unknown paper 'ferrer2042'" in text and "Did you mean 'ferrer2024'?" in text
+    )
 
 
 def test_a_sweep_only_kind_is_refused_as_an_experiment():
@@ -87,10 +90,10 @@ def test_a_sweep_only_kind_is_refused_as_an_experiment():
 @pytest.mark.parametrize(
     ("name", "key", "value", "expected"),
     [
-        ("ferrer2024_fig8", "experiment.calibration", ["RCL-BS-Dxx"], "experiment.calibration[0]: 'RCL-BS-Dxx'"),
+        ("ferrer2024_fig8", "experiment.calibration", ["RCL-BS-Dxx"], "ferrer2024_fig8.calibration[0]: 'RCL-BS-Dxx'"),
         ("ferrer2024_fig8", "experiment.overall", ["NBS", "NCEE"], "Did you mean 'NCE'?"),
         ("silvafilho2023_fig12", "experiment.calibrator", "isotonik", "Did you mean 'isotonic'?"),
-        ("ferrer2024_fig8", "experiment.n_boot", 0, "experiment.n_boot: must be an integer >= 1; got 0"),
+        ("ferrer2024_fig8", "experiment.n_boot", 0, "ferrer2024_fig8.n_boot: must be an integer >= 1; got 0"),
         ("ferrer2024_fig8", "experiment.alpha", 1.5, "strictly between 0 and 1; got 1.5"),
         ("ferrer2024_fig8", "experiment.options.ece.n_bins", 0, "options.ece.n_bins: must be an integer >= 1"),
         ("ferrer2024_fig8", "experiment.options.n_folds", 1, "options.n_folds: must be an integer >= 2"),
@@ -101,7 +104,7 @@ def test_a_sweep_only_kind_is_refused_as_an_experiment():
         ("silvafilho2023_table4", "experiment.target", -1, "must be an integer >= 0 or confidence; got -1"),
         ("ecd2025_temperature_sweep", "experiment.temperatures.start", 0, "temperatures.start: must be a finite"),
         ("ecd2025_fig2", "experiment.grid.stop", 1.0, "grid.stop: must be a number strictly between 0 and 1"),
-        ("ferrer2024_fig8", "experiment.n_boot", "???", "experiment.n_boot: is ??? (a value to give)"),
+        ("ferrer2024_fig8", "experiment.n_boot", "???", "ferrer2024_fig8.n_boot: is ??? (a value to give)"),
         ("ferrer2024_fig8", "experiment.title", "${nowhere}", "experiment.title: cannot be resolved"),
         (
             "ferrer2024_table2",
@@ -116,15 +119,15 @@ def test_impossible_values_and_misspelled_names_are_rejected(name, key, value, e
 
 
 def test_a_real_set_protocol_without_its_set_is_refused():
-    cfg = _experiment("reassessing_reliability_cifar100_resnet20")
+    cfg, choices = _experiment("reassessing_reliability_cifar100_resnet20")
     with open_dict(cfg):
         del cfg.experiment["set"]
-    assert "experiment.set: missing: this block needs it" in _error(cfg)
+    assert "reassessing_reliability_cifar100_resnet20.set: missing: this block needs it" in _error((cfg, choices))
 
 
 def test_a_dataset_prior_outside_the_unit_interval_is_rejected():
-    cfg = compose_config(["dataset=ferrer2024_k2_n200", "dataset.prior1=1.0"])
-    assert "dataset.prior1: must be a number strictly between 0 and 1; got 1.0" in _error(cfg)
+    composed = compose(["dataset=ferrer2024_k2_n200", "dataset.prior1=1.0"])
+    assert "dataset.prior1: must be a number strictly between 0 and 1; got 1.0" in _error(composed)
 
 
 @pytest.mark.parametrize(
@@ -139,19 +142,20 @@ def test_a_dataset_prior_outside_the_unit_interval_is_rejected():
     ],
 )
 def test_sweep_grids_are_checked_point_by_point(name, change, expected):
-    sweep = OmegaConf.load(ROOT / "configs" / "sweep" / f"{name}.yaml")
-    for key, value in change.items():
-        OmegaConf.update(sweep, key, value, merge=False, force_add=True)
+    cfg, choices = compose([f"sweep={name}"])
+    with open_dict(cfg):
+        for key, value in change.items():
+            OmegaConf.update(cfg.sweep, key, value, merge=False, force_add=True)
     with pytest.raises(ConfigError, match="config error") as caught:
-        check_sweep(sweep, name)
-    assert expected in str(caught.value)
+        typed_root(cfg, choices)
+    assert expected in str(caught.value) and f"sweep {name}" in str(caught.value)
 
 
 def test_a_step_stops_before_any_work_with_the_message(tmp_path):
     cmd = [sys.executable, "-m", "pipeline.steps.evaluate", "experiment=ferrer2024_fig8", "+experiment.n_binz=3"]
     done = subprocess.run([*cmd, f"paths.results={tmp_path}"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 1
-    assert "config error at experiment.n_binz: unknown key" in done.stderr
+    assert "config error at experiment ferrer2024_fig8.n_binz: unknown key" in done.stderr
     assert "Traceback" not in done.stderr and not any(tmp_path.iterdir())
 
 
@@ -167,11 +171,11 @@ def test_a_step_stops_before_any_work_with_the_message(tmp_path):
     ],
 )
 def test_a_reference_block_is_checked(patch, expected):
-    cfg = compose_config(["experiment=ferrer2024_fig4"])
+    cfg, choices = compose(["experiment=ferrer2024_fig4"])
     with open_dict(cfg):
         cfg.experiment.reference.merge_with(OmegaConf.create(patch))
     with pytest.raises(ConfigError, match=expected):
-        check_config(cfg)
+        typed_root(cfg, choices)
 
 
 def test_a_new_parameter_is_one_field_of_the_kinds_dataclass():
@@ -179,7 +183,7 @@ def test_a_new_parameter_is_one_field_of_the_kinds_dataclass():
     class WithWidth(CorpRankings):
         width: Count = 3
 
-    exp = compose_config(["experiment=dimitriadis2021_rankings"]).experiment
+    exp = compose(["experiment=dimitriadis2021_rankings"])[0].experiment
     assert typed(WithWidth, exp, "experiment").width == 3
     with open_dict(exp):
         exp.width = 5

@@ -63,7 +63,7 @@ for e in listed:
     assert e.command.split()[0] == f"experiment={e.name}"
 for e in own:
     assert e.key == f"own/mine/{e.artifact}" and e.own.label == "Mine", e.key
-    assert e.parameters.own_protocol is not None and "configs/own/mine.yaml" in e.configs
+    assert e.parameters.own_protocol is not None and len(e.digest) == 64
 # what a job's log prints composes, afresh, to the typed root the workflow lists
 by_overrides = {e.overrides: e for e in listed}
 for overrides in [("experiment=ferrer2024_table2",), ("experiment=own/table2", "own=mine")]:

@@ -1,5 +1,5 @@
-"""Crash-safety: no half-written output, corrupt cached datasets are found (sha256) and rebuilt, and
-an interrupted Snakemake run resumes to the same bytes."""
+"""Crash-safety: no half-written output, corrupt cached datasets are found (sha256) and named with the command
+that rebuilds them, and an interrupted Snakemake run resumes to the same bytes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from support import given_build
 
 from calib._internal.files import atomic_write, checksum_matches, checksum_path
-from pipeline.io import discard_corrupt, load_dataset, save_dataset
+from pipeline.io import corrupt_files, load_dataset, save_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
 # A dataset and an experiment whose job (its own: an own_job kind) runs a few seconds (100 bootstrap resamples).
@@ -54,16 +54,16 @@ def test_every_write_goes_through_atomic_write():
     assert offenders == [], "write these through calib._internal.files.atomic_write:\n" + "\n".join(offenders)
 
 
-def test_a_dataset_carries_its_checksum_and_a_damaged_one_is_refused_then_discarded(tmp_path):
+def test_a_dataset_carries_its_checksum_and_a_damaged_one_is_refused_and_listed_not_deleted(tmp_path):
     path = save_dataset(tmp_path / "d.npz", np.array([0, 1]), {"cal": np.log([[0.5, 0.5], [0.2, 0.8]])})
     assert checksum_matches(path) and checksum_path(path).exists()
     labels, systems, _ = load_dataset(path)
     np.testing.assert_array_equal(labels, [0, 1])
     path.write_bytes(path.read_bytes()[:-7])  # truncated, as by a full disk or a killed copy
-    with pytest.raises(SystemExit, match="does not match its checksum d.npz.sha256.*rebuilds it"):
+    with pytest.raises(SystemExit, match=f"does not match its checksum d.npz.sha256.*--forcerun {path}`$"):
         load_dataset(path)
-    assert discard_corrupt(tmp_path) == [path]
-    assert not path.exists() and not checksum_path(path).exists()
+    assert corrupt_files(tmp_path) == [path]
+    assert path.exists() and checksum_path(path).exists()  # reading deletes nothing
 
 
 def test_a_step_missing_its_dataset_stops_with_the_command_that_builds_it(tmp_path):
@@ -78,28 +78,29 @@ def test_a_step_missing_its_dataset_stops_with_the_command_that_builds_it(tmp_pa
 
 def test_an_artifact_interrupted_while_rendering_leaves_neither_values_nor_figure(tmp_path, monkeypatch):
     import pipeline.steps.artifact
-    from pipeline.config import compose_config
+    from pipeline.config import compose
+    from pipeline.root import typed_root
 
     simulate = ["python", "-m", "pipeline.steps.simulate", f"dataset={DATASET}", f"paths.results={tmp_path}"]
     subprocess.run(simulate, cwd=ROOT, check=True, capture_output=True)
-    cfg = compose_config([f"experiment={EXPERIMENT}", f"paths.results={tmp_path}"])
+    root = typed_root(*compose([f"experiment={EXPERIMENT}", f"paths.results={tmp_path}"]))
     values = tmp_path / VALUES
 
-    def interrupted_render(cfg, parameters):
+    def interrupted_render(root):
         (tmp_path / "ferrer2024" / "fig8.pdf").write_bytes(b"%PDF half")  # one output written, then Ctrl-C
         assert values.exists()
         raise KeyboardInterrupt
 
     monkeypatch.setattr(pipeline.steps.artifact, "render", interrupted_render)
     with pytest.raises(KeyboardInterrupt):
-        pipeline.steps.artifact.build(cfg)
+        pipeline.steps.artifact.build(root)
     assert sorted(p.name for p in (tmp_path / "ferrer2024").iterdir()) == []
 
 
 def test_a_dataset_without_its_checksum_is_not_trusted(tmp_path):
     path = save_dataset(tmp_path / "d.npz", np.array([0, 1]), {"cal": np.log([[0.5, 0.5], [0.2, 0.8]])})
     checksum_path(path).unlink()
-    assert discard_corrupt(tmp_path) == [path]
+    assert corrupt_files(tmp_path) == [path]
 
 
 def _snakemake(results: Path, *targets: str, **popen) -> tuple[subprocess.Popen, Path]:
@@ -111,10 +112,10 @@ def _snakemake(results: Path, *targets: str, **popen) -> tuple[subprocess.Popen,
     return proc, log
 
 
-def _run(results: Path, *targets: str) -> str:
+def _run(results: Path, *targets: str, fails: bool = False) -> str:
     proc, log = _snakemake(results, *targets)
     proc.wait(timeout=900)
-    assert proc.returncode == 0, log.read_text()[-3000:]
+    assert (proc.returncode != 0) == fails, log.read_text()[-3000:]
     return log.read_text()
 
 
@@ -140,14 +141,17 @@ def reference(tmp_path_factory) -> Path:
     return results
 
 
-def test_a_corrupt_cached_dataset_is_rebuilt_by_the_next_run(reference, tmp_path):
+def test_a_corrupt_cached_dataset_is_named_with_the_command_that_rebuilds_it(reference, tmp_path):
     results = tmp_path / "results"
     _run(results, f"{results}/data/{DATASET}.npz")
     data = results / "data" / f"{DATASET}.npz"
     original = load_dataset(data)
     data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
-    log = _run(results, f"{results}/{VALUES}")
-    assert f"{data} failed its sha256 check" in log and checksum_matches(data)
+    log = _run(results, f"{results}/{VALUES}", fails=True)  # the job that reads it stops with the same advice
+    assert f"{data} failed the sha256 check" in log and f"snakemake --cores 2 --forcerun {data}" in log
+    assert data.exists() and not checksum_matches(data)  # reading the workflow deleted nothing
+    _run(results, f"{results}/{VALUES}", "--forcerun", str(data))  # the command it names
+    assert checksum_matches(data)
     rebuilt = load_dataset(data)
     np.testing.assert_array_equal(rebuilt[0], original[0])
     assert (results / VALUES).read_bytes() == (reference / VALUES).read_bytes()
@@ -161,7 +165,7 @@ def test_a_run_killed_midway_leaves_nothing_half_written_and_resumes(reference, 
     results = tmp_path / "results"
     target = results / VALUES
     proc, log = _snakemake(results, str(target), start_new_session=True)
-    step = _wait_for_step(proc, log, f"^python -m pipeline.steps.batch --results {results} {EXPERIMENT}")
+    step = _wait_for_step(proc, log, f"^python -m pipeline.steps.batch --results {results} experiment={EXPERIMENT}")
     time.sleep(1.0)  # let it get into its computation
     if victim == "step":
         os.kill(step, signal.SIGKILL)

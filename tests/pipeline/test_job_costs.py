@@ -8,7 +8,7 @@ import pytest
 from support import BUILD_STEP_RULES, SWEEP_RULES, artifact_rules
 
 from pipeline.cluster_failures import explain_memory_kills, memory_kills
-from pipeline.config import experiment_names
+from pipeline.config import group_options
 from pipeline.job_costs import (
     DEFAULT_MB,
     JOBSTEP_MB,
@@ -32,7 +32,7 @@ def test_a_request_is_the_peak_and_the_jobstep_with_a_quarter_on_top_in_steps_of
 
 def test_every_rule_that_runs_a_job_has_a_measured_cost():
     rules = artifact_rules() | BUILD_STEP_RULES | SWEEP_RULES
-    assert experiment_names() and sorted(rules - set(measured_costs())) == []
+    assert group_options("experiment") and sorted(rules - set(measured_costs())) == []
     assert all(rule_memory_mb(rule) < DEFAULT_MB and rule_priority(rule) >= 0 for rule in rules)
     assert rule_priority("never_measured") == 0 and rule_memory_mb("never_measured") == DEFAULT_MB
 

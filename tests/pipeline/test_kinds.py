@@ -7,18 +7,18 @@ from collections import Counter
 import pytest
 from omegaconf import OmegaConf
 
-from pipeline.config import CONFIG_DIR, compose_config, composed_experiments, experiment_names
+from pipeline.config import CONFIG_DIR, OWN_PROTOCOLS, compose, group_options
 from pipeline.kinds import Kind, Parameters, paper_kinds, papers
 from pipeline.sweeps import load_sweep, sweep_names
 
-CONFIGURED = [OmegaConf.load(CONFIG_DIR / "experiment" / f"{name}.yaml") for name in experiment_names(own=False)]
-# The protocols run on a user's own sets (configs/own_protocol/), as the files declare them.
-PROTOCOLS = [OmegaConf.create(p) for p in composed_experiments()["own_protocols"].values()]
+CONFIGURED = [OmegaConf.load(CONFIG_DIR / "experiment" / f"{name}.yaml") for name in group_options("experiment")]
+# The protocols run on a user's own sets (configs/experiment/own/), as Hydra composes them.
+PROTOCOLS = [compose([f"experiment=own/{p}"])[0].experiment for p in group_options(OWN_PROTOCOLS)]
 SWEPT = [load_sweep(name).experiment for name in sweep_names()]
 
 
 def test_the_paper_modules_are_the_papers_of_the_configs():
-    assert papers() == sorted(compose_config().papers)
+    assert papers() == sorted(compose()[0].papers)
     assert {exp.paper for exp in CONFIGURED} == set(papers())
 
 
@@ -39,6 +39,7 @@ def test_kind_names_are_unique_across_papers():
 
 
 def test_every_declared_kind_is_run_by_a_config():
-    run = {(exp.paper, exp.kind) for exp in [*CONFIGURED, *PROTOCOLS]} | {(exp.get("paper"), exp.kind) for exp in SWEPT}
+    run = {(exp.paper, exp.kind) for exp in [*CONFIGURED, *PROTOCOLS]}
+    run |= {(exp.get("paper"), exp["kind"]) for exp in SWEPT}
     declared = {(paper, name) for paper in [*papers(), None] for name in paper_kinds(paper)}
     assert declared - run == set()

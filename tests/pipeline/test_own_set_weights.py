@@ -4,6 +4,7 @@ checked like its other keys (one line naming the key), the set loads with them, 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import replace
 
 import numpy as np
@@ -14,6 +15,9 @@ from omegaconf import OmegaConf
 from calib._internal.files import atomic_write
 from calib.data.real import PosteriorSet, read_posterior_set, save_posterior_set
 from pipeline import own_sets
+from pipeline.config import OWN_PROTOCOLS, compose, group_options
+from pipeline.config_blocks import OwnProtocol
+from pipeline.own_sets import OwnSet
 from pipeline.papers.reassessing import (
     Protocol,
     RecalibrationTable,
@@ -24,8 +28,9 @@ from pipeline.papers.reassessing import (
     split_weights,
 )
 from pipeline.papers.silvafilho2023 import EceAgainstBins, ece_against_bins
-from pipeline.parameters import ConfigError
+from pipeline.parameters import ConfigError, typed
 from pipeline.real_data import real_set_path
+from pipeline.root import Own, typed_root
 from pipeline.sources import DataSources
 from pipeline.steps import own_report
 from pipeline.sweep_kinds import BinnedOnRealSets, ece_binning
@@ -50,8 +55,9 @@ def data(tmp_path):
     return tmp_path
 
 
-def _declare(monkeypatch, text: str) -> None:
-    monkeypatch.setattr(own_sets, "own_set_config", lambda name: OmegaConf.create(text))
+def _declared(name: str, text: str) -> own_sets.OwnSet:
+    """The declaration ``text`` of own set ``name`` (configs/own/<name>.yaml), typed as the workflow types it."""
+    return own_sets.declared_in(OmegaConf.create(text), name)
 
 
 @pytest.mark.parametrize(
@@ -63,9 +69,8 @@ def _declare(monkeypatch, text: str) -> None:
         "file: {data}/scores.npz\nkind: probs\nweights_file: {data}/w.npy\n",
     ],
 )
-def test_a_declared_sets_weights_are_loaded_and_materialized(data, monkeypatch, tmp_path, declaration):
-    _declare(monkeypatch, declaration.format(data=data))
-    pset = own_sets.load("mine")
+def test_a_declared_sets_weights_are_loaded_and_materialized(data, tmp_path, declaration):
+    pset = own_sets.load("mine", _declared("mine", declaration.format(data=data)))
     assert np.array_equal(pset.weights, np.load(data / "w.npy"))
     assert pset.n_classes == 3  # the weights are no class
     path = real_set_path(tmp_path / "materialized", "own/mine")
@@ -76,10 +81,9 @@ def test_a_declared_sets_weights_are_loaded_and_materialized(data, monkeypatch, 
     assert np.array_equal(read_posterior_set(path).weights, pset.weights)
 
 
-def test_a_set_declared_without_weights_is_materialized_without_them(data, monkeypatch, tmp_path):
-    _declare(monkeypatch, f"file: {data}/scores.npz\nkind: probs\n")
+def test_a_set_declared_without_weights_is_materialized_without_them(data, tmp_path):
     path = tmp_path / "mine.npz"
-    save_posterior_set(path, own_sets.load("mine"))
+    save_posterior_set(path, own_sets.load("mine", _declared("mine", f"file: {data}/scores.npz\nkind: probs\n")))
     with np.load(path) as archive:
         assert "weights" not in archive.files
     assert read_posterior_set(path).weights is None
@@ -102,26 +106,31 @@ def test_a_set_declared_without_weights_is_materialized_without_them(data, monke
          f"are {N - 1} for {N} rows of scores"),
     ],
 )  # fmt: skip
-def test_a_wrong_weights_key_is_one_line_naming_the_file_and_key(data, monkeypatch, declaration, key, says):
-    _declare(monkeypatch, declaration.format(data=data))
+def test_a_wrong_weights_key_is_one_line_naming_the_file_and_key(data, declaration, key, says):
     with pytest.raises(ConfigError) as error:
-        own_sets.load("bad")
+        own_sets.load("bad", _declared("bad", declaration.format(data=data)))
     message = str(error.value)
     assert "\n" not in message
-    assert message.startswith(f"config error at configs/real_systems/own/bad.yaml: key {key}: ")
+    assert message.startswith(f"config error at configs/own/bad.yaml: key {key}: ")
     assert says in message
 
 
 # Which protocols take the weights (own_protocol.weights), and what the others do on a weighted set ------------
 
-PROTOCOLS = sorted(p.stem for p in (own_sets.CONFIG_DIR / "own_protocol").glob("*.yaml"))
+PROTOCOLS = group_options(OWN_PROTOCOLS)
+
+
+def _protocol(protocol: str, *overrides: str) -> OwnProtocol:
+    """The own_protocol block of configs/experiment/own/<protocol>.yaml (with ``overrides``), typed."""
+    cfg, _ = compose([f"experiment=own/{protocol}", *overrides])
+    return typed(OwnProtocol, cfg.experiment.own_protocol, f"experiment own/{protocol}.own_protocol")
 
 
 def _takes_weights(protocol: str) -> bool:
-    return OmegaConf.load(own_sets.CONFIG_DIR / "own_protocol" / f"{protocol}.yaml").own_protocol.get("weights", False)
+    return _protocol(protocol).weights
 
 
-def _weighted_pair(folder, monkeypatch) -> tuple[PosteriorSet, PosteriorSet]:
+def _weighted_pair(folder) -> tuple[PosteriorSet, PosteriorSet]:
     """An own set of a CSV with integer weights 0..3 (column ``w``), and the same rows each repeated w times
     (weight 0: left out), unweighted, both loaded as the workflow loads a declaration."""
     rng = np.random.default_rng(1)
@@ -135,8 +144,7 @@ def _weighted_pair(folder, monkeypatch) -> tuple[PosteriorSet, PosteriorSet]:
         "weighted": f"file: {folder}/weighted.csv\nkind: probs\nlabels: species\nweights: w\n",
         "repeated": f"file: {folder}/repeated.csv\nkind: probs\nlabels: species\n",
     }
-    monkeypatch.setattr(own_sets, "own_set_config", lambda name: OmegaConf.create(declarations[name]))
-    return own_sets.load("weighted"), own_sets.load("repeated")
+    return tuple(own_sets.load(name, _declared(name, text)) for name, text in declarations.items())
 
 
 def _materialized(results, *sets: tuple[str, PosteriorSet]) -> DataSources:
@@ -149,11 +157,11 @@ def _materialized(results, *sets: tuple[str, PosteriorSet]) -> DataSources:
     return DataSources(results)
 
 
-def test_ece_bins_weighs_the_rows_as_repeating_them_would(tmp_path, monkeypatch):
-    weighted, repeated = _weighted_pair(tmp_path, monkeypatch)
+def test_ece_bins_weighs_the_rows_as_repeating_them_would(tmp_path):
+    weighted, repeated = _weighted_pair(tmp_path)
     assert weighted.weights is not None and repeated.weights is None
     data = _materialized(tmp_path / "data", ("weighted", weighted), ("repeated", repeated))
-    grid = list(OmegaConf.load(own_sets.CONFIG_DIR / "own_protocol" / "ece_bins.yaml").n_bins)
+    grid = list(OmegaConf.load(own_sets.CONFIG_DIR / OWN_PROTOCOLS / "ece_bins.yaml").n_bins)
     protocol = {
         name: EceAgainstBins(kind="ece_against_bins", set=f"own/{name}", n_bins=grid)
         for name in ("weighted", "repeated")
@@ -168,42 +176,44 @@ def test_ece_bins_weighs_the_rows_as_repeating_them_would(tmp_path, monkeypatch)
 
 @pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if not _takes_weights(p)])
 def test_a_protocol_that_cannot_take_weights_is_not_run_on_a_weighted_set_and_says_so(protocol):
-    classes = OmegaConf.load(own_sets.CONFIG_DIR / "own_protocol" / f"{protocol}.yaml").own_protocol.classes
-    shape = {"n_classes": 2 if classes == "binary" else 3, "weighted": True}
-    assert own_sets.fits(classes, shape)
-    assert not own_sets.applies(classes, False, shape)
-    assert own_sets.applies(classes, False, shape | {"weighted": False})
+    declared = _protocol(protocol)
+    shape = {"n_classes": 2 if declared.classes == "binary" else 3, "weighted": True}
+    assert own_sets.fits(declared, shape)
+    assert not own_sets.applies(declared, shape)
+    assert own_sets.applies(declared, shape | {"weighted": False})
     line = own_sets.refusal("mine", protocol)
     assert "\n" not in line
-    assert line.startswith(f"own set mine (configs/real_systems/own/mine.yaml) has sample weights, which protocol "
+    assert line.startswith(f"own set mine (configs/own/mine.yaml) has sample weights, which protocol "
                            f"{protocol} cannot take: not run on it; ")  # fmt: skip
 
 
 def test_a_protocols_weights_must_be_true_or_false():
-    own_sets.check_weights(True, "ece_bins")
+    assert _protocol("ece_bins", "experiment.own_protocol.weights=true").weights is True
     with pytest.raises(ConfigError) as error:
-        own_sets.check_weights("yes", "ece_bins")
-    assert str(error.value).startswith("config error at configs/own_protocol/ece_bins.yaml: own_protocol.weights: ")
+        _protocol("ece_bins", "experiment.own_protocol.weights=yes")
+    assert str(error.value).startswith("config error at experiment own/ece_bins.own_protocol.weights: ")
 
 
 def test_the_own_report_says_which_protocols_are_not_run_on_a_weighted_set(tmp_path, monkeypatch):
-    records = [
-        Experiment(f"own_mine_{p}", "p", p, (), True, ("own/mine",), own_set="mine", weights=w)
-        for p, w in (("ece_bins", True), ("table2", False))
-    ]
+    settings = typed_root(*compose([f"paths.results={tmp_path}"]))
+    own = Own(name="mine", set="own/mine", folder="own/mine", label="Mine", declaration=OwnSet(file="x", kind="probs"))
+
+    def record(artifact: str, weights: bool) -> Experiment:
+        exp = EceAgainstBins(
+            paper="silvafilho2023", kind="ece_against_bins", folder="own/mine", artifact=artifact, title="T",
+            own_protocol=OwnProtocol(classes="any", weights=weights), set="own/mine", n_bins=[5],
+        )  # fmt: skip
+        root = dataclasses.replace(settings, experiment=exp, own=own, names={"experiment": f"own/{artifact}"})
+        return Experiment((f"experiment=own/{artifact}", "own=mine"), root, ())
+
+    records = [record("ece_bins", True), record("table2", False)]
     monkeypatch.setattr(own_report, "experiments", lambda: records)
     shape = {"n_classes": 3, "n_samples": N, "classes": [], "weighted": True}
-    monkeypatch.setattr(own_sets, "check", lambda name: shape)
-    config = OmegaConf.create({"own": {"label": "Mine"}, "experiment": {"title": "T", "folder": "own/mine"}})
-    monkeypatch.setattr(own_report, "experiment_config", lambda name, **_: _with_artifact(config, name))
-    lines = own_report.own_section(OmegaConf.create({"paths": {"results": str(tmp_path)}}))
+    monkeypatch.setattr(own_sets, "shape", lambda name, spec: shape)
+    lines = own_report.own_section(settings)
     assert own_sets.refusal("mine", "table2") + "." in lines
     assert not any("own set mine" in line and "ece_bins" in line for line in lines)
     assert "#### ece_bins: T" in lines and "#### table2: T" not in lines
-
-
-def _with_artifact(config, name: str):
-    return OmegaConf.merge(config, {"experiment": {"artifact": name.removeprefix("own_mine_")}})
 
 
 def _aligned_weights(n_rows: int, fraction: float, rng) -> np.ndarray:
@@ -220,11 +230,11 @@ def _aligned_weights(n_rows: int, fraction: float, rng) -> np.ndarray:
     raise AssertionError("no aligned weights: draw more rows")
 
 
-def _split_pair(folder, monkeypatch) -> tuple[DataSources, Split]:
+def _split_pair(folder) -> tuple[DataSources, Split]:
     """The weighted set and its repeated rows (weights aligned to the reassessing protocol's split), as a step
     reads them, and that split (configs/reassessing_protocol/paper.yaml)."""
     protocol = OmegaConf.load(own_sets.CONFIG_DIR / "reassessing_protocol" / "paper.yaml").split
-    weighted, _ = _weighted_pair(folder, monkeypatch)
+    weighted, _ = _weighted_pair(folder)
     weights = _aligned_weights(N, protocol.fraction, np.random.default_rng(2))
     weighted = replace(weighted, weights=weights.astype(float))
     repeated = replace(weighted, scores=weighted.scores.repeat(weights, axis=0), labels=weighted.labels.repeat(weights),
@@ -235,8 +245,8 @@ def _split_pair(folder, monkeypatch) -> tuple[DataSources, Split]:
 
 # baseline needs no fit; the others' weighted fits need branch i56-calibrators (fit(..., sample_weight=))
 @pytest.mark.parametrize("method", ["baseline", "HB", "IR"])
-def test_reliability_weighs_the_rows_as_repeating_them_would(tmp_path, monkeypatch, method):
-    data, split = _split_pair(tmp_path, monkeypatch)
+def test_reliability_weighs_the_rows_as_repeating_them_would(tmp_path, method):
+    data, split = _split_pair(tmp_path)
     values = {
         name: pd.DataFrame(
             reliability_comparison(
@@ -251,8 +261,8 @@ def test_reliability_weighs_the_rows_as_repeating_them_would(tmp_path, monkeypat
 
 
 @pytest.mark.parametrize("method", ["baseline", "TS", "HB", "IR", "MRR"])
-def test_the_reassessing_table_weighs_the_rows_as_repeating_them_would(tmp_path, monkeypatch, method):
-    data, split = _split_pair(tmp_path, monkeypatch)
+def test_the_reassessing_table_weighs_the_rows_as_repeating_them_would(tmp_path, method):
+    data, split = _split_pair(tmp_path)
     values = {
         name: pd.DataFrame(
             recalibration_table(

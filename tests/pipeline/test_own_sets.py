@@ -24,9 +24,12 @@ from sklearn.neighbors import KNeighborsClassifier
 from support import given_build, run_calib
 
 from pipeline import own_sets
-from pipeline.config import compose_config, composed_experiments
-from pipeline.parameters import ConfigError
+from pipeline.config import compose
+from pipeline.config_blocks import OwnProtocol
+from pipeline.parameters import ConfigError, typed
 from pipeline.real_data import ENV_MIRROR, mirror_dir
+from pipeline.root import typed_root
+from pipeline.sweeps import load_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 # One build serves the module; it shares the repository's logs/ folder with no other group.
@@ -61,7 +64,7 @@ def _make_sets(folder: Path) -> None:
 
 
 def _declare(repo: Path, name: str, text: str) -> Path:
-    path = repo / "configs" / "real_systems" / "own" / f"{name}.yaml"
+    path = repo / "configs" / "own" / f"{name}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
@@ -70,7 +73,7 @@ def _declare(repo: Path, name: str, text: str) -> Path:
 def _snakemake(repo: Path, results: Path, *targets: str) -> subprocess.CompletedProcess:
     """A build in the copy ``repo``, reading the real sets from the repository's mirror (its relative path
     would not reach it from the copy)."""
-    mirror = mirror_dir(compose_config())
+    mirror = mirror_dir(typed_root(*compose()))
     env = {**os.environ, ENV_MIRROR: str(ROOT / mirror)} if mirror is not None else None
     cmd = ["snakemake", "--cores", "2", *targets, "--config", f"results={results}"]
     return subprocess.run(cmd, cwd=repo, capture_output=True, text=True, check=False, env=env)
@@ -141,13 +144,13 @@ def test_table2_row_sits_beside_the_papers_systems_and_its_nce_is_calib_evaluate
 def test_the_report_has_a_section_for_the_own_sets(built):
     repo, results, _ = built
     section = (results / "own" / "report.md").read_text()
-    assert "## Insects LR (`configs/real_systems/own/insects.yaml`)" in section
+    assert "## Insects LR (`configs/own/insects.yaml`)" in section
     assert "800 samples, 3 classes (ant, bee, cat)." in section
     assert "Not run (for sets of another number of classes): corp" in section
     assert "| Insects LR" in section  # the Table-2 rows, as a table
     full = (results / "report.md").read_text()  # the full report: the same section, a level down
     assert "\n## Your own posterior sets\n" in full
-    assert "### Insects LR (`configs/real_systems/own/insects.yaml`)" in full
+    assert "### Insects LR (`configs/own/insects.yaml`)" in full
 
 
 def test_a_sweep_accepts_an_own_set_by_name(built):
@@ -158,17 +161,23 @@ def test_a_sweep_accepts_an_own_set_by_name(built):
 
 
 def test_the_ece_bins_protocol_runs_the_grid_of_the_declared_sweep():
-    composed = composed_experiments()
-    assert composed["own_protocols"]["ece_bins"]["n_bins"] == composed["sweeps"]["ece_bins"]["grid"]["n_bins"]
+    protocol = compose(["experiment=own/ece_bins"])[0].experiment
+    assert list(protocol.n_bins) == load_sweep("ece_bins").grid["n_bins"]
 
 
 def test_a_protocols_misspelt_classes_is_a_config_error_not_multiclass():
+    def protocol(classes: str) -> OwnProtocol:
+        """The own_protocol block of configs/experiment/own/table2.yaml with ``classes``, typed (the rest of the
+        protocol needs an own set chosen)."""
+        cfg, _ = compose(["experiment=own/table2", f"experiment.own_protocol.classes={classes}"])
+        return typed(OwnProtocol, cfg.experiment.own_protocol, "experiment own/table2.own_protocol")
+
     for classes in own_sets.CLASSES:
-        own_sets.check_classes(classes, "table2")
+        assert protocol(classes).classes == classes
     with pytest.raises(ConfigError) as error:
-        own_sets.check_classes("binry", "table2")
+        protocol("binry")
     assert str(error.value) == (
-        "config error at configs/own_protocol/table2.yaml: own_protocol.classes: 'binry' is not a known name; "
+        "config error at experiment own/table2.own_protocol.classes: 'binry' is not a known name; "
         "allowed: any, binary, multiclass. Did you mean 'binary'?"
     )
 
@@ -198,15 +207,14 @@ def _out_of_range(data: Path) -> Path:
         ),
     ],
 )
-def test_a_wrong_declaration_is_one_line_naming_the_file_and_key(data, monkeypatch, declaration, key, says):
+def test_a_wrong_declaration_is_one_line_naming_the_file_and_key(data, declaration, key, says):
     _out_of_range(data)
     text = declaration.format(data=data, ab="ab" * 32, digits="1" * 64)
-    monkeypatch.setattr(own_sets, "own_set_config", lambda name: OmegaConf.create(text))
     with pytest.raises(ConfigError) as error:
-        own_sets.check("bad")
+        own_sets.shape("bad", own_sets.declared_in(OmegaConf.create(text), "bad"))
     message = str(error.value)
     assert "\n" not in message
-    assert message.startswith(f"config error at configs/real_systems/own/bad.yaml: key {key}: ")
+    assert message.startswith(f"config error at configs/own/bad.yaml: key {key}: ")
     assert says in message
 
 
@@ -221,6 +229,6 @@ def test_the_workflow_stops_on_a_wrong_declaration_before_any_work(built, tmp_pa
     assert done.returncode != 0
     lines = [line for line in done.stderr.splitlines() if "error" in line.lower()]
     assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("config error at configs/real_systems/own/bad.yaml: key labels: ")
+    assert lines[0].startswith("config error at configs/own/bad.yaml: key labels: ")
     assert "Traceback" not in done.stderr
     assert not results.exists()  # no job ran

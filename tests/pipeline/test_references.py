@@ -12,10 +12,9 @@ from omegaconf import OmegaConf
 
 from pipeline.claims import CLAIM_COLUMNS, claims_table
 from pipeline.companions import monte_carlo_records
-from pipeline.config import experiment_config
 from pipeline.config_blocks import Reference
 from pipeline.io import values_path
-from pipeline.kinds import Parameters, parameters_of
+from pipeline.kinds import Parameters
 from pipeline.parameters import typed
 from pipeline.references import (
     EXACT_TOLERANCE,
@@ -27,6 +26,7 @@ from pipeline.references import (
     published_cells,
     tolerance_for,
 )
+from pipeline.root import root_of
 from pipeline.statuses import STATUSES
 from pipeline.steps.report import comparisons, misses, summary
 
@@ -35,7 +35,7 @@ REFERENCES = Path(__file__).resolve().parents[2] / "configs" / "reference"
 
 def _parameters(name: str) -> Parameters:
     """The typed parameters of a configured experiment, as the workflow composes and types them."""
-    return parameters_of(experiment_config(name).experiment)
+    return root_of([f"experiment={name}"]).experiment
 
 
 def _reference(**block) -> Reference:

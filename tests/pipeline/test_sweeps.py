@@ -8,28 +8,26 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from omegaconf import OmegaConf
 
 from calib.data.synthetic import gaussian_posteriors
 from calib.scoring.scores import cross_entropy
+from pipeline.config_blocks import Plot, Sweep
 from pipeline.sources import DataSources
 from pipeline.sweeps import aggregate, load_sweep, point_experiment, point_path, points, run_point, sweep_names
 
 ROOT = Path(__file__).resolve().parents[2]
-SWEEP = OmegaConf.create(
-    {
-        "name": "tiny",
-        "title": "tiny",
-        "experiment": {
-            "kind": "synthetic_metrics",
-            "generator": {"n_classes": 2, "n_samples": 300, "prior1": 0.5, "variance": 0.15, "scale": 2.0,
-                          "mismatch_prior": 0.9, "rng": "default"},
-            "systems": ["cal", "mcs"],
-            "seed": 3,
-        },
-        "grid": {"generator.scale": [1.0, 4.0], "seed": [3, 4]},
-        "plot": {"y": ["NCE"], "log_x": True},
-    }
+SWEEP = Sweep(
+    name="tiny",
+    title="tiny",
+    experiment={
+        "kind": "synthetic_metrics",
+        "generator": {"n_classes": 2, "n_samples": 300, "prior1": 0.5, "variance": 0.15, "scale": 2.0,
+                      "mismatch_prior": 0.9, "rng": "default"},
+        "systems": ["cal", "mcs"],
+        "seed": 3,
+    },
+    grid={"generator.scale": [1.0, 4.0], "seed": [3, 4]},
+    plot=Plot(y=["NCE"], log_x=True),
 )  # fmt: skip
 
 
@@ -44,8 +42,8 @@ def test_grid_expands_first_key_slowest():
 
 def test_a_point_overrides_nested_keys_and_leaves_the_rest():
     exp = point_experiment(SWEEP, 2)
-    assert exp.generator.scale == 4.0 and exp.seed == 3 and exp.generator.prior1 == 0.5
-    assert SWEEP.experiment.generator.scale == 2.0  # the sweep itself is untouched
+    assert exp["generator"]["scale"] == 4.0 and exp["seed"] == 3 and exp["generator"]["prior1"] == 0.5
+    assert SWEEP.experiment["generator"]["scale"] == 2.0  # the sweep itself is untouched
 
 
 def test_point_values_are_the_generator_at_that_point(tmp_path):

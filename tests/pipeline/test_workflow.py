@@ -22,12 +22,11 @@ from support import BUILD_STEP_RULES, artifact_rules, given_build
 from upstream_server import closed_port_url
 
 from pipeline.claims import REASSESSING
-from pipeline.config import experiment_names
 from pipeline.job_costs import JOBSTEP_MB, costs_from_benchmarks, rule_memory_mb
-from pipeline.kinds import Parameters, parameters_of
+from pipeline.kinds import Parameters
 from pipeline.references import half_unit, published_cells
 from pipeline.statuses import STATUSES, VERDICTS
-from pipeline.targets import load_experiment
+from pipeline.targets import experiments
 
 ROOT = Path(__file__).resolve().parents[2]
 # These tests run in one pytest-xdist worker, one after the other: runs of the same job would share its log
@@ -36,9 +35,9 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.xdist_group("workflow")
 
 
-def _parameters(name: str) -> Parameters:
-    """An experiment's typed parameters, as the report compares them."""
-    return parameters_of(load_experiment(name).experiment)
+def _typed() -> list[Parameters]:
+    """Every listed experiment's typed parameters, as the report compares them."""
+    return [e.parameters for e in experiments()]
 
 
 def _snakemake(results: Path, *extra: str, mirror: str | None = None, expect_ok: bool = True) -> str:
@@ -109,8 +108,7 @@ def test_each_published_number_is_counted_once(results):
     report = pd.read_csv(results / "reproduction.csv", keep_default_na=False, na_values=[""])
     primary = report[report.reading == "primary"]
     published = {}
-    for name in experiment_names():
-        exp = _parameters(name)
+    for exp in _typed():
         if exp.reference is not None and exp.reference.reading == "primary":
             cells = published_cells(exp.reference, ROOT / "configs" / "reference")
             for cell in cells.itertuples(index=False):
@@ -155,8 +153,7 @@ def test_no_deterministic_cell_passes_beyond_half_a_unit_of_its_printed_digit(re
     report = pd.read_csv(results / "reproduction.csv", keep_default_na=False, na_values=[""])
     judged = report[report.status.isin(VERDICTS)]
     assert (judged.tolerance_basis.fillna("") != "").all()
-    for name in experiment_names():
-        exp = _parameters(name)
+    for exp in _typed():
         if exp.reference is None:
             continue
         printed = {
