@@ -204,7 +204,7 @@ def test_the_own_report_says_which_protocols_are_not_run_on_a_weighted_set(tmp_p
             own_protocol=OwnProtocol(classes="any", weights=weights), set="own/mine", n_bins=[5],
         )  # fmt: skip
         root = dataclasses.replace(settings, experiment=exp, own=own, names={"experiment": f"own/{artifact}"})
-        return Experiment((f"experiment=own/{artifact}", "own=mine"), root, ())
+        return Experiment((f"experiment=own/{artifact}", "own=mine"), root, "")
 
     records = [record("ece_bins", True), record("table2", False)]
     monkeypatch.setattr(own_report, "experiments", lambda: records)
