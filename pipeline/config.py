@@ -140,7 +140,7 @@ def own_set_names() -> list[str]:
         raise SystemExit(
             f"configs/{_MOVED_OWN_SETS}/ holds {', '.join(f'{n}.yaml' for n in moved)}: own sets are now the "
             f"config group `own` (experiment=own/<protocol> own=<set>); move them: "
-            f"git mv configs/{_MOVED_OWN_SETS}/*.yaml configs/{OWN_SETS}/"
+            f"mv configs/{_MOVED_OWN_SETS}/*.yaml configs/{OWN_SETS}/"
         )
     return group_options(OWN_SETS)
 

@@ -101,6 +101,23 @@ def test_an_own_set_job_runs_by_hand_as_the_workflow_runs_it(copy, tmp_path):
         assert filecmp.cmp(tmp_path / "hand" / path, tmp_path / "batch" / path, shallow=False), path
 
 
+def test_a_declaration_in_the_old_folder_stops_with_the_move_that_fixes_it(copy, tmp_path):
+    """A set declared where earlier versions read them stops the listing with a command; the command, run as
+    shown, makes the same set listed (the copy is its own: the module's copy is left as it was)."""
+    repository = shutil.copytree(copy, tmp_path / "repository")
+    old = repository / "configs" / "real_systems" / "own"
+    old.mkdir()
+    (repository / "configs" / "own" / "mine.yaml").rename(old / "mine.yaml")
+    listing = "from pipeline.targets import experiments; print(sorted({e.own_set for e in experiments()}))"
+    told = _run("-c", listing, cwd=repository)
+    assert told.returncode != 0 and "configs/real_systems/own/ holds mine.yaml" in told.stderr
+    command = told.stderr.strip().splitlines()[-1].split("move them: ")[1]
+    assert subprocess.run(command, shell=True, cwd=repository, check=False).returncode == 0
+    listed = _run("-c", listing, cwd=repository)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    assert listed.stdout.strip() == "['', 'mine']"
+
+
 def test_an_own_set_fetch_needs_its_declaration(copy, tmp_path):
     told = _run("-m", "pipeline.steps.fetch", "real_set=own/mine", f"paths.results={tmp_path}", cwd=copy)
     assert told.returncode != 0 and "add own=mine" in told.stderr
