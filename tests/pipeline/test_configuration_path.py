@@ -182,34 +182,38 @@ def test_the_root_keys_are_declared_once():
 
 
 def _tree(folder: Path) -> dict[str, tuple[int, int]]:
-    """Every file under ``folder`` (not .git, not Snakemake's own bookkeeping in .snakemake/ but ours in
-    .snakemake/calib/): its size and modification time."""
+    """Every file under ``folder`` (not Python's __pycache__, not Snakemake's own bookkeeping in .snakemake/ but
+    ours in .snakemake/calib/): its size and modification time."""
     out = {}
     for path in folder.rglob("*"):
-        relative = path.relative_to(folder)
-        parts = relative.parts
-        if parts[0] == ".git" or (parts[0] == ".snakemake" and parts[1:2] != ("calib",)) or not path.is_file():
+        parts = path.relative_to(folder).parts
+        if "__pycache__" in parts or (parts[0] == ".snakemake" and parts[1:2] != ("calib",)) or not path.is_file():
             continue
         stat = path.stat()
-        out[str(relative)] = (stat.st_size, stat.st_mtime_ns)
+        out[str(path.relative_to(folder))] = (stat.st_size, stat.st_mtime_ns)
     return out
 
 
-def test_reading_the_workflow_writes_nothing(tmp_path):
-    """``snakemake -n`` parses the Snakefile and its rules and writes, deletes or changes no file (a corrupt
-    cached data set is named with its fix, not deleted; captions are written where artifacts are rendered)."""
+def test_reading_the_workflow_writes_nothing(copy, tmp_path):
+    """``snakemake -n`` parses the Snakefile and its rules and writes, deletes or changes no file, composing every
+    job afresh (no cache yet) with an own set declared: a corrupt cached data set is named with its fix, not
+    deleted; captions are written where artifacts are rendered. In a copy of its own, which no other test runs
+    in."""
+    repository = shutil.copytree(copy, tmp_path / "repository")
     results = tmp_path / "results"
     data = results / "data"
     data.mkdir(parents=True)
     (data / "broken.npz").write_bytes(b"not a zip")
     (data / "broken.npz.sha256").write_text("0" * 64 + "\n")
-    before_repository, before_results = _tree(REPOSITORY), _tree(results)
+    before_repository, before_results = _tree(repository), _tree(results)
     dry = subprocess.run(
         ["snakemake", "-n", "--cores", "1", "--config", f"results={results}"],
-        cwd=REPOSITORY, capture_output=True, text=True, check=False,
-        env=dict(os.environ, PYTHONPATH=str(REPOSITORY)),
+        cwd=repository, capture_output=True, text=True, check=False,
+        env=dict(os.environ, PYTHONPATH=str(repository)),
     )  # fmt: skip
     assert dry.returncode == 0, dry.stderr[-2000:]
     assert f"--forcerun {data / 'broken.npz'}" in dry.stderr
-    assert _tree(REPOSITORY) == before_repository
+    assert "artifact_own_mine_table2" in dry.stdout  # the own set's jobs were listed
+    assert not (repository / ".snakemake" / "calib").exists()
+    assert _tree(repository) == before_repository
     assert _tree(results) == before_results
