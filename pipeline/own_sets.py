@@ -34,7 +34,6 @@ from pipeline.parameters import ConfigError, typed
 REPOSITORY = CONFIG_DIR.parent
 PREFIX = "own/"  # real-set names of own sets: own/<name>, own/<name>/calibration
 CALIBRATION = "calibration"
-CLASSES = ("any", "binary", "multiclass")
 
 
 @dataclass(frozen=True)

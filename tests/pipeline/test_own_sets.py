@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import typing
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
 from support import given_build, run_calib
 
+from calib._internal.declared import hints
 from pipeline import own_sets
 from pipeline.config import compose
 from pipeline.config_blocks import OwnProtocol
@@ -172,7 +174,7 @@ def test_a_protocols_misspelt_classes_is_a_config_error_not_multiclass():
         cfg, _ = compose(["experiment=own/table2", f"experiment.own_protocol.classes={classes}"])
         return typed(OwnProtocol, cfg.experiment.own_protocol, "experiment own/table2.own_protocol")
 
-    for classes in own_sets.CLASSES:
+    for classes in typing.get_args(hints(OwnProtocol)["classes"]):  # the one declaration of the names
         assert protocol(classes).classes == classes
     with pytest.raises(ConfigError) as error:
         protocol("binry")
